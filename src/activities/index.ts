@@ -1,0 +1,111 @@
+/**
+ * The provider activities, built with their dependencies injected (the worker passes the real
+ * client and sealer; tests pass their own). The auth_token and PIN cross workflow history only
+ * sealed: initSwap seals the token, confirmSwap unseals token and PIN just for the HTTP call.
+ * Logs carry references only.
+ */
+import { log } from '@temporalio/activity';
+import type { Sealer } from '../codec/seal';
+import { classifyConfirmRejection, isProviderError, ProviderRejectedError } from '../provider/errors';
+import type { ProviderClient } from '../provider/client';
+import { sealedPayloadFailure, toActivityError } from './failures';
+import type { ConfirmOutcome, ConfirmSwapInput, ProviderActivities, SwapInitResult } from './types';
+
+export * from './types';
+export { providerRetryPolicy, PROVIDER_FAILURE_TYPES, SEALED_PAYLOAD_FAILURE_TYPE, PROVIDER_ACTIVITY_START_TO_CLOSE } from './retry-policies';
+export { providerFailure, toActivityError } from './failures';
+
+export interface ActivityDeps {
+  client: ProviderClient;
+  sealer: Sealer;
+}
+
+function logFailure(activity: string, refs: Record<string, unknown>, err: unknown): void {
+  if (isProviderError(err)) {
+    log.warn(`${activity}: provider call failed`, {
+      ...refs,
+      failure: err.name,
+      endpoint: err.endpoint,
+      httpStatus: err.httpStatus,
+      requestId: err.requestId,
+      networkCode: err.networkCode,
+    });
+  }
+}
+
+export function createActivities(deps: ActivityDeps): ProviderActivities {
+  const { client, sealer } = deps;
+
+  const unseal = (field: string, sealed: string): string => {
+    try {
+      return sealer.unseal(sealed);
+    } catch {
+      throw sealedPayloadFailure(field);
+    }
+  };
+
+  return {
+    async initSwap(input): Promise<SwapInitResult> {
+      const refs = { txn_ref: input.txn_ref, user_ref: input.user_ref };
+      let data;
+      try {
+        data = await client.initSwap(input);
+      } catch (err) {
+        logFailure('initSwap', refs, err);
+        throw toActivityError(err);
+      }
+      const initialized_at_ms = Date.now();
+      const { auth_token, ...rest } = data;
+      const result: SwapInitResult = { ...rest, sealed_auth_token: sealer.seal(auth_token), initialized_at_ms };
+      log.info('initSwap: swap initialized', {
+        ...refs,
+        payment_ref: rest.payment_ref,
+        expires_in_seconds: rest.expires_in_seconds,
+      });
+      return result;
+    },
+
+    async confirmSwap(input: ConfirmSwapInput): Promise<ConfirmOutcome> {
+      const refs = { user_ref: input.user_ref };
+      const auth_token = unseal('sealed_auth_token', input.sealed_auth_token);
+      const wallet_pin = unseal('sealed_pin', input.sealed_pin);
+      try {
+        const res = await client.confirmSwap({ user_ref: input.user_ref, auth_token, wallet_pin });
+        log.info('confirmSwap: swap confirmed', refs);
+        return { outcome: 'confirmed', message: res.message };
+      } catch (err) {
+        if (err instanceof ProviderRejectedError) {
+          const kind = classifyConfirmRejection(err);
+          const outcome = kind === 'other' ? 'rejected' : kind;
+          log.info('confirmSwap: confirmation rejected', { ...refs, outcome, httpStatus: err.httpStatus, requestId: err.requestId });
+          return { outcome, message: err.providerMessage ?? err.message };
+        }
+        logFailure('confirmSwap', refs, err);
+        throw toActivityError(err);
+      }
+    },
+
+    async createPaymentLink(input) {
+      const refs = { txn_merchant_ref: input.txn_merchant_ref, user_ref: input.user_ref };
+      try {
+        const link = await client.createHostedLink(input);
+        log.info('createPaymentLink: link created', { ...refs, payment_ref: link.payment_ref });
+        return link;
+      } catch (err) {
+        logFailure('createPaymentLink', refs, err);
+        throw toActivityError(err);
+      }
+    },
+
+    async listCategories() {
+      try {
+        const list = await client.listCategories();
+        log.debug('listCategories: received', { count: list.length });
+        return list;
+      } catch (err) {
+        logFailure('listCategories', {}, err);
+        throw toActivityError(err);
+      }
+    },
+  };
+}

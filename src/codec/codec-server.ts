@@ -1,0 +1,155 @@
+/**
+ * The codec server: lets authorised operators see decrypted payloads in Temporal Web (or with
+ * `temporal workflow show --codec-endpoint URL --codec-auth 'Bearer TOKEN'`).
+ *
+ * Protocol (Temporal's remote codec protocol): POST <prefix>/encode and POST <prefix>/decode with
+ * body `{ payloads: [{ metadata: { key: base64 }, data: base64 }] }` (protobuf JSON of Payloads),
+ * answered in the same shape. Every POST needs `Authorization: Bearer <authToken>` (compared in
+ * constant time); anything else gets 401. CORS is answered for the configured Temporal Web
+ * origins only, preflight included (Temporal Web sends Content-Type, X-Namespace and, when
+ * configured to pass its access token, Authorization; with includeCredentials it sends cookies).
+ *
+ * Decoding removes the payload encryption only: values sealed with ./seal stay sealed, because
+ * this server never holds a Sealer.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Payload } from '@temporalio/common';
+import { AesGcmCodec, PayloadDecryptionError } from './aes-gcm-codec';
+import { type KeyRing, toKeyRing } from './keys';
+
+export interface CodecServerOptions {
+  /** PAYLOAD_ENCRYPTION_KEYS (or a parsed ring). */
+  keys: string | KeyRing;
+  /** The bearer token operators' tools must send. At least 16 characters. */
+  authToken: string;
+  /** Temporal Web origins allowed by CORS, e.g. ['http://localhost:8233']; '*' allows any origin. */
+  corsOrigins: string[];
+  /** Route prefix; default '/codec'. */
+  prefix?: string;
+}
+
+const CODEC_BODY_LIMIT = 16 * 1024 * 1024;
+const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Namespace';
+
+const JsonPayload = z.object({
+  metadata: z.record(z.string(), z.string()).nullish(),
+  data: z.string().nullish(),
+});
+const PayloadsBody = z.object({ payloads: z.array(JsonPayload) });
+type JsonPayload = z.infer<typeof JsonPayload>;
+
+export function payloadFromJson({ metadata, data }: JsonPayload): Payload {
+  return {
+    metadata: metadata
+      ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, new Uint8Array(Buffer.from(v, 'base64'))]))
+      : {},
+    data: data ? new Uint8Array(Buffer.from(data, 'base64')) : undefined,
+  };
+}
+
+export function payloadToJson({ metadata, data }: Payload): { metadata: Record<string, string>; data?: string } {
+  const out: { metadata: Record<string, string>; data?: string } = {
+    metadata: Object.fromEntries(
+      Object.entries(metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')]),
+    ),
+  };
+  if (data && data.length > 0) out.data = Buffer.from(data).toString('base64');
+  return out;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/** Constant-time check of `Authorization: Bearer <token>`. */
+export function bearerMatches(header: string | undefined, expectedDigest: Buffer): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  const presented = digest(m ? (m[1] as string) : '');
+  return timingSafeEqual(presented, expectedDigest) && m !== null;
+}
+
+const normaliseOrigin = (o: string): string => o.trim().replace(/\/+$/, '').toLowerCase();
+
+/** Adds the codec routes to `app` (the gateway mounts it; see also startCodecServer). */
+export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptions): void {
+  if (typeof opts.authToken !== 'string' || opts.authToken.length < 16) {
+    throw new Error('codec server: authToken must be at least 16 characters');
+  }
+  const codec = new AesGcmCodec(toKeyRing(opts.keys));
+  const tokenDigest = digest(opts.authToken);
+  const origins = new Set(opts.corsOrigins.map(normaliseOrigin));
+  const prefix = (opts.prefix ?? '/codec').replace(/\/+$/, '');
+
+  const applyCors = (req: FastifyRequest, reply: FastifyReply): boolean => {
+    reply.header('Vary', 'Origin');
+    const origin = req.headers.origin;
+    if (!origin || !(origins.has('*') || origins.has(normaliseOrigin(origin)))) return false;
+    reply.header('Access-Control-Allow-Origin', origin);
+    reply.header('Access-Control-Allow-Credentials', 'true');
+    return true;
+  };
+
+  for (const op of ['encode', 'decode'] as const) {
+    const url = `${prefix}/${op}`;
+
+    app.options(url, async (req, reply) => {
+      if (applyCors(req, reply)) {
+        reply.header('Access-Control-Allow-Methods', 'POST, OPTIONS');
+        reply.header('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+        reply.header('Access-Control-Max-Age', '600');
+      }
+      return reply.code(204).send();
+    });
+
+    app.post(url, { bodyLimit: CODEC_BODY_LIMIT }, async (req, reply) => {
+      applyCors(req, reply);
+      if (!bearerMatches(req.headers.authorization, tokenDigest)) {
+        return reply
+          .code(401)
+          .header('WWW-Authenticate', 'Bearer realm="codec"')
+          .send({ error: 'unauthorized: send Authorization: Bearer <codec token>' });
+      }
+      const parsed = PayloadsBody.safeParse(req.body);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        return reply.code(400).send({ error: `invalid body: ${issue?.path.join('.') || 'body'}: ${issue?.message}` });
+      }
+      const input = parsed.data.payloads.map(payloadFromJson);
+      try {
+        const output = op === 'encode' ? await codec.encode(input) : await codec.decode(input);
+        return reply.send({ payloads: output.map(payloadToJson) });
+      } catch (err) {
+        if (err instanceof PayloadDecryptionError) return reply.code(422).send({ error: err.message });
+        req.log.error({ err: { name: (err as Error).name } }, `codec ${op} failed`);
+        return reply.code(500).send({ error: `codec ${op} failed` });
+      }
+    });
+  }
+}
+
+/** A fastify plugin form of registerCodecServer: `app.register(codecServerPlugin, opts)`. */
+export async function codecServerPlugin(app: FastifyInstance, opts: CodecServerOptions): Promise<void> {
+  registerCodecServer(app, opts);
+}
+
+export interface StartedCodecServer {
+  app: FastifyInstance;
+  /** e.g. http://127.0.0.1:PORT — the codec endpoint is `${url}${prefix}`. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Runs the codec server on its own (port 0 = a free port). */
+export async function startCodecServer(
+  opts: CodecServerOptions & { port: number; host?: string; logger?: boolean },
+): Promise<StartedCodecServer> {
+  const app = Fastify({ logger: opts.logger ?? false });
+  registerCodecServer(app, opts);
+  const host = opts.host ?? '127.0.0.1';
+  await app.listen({ port: opts.port, host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : opts.port;
+  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return { app, url: `http://${shownHost}:${port}`, port, close: () => app.close() };
+}

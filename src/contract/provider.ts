@@ -1,0 +1,305 @@
+/**
+ * The provider contract: every shape of ../shared/provider-api.md as a zod schema, and every
+ * assumption we make where that document is silent. Nothing about the provider is decided
+ * anywhere else; the README's "Assumptions about the provider" lists what is here.
+ *
+ * This module is pure (zod only): the workflow bundle, the gateway, the simulator and the
+ * activities all import it.
+ */
+import { z } from 'zod';
+
+// ---------------------------------------------------------------------------------------------
+// Paths and versioning (documented)
+// ---------------------------------------------------------------------------------------------
+
+export const API_PREFIX = '/api/v1';
+export const PROVIDER_PATHS = {
+  swapInit: `${API_PREFIX}/user/wallet/swap`,
+  swapConfirm: `${API_PREFIX}/user/wallet/swap/confirm`,
+  hostedLink: `${API_PREFIX}/collection/hosted-link`,
+  categories: `${API_PREFIX}/utility/categories`,
+} as const;
+export type ProviderEndpoint = keyof typeof PROVIDER_PATHS;
+
+/** Documented constants of the hosted bank-transfer link. */
+export const HOSTED_LINK = {
+  paymentMethod: 'HOSTED_PAY_LINK',
+  paymentChannel: 'BANK_TRANSFER',
+  currency: 'NGN',
+} as const;
+
+// ---------------------------------------------------------------------------------------------
+// Assumptions where the document is silent (each one listed in the README)
+// ---------------------------------------------------------------------------------------------
+
+export const ASSUMPTIONS = {
+  /** A success envelope has `status` equal (case-insensitively) to one of these. */
+  successStatusValues: ['success', 'successful', 'ok'] as readonly string[],
+  /** Amounts: positive, finite, at most this many decimals, at most this value. */
+  amountMaxDecimals: 2,
+  amountMax: 1_000_000_000,
+  /** PIN: whatever the user types, trimmed, 1..PIN_MAX_LENGTH chars, no control characters. */
+  pinMaxLength: 32,
+  /** Our own cap on PIN attempts per swap (configurable with SWAP_PIN_MAX_ATTEMPTS). */
+  pinMaxAttemptsDefault: 3,
+  /** Confirm no later than the window less min(5 s, 10 % of the window). */
+  expirySafetyMarginMaxMs: 5_000,
+  expirySafetyMarginFraction: 0.1,
+  /** Categories listing: by default only x-merchant-ref; Bearer ACCESS_TOKEN when MPS_CATEGORIES_BEARER=1. */
+  categoriesSendBearerDefault: false,
+  /** Client-side bound on concurrent requests to the provider per origin. */
+  maxConnectionsPerOrigin: 8,
+  /** Longest Retry-After we honour inside one attempt before giving the retry back to Temporal. */
+  retryAfterCapMs: 30_000,
+} as const;
+
+export function isSuccessStatus(status: unknown): boolean {
+  return typeof status === 'string' && ASSUMPTIONS.successStatusValues.includes(status.trim().toLowerCase());
+}
+
+export function expirySafetyMarginMs(windowMs: number): number {
+  return Math.min(ASSUMPTIONS.expirySafetyMarginMaxMs, Math.floor(windowMs * ASSUMPTIONS.expirySafetyMarginFraction));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared field rules
+// ---------------------------------------------------------------------------------------------
+
+const decimalsOf = (n: number): number => {
+  const s = String(n);
+  if (s.includes('e-')) return Number(s.split('e-')[1]);
+  const dot = s.indexOf('.');
+  return dot < 0 ? 0 : s.length - dot - 1;
+};
+
+export const Amount = z
+  .number({ error: 'must be a number' })
+  .finite('must be finite')
+  .positive('must be greater than 0')
+  .max(ASSUMPTIONS.amountMax, `must be at most ${ASSUMPTIONS.amountMax}`)
+  .refine((n) => decimalsOf(n) <= ASSUMPTIONS.amountMaxDecimals, {
+    message: `must have at most ${ASSUMPTIONS.amountMaxDecimals} decimal places`,
+  });
+
+export const CurrencyCode = z.string().regex(/^[A-Z]{3,5}$/, 'must be an upper-case currency code such as NGN or USD');
+
+/** Merchant references end up in workflow ids, URLs and search attributes: keep them plain. */
+export const Reference = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(100, 'must be at most 100 characters')
+  .regex(/^[A-Za-z0-9._:-]+$/, 'may contain only letters, digits, ".", "_", ":" and "-"');
+
+export const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
+
+export const WalletPin = z
+  .string({ error: 'must be a string' })
+  .transform((s) => s.trim())
+  .pipe(
+    z
+      .string()
+      .min(1, 'must not be empty')
+      .max(ASSUMPTIONS.pinMaxLength, `must be at most ${ASSUMPTIONS.pinMaxLength} characters`)
+      // eslint-disable-next-line no-control-regex
+      .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters'),
+  );
+
+// ---------------------------------------------------------------------------------------------
+// Envelope (documented: status, message, data)
+// ---------------------------------------------------------------------------------------------
+
+export const Envelope = z.object({
+  status: z.string(),
+  message: z.string().optional().default(''),
+  data: z.unknown().optional(),
+});
+export type Envelope = z.infer<typeof Envelope>;
+
+// ---------------------------------------------------------------------------------------------
+// Swap
+// ---------------------------------------------------------------------------------------------
+
+/** Our own explicit swap-init request (the document does not show its fields). */
+export const SwapInitRequest = z.object({
+  user_ref: Reference,
+  from_currency: CurrencyCode,
+  to_currency: CurrencyCode,
+  amount: Amount,
+  txn_ref: Reference,
+  notification_url: HttpUrl,
+});
+export type SwapInitRequest = z.infer<typeof SwapInitRequest>;
+
+/** The one place our swap-init request becomes the provider's body. */
+export function toProviderSwapInitBody(req: SwapInitRequest): Record<string, unknown> {
+  return {
+    user_ref: req.user_ref,
+    from_currency: req.from_currency,
+    to_currency: req.to_currency,
+    amount: req.amount,
+    txn_ref: req.txn_ref,
+    notification_url: req.notification_url,
+  };
+}
+
+export const SwapInitData = z.object({
+  payment_ref: z.string().min(1),
+  txn_ref: z.string().min(1),
+  from_currency: z.string(),
+  to_currency: z.string(),
+  amount: z.number(),
+  converted_amount: z.number(),
+  rate_used: z.number(),
+  auth_token: z.string().min(1),
+  expires_in_seconds: z.number().int().positive(),
+});
+export type SwapInitData = z.infer<typeof SwapInitData>;
+
+export const SwapConfirmRequest = z.object({
+  user_ref: Reference,
+  auth_token: z.string().min(1),
+  wallet_pin: z.string().min(1),
+});
+export type SwapConfirmRequest = z.infer<typeof SwapConfirmRequest>;
+
+export const SwapConfirmResult = z.object({ status: z.string(), message: z.string().optional().default('') });
+export type SwapConfirmResult = z.infer<typeof SwapConfirmResult>;
+
+// ---------------------------------------------------------------------------------------------
+// Hosted payment link
+// ---------------------------------------------------------------------------------------------
+
+export const HostedLinkRequest = z.object({
+  user_ref: Reference,
+  txn_merchant_ref: Reference,
+  amount: Amount,
+  currency: z.literal(HOSTED_LINK.currency, { error: `must be ${HOSTED_LINK.currency} for bank transfer` }),
+  full_name: z.string().trim().min(1, 'must not be empty').max(200),
+  email: z.email('must be a valid e-mail address'),
+  phone: z.string().regex(/^\+?[0-9 ()-]{7,20}$/, 'must be a phone number of 7 to 20 digits, optionally starting with +'),
+  chain: z.string().max(50).optional().default(''),
+  success_message: z.string().max(500).optional(),
+  payment_method: z.literal(HOSTED_LINK.paymentMethod).default(HOSTED_LINK.paymentMethod),
+  payment_channel: z.literal(HOSTED_LINK.paymentChannel).default(HOSTED_LINK.paymentChannel),
+  redirect_url: HttpUrl,
+  notification_url: HttpUrl,
+});
+export type HostedLinkRequest = z.infer<typeof HostedLinkRequest>;
+
+export const HostedLinkData = z.object({
+  payment_ref: z.string().min(1),
+  pay_link: z.string().url(),
+  txn_merchant_ref: z.string(),
+  amount: z.number(),
+  currency: z.string(),
+  redirect_url: z.string(),
+  success_message: z.string().nullable().optional(),
+  pay_data: z.record(z.string(), z.unknown()).nullable().optional(),
+});
+export type HostedLinkData = z.infer<typeof HostedLinkData>;
+
+// ---------------------------------------------------------------------------------------------
+// Categories (codes are strings: 13.1 and 13.10 differ; names repeat)
+// ---------------------------------------------------------------------------------------------
+
+export const Category = z.object({ code: z.string().min(1), name: z.string() });
+export type Category = z.infer<typeof Category>;
+export const CategoriesData = z.object({ data: z.array(Category) });
+
+// ---------------------------------------------------------------------------------------------
+// Notifications (payload, signing, retries and ordering are not documented)
+// ---------------------------------------------------------------------------------------------
+
+export type NotificationOutcome = 'paid' | 'failed' | 'pending' | 'unknown';
+
+const PAID_WORDS = ['success', 'successful', 'succeeded', 'paid', 'completed', 'complete', 'approved', 'settled'];
+const FAILED_WORDS = ['failed', 'failure', 'declined', 'rejected', 'reversed', 'cancelled', 'canceled', 'error', 'abandoned'];
+const PENDING_WORDS = ['pending', 'processing', 'initiated', 'in_progress', 'awaiting_payment', 'created'];
+
+/** The fields, in order, where a status-like value is looked for (top level, then under `data`). */
+export const NOTIFICATION_STATUS_FIELDS = ['transaction_status', 'payment_status', 'status', 'event'] as const;
+
+function classifyWord(value: unknown): NotificationOutcome | undefined {
+  if (typeof value !== 'string') return undefined;
+  const v = value.trim().toLowerCase();
+  const tail = v.split(/[.:/]/).pop() ?? v; // "collection.completed" -> "completed"
+  for (const w of [v, tail]) {
+    if (PAID_WORDS.includes(w)) return 'paid';
+    if (FAILED_WORDS.includes(w)) return 'failed';
+    if (PENDING_WORDS.includes(w)) return 'pending';
+  }
+  return undefined;
+}
+
+/**
+ * Tolerant mapping of an undocumented notification payload to an outcome. Looks at `data.*` first
+ * (the transaction), then the top level; unknown shapes map to 'unknown' and never move a flow.
+ */
+export function mapNotificationOutcome(payload: unknown): NotificationOutcome {
+  if (payload === null || typeof payload !== 'object') return 'unknown';
+  const top = payload as Record<string, unknown>;
+  const inner = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : undefined;
+  for (const scope of [inner, top]) {
+    if (!scope) continue;
+    for (const f of NOTIFICATION_STATUS_FIELDS) {
+      const c = classifyWord(scope[f]);
+      if (c) return c;
+    }
+  }
+  return 'unknown';
+}
+
+/** Reference fields a notification may carry, used only for display and cross-checks. */
+export function notificationPaymentRef(payload: unknown): string | undefined {
+  if (payload === null || typeof payload !== 'object') return undefined;
+  const top = payload as Record<string, unknown>;
+  const inner = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : {};
+  const v = inner.payment_ref ?? top.payment_ref;
+  return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * What the simulator sends (our assumption of a plausible payload; the receiver does not rely on
+ * it beyond mapNotificationOutcome): { event, data: { payment_ref, txn_merchant_ref|txn_ref,
+ * status, amount, currency, notification_id, sequence, occurred_at } }.
+ */
+export const SimulatorNotification = z.object({
+  event: z.string(),
+  data: z.object({
+    payment_ref: z.string(),
+    txn_merchant_ref: z.string().optional(),
+    txn_ref: z.string().optional(),
+    status: z.string(),
+    amount: z.number().optional(),
+    currency: z.string().optional(),
+    notification_id: z.string(),
+    sequence: z.number().int(),
+    occurred_at: z.string(),
+  }),
+});
+export type SimulatorNotification = z.infer<typeof SimulatorNotification>;
+
+/** First issue of zod errors as "field: message", for clear 400s naming the field. */
+export function describeZodError(err: z.ZodError, prefix = ''): string {
+  return err.issues
+    .map((i) => `${[prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(body)'}: ${i.message}`)
+    .join('; ');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Confirmation rejections (assumption: the document shows no error codes, so a rejected swap
+// confirmation is told apart by the provider's message text only; rules are tried in order)
+// ---------------------------------------------------------------------------------------------
+
+export type ConfirmRejectionKind = 'wrong_pin' | 'token_invalid' | 'other';
+
+export const CONFIRM_REJECTION_RULES: ReadonlyArray<{ kind: Exclude<ConfirmRejectionKind, 'other'>; pattern: RegExp }> = [
+  { kind: 'wrong_pin', pattern: /pin/i },
+  { kind: 'token_invalid', pattern: /token|expired|used/i },
+];
+
+/** Maps the message of a rejected confirmation to what the swap flow does next. */
+export function classifyConfirmRejectionMessage(message: string): ConfirmRejectionKind {
+  for (const rule of CONFIRM_REJECTION_RULES) if (rule.pattern.test(message)) return rule.kind;
+  return 'other';
+}

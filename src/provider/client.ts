@@ -1,0 +1,271 @@
+/**
+ * The typed HTTP client of the provider's four endpoints (undici). Every response is parsed with
+ * the contract (envelope, then the data schema) and every failure becomes a ProviderError.
+ *
+ * Concurrency: the client owns one undici Pool for the provider's origin, keep-alive, with at most
+ * `maxConnections` sockets and no pipelining. That bound is our client-side rate bound: at most
+ * `maxConnections` requests are in flight per client; further calls queue inside the Pool.
+ */
+import { Pool, type Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { ConfigError, isLoopbackUrl, type AppEnv } from '../config/env';
+import {
+  ASSUMPTIONS,
+  CategoriesData,
+  type Category,
+  describeZodError,
+  HostedLinkData,
+  HostedLinkRequest,
+  PROVIDER_PATHS,
+  type ProviderEndpoint,
+  SwapConfirmRequest,
+  type SwapConfirmResult,
+  SwapInitData,
+  SwapInitRequest,
+  toProviderSwapInitBody,
+} from '../contract/provider';
+import { classifyNetworkError, type ExchangeContext, type HttpMethod, interpretResponse, type WireResponse } from './classify';
+import { ProviderRequestInvalidError } from './errors';
+
+export interface ProviderClientConfig {
+  baseUrl: string;
+  secretKey: string;
+  accessToken: string;
+  merchantRef: string;
+  /** Must be true for a non-loopback baseUrl (the provider has only a live environment). */
+  live?: boolean;
+  /** Send `Authorization: Bearer <accessToken>` on the category listing too (undocumented). */
+  categoriesBearer?: boolean;
+  /** Injected by tests; default: one undici Pool for the baseUrl's origin, closed by close(). */
+  dispatcher?: Dispatcher;
+  maxConnections?: number;
+  timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
+}
+
+export const DEFAULT_TIMEOUTS = { connectMs: 5_000, headersMs: 10_000, bodyMs: 10_000 } as const;
+/** Longest response body we read; a larger one is treated as an unusable answer. */
+export const MAX_RESPONSE_BYTES = 1024 * 1024;
+const USER_AGENT = 'merchant-payment-flows/0.1';
+
+/** Credentials the embedded simulator accepts by default (used only when MPS_BASE_URL is unset). */
+export const EMBEDDED_SIMULATOR_CREDENTIALS = {
+  secretKey: 'sim-secret-key',
+  accessToken: 'sim-access-token',
+  merchantRef: 'sim-merchant',
+} as const;
+
+export class ProviderClient {
+  private readonly origin: string;
+  private readonly pathPrefix: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly headersMs: number;
+  private readonly bodyMs: number;
+  private readonly secretKey: string;
+  private readonly accessToken: string;
+  private readonly merchantRef: string;
+  private readonly categoriesBearer: boolean;
+
+  constructor(cfg: ProviderClientConfig) {
+    let url: URL;
+    try {
+      url = new URL(cfg.baseUrl);
+    } catch {
+      throw new ConfigError('provider base URL is not a valid URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new ConfigError('provider base URL must be http or https');
+    }
+    if (url.username || url.password) throw new ConfigError('provider base URL must not carry credentials');
+    if (url.search || url.hash) throw new ConfigError('provider base URL must not have a query or fragment');
+    if (!isLoopbackUrl(cfg.baseUrl) && cfg.live !== true) {
+      throw new ConfigError(
+        `provider base URL host ${url.hostname} is not a loopback address; set live: true (MPS_LIVE=1) to dial the live provider (every call moves real money)`,
+      );
+    }
+    for (const [name, value] of [
+      ['secretKey', cfg.secretKey],
+      ['accessToken', cfg.accessToken],
+      ['merchantRef', cfg.merchantRef],
+    ] as const) {
+      if (typeof value !== 'string' || value.trim() === '') throw new ConfigError(`provider ${name} must not be empty`);
+    }
+    this.origin = url.origin;
+    this.pathPrefix = url.pathname.replace(/\/+$/, '');
+    this.secretKey = cfg.secretKey;
+    this.accessToken = cfg.accessToken;
+    this.merchantRef = cfg.merchantRef;
+    this.categoriesBearer = cfg.categoriesBearer ?? ASSUMPTIONS.categoriesSendBearerDefault;
+    this.headersMs = cfg.timeouts?.headersMs ?? DEFAULT_TIMEOUTS.headersMs;
+    this.bodyMs = cfg.timeouts?.bodyMs ?? DEFAULT_TIMEOUTS.bodyMs;
+    if (cfg.dispatcher) {
+      this.dispatcher = cfg.dispatcher;
+      this.ownsDispatcher = false;
+    } else {
+      this.dispatcher = new Pool(this.origin, {
+        connections: cfg.maxConnections ?? ASSUMPTIONS.maxConnectionsPerOrigin,
+        pipelining: 1,
+        connect: { timeout: cfg.timeouts?.connectMs ?? DEFAULT_TIMEOUTS.connectMs },
+        headersTimeout: this.headersMs,
+        bodyTimeout: this.bodyMs,
+        maxResponseSize: MAX_RESPONSE_BYTES,
+      });
+      this.ownsDispatcher = true;
+    }
+  }
+
+  /** The full URL of an endpoint: base URL (its own path prefix kept) + PROVIDER_PATHS. */
+  urlOf(endpoint: ProviderEndpoint): string {
+    return `${this.origin}${this.pathOf(endpoint)}`;
+  }
+
+  /** Step 1 of a swap; same standard authentication headers as the confirmation (Bearer secret key). */
+  async initSwap(req: SwapInitRequest): Promise<SwapInitData> {
+    const body = toProviderSwapInitBody(this.validate('swapInit', SwapInitRequest, req));
+    const { data } = await this.exchange('swapInit', 'POST', this.secretKeyHeaders(), body, SwapInitData, []);
+    return data as SwapInitData;
+  }
+
+  /** Step 2 of a swap: auth_token from step 1 and the user's PIN. */
+  async confirmSwap(req: SwapConfirmRequest): Promise<SwapConfirmResult> {
+    const valid = this.validate('swapConfirm', SwapConfirmRequest, req);
+    const body = { user_ref: valid.user_ref, auth_token: valid.auth_token, wallet_pin: valid.wallet_pin };
+    const { envelope } = await this.exchange('swapConfirm', 'POST', this.secretKeyHeaders(), body, undefined, [
+      req.auth_token,
+      req.wallet_pin,
+      valid.wallet_pin,
+    ]);
+    return { status: envelope.status, message: envelope.message };
+  }
+
+  /** Hosted bank-transfer payment link: Bearer access token and x-merchant-ref. */
+  async createHostedLink(req: HostedLinkRequest): Promise<HostedLinkData> {
+    const body = this.validate('hostedLink', HostedLinkRequest, req);
+    const headers = {
+      authorization: `Bearer ${this.accessToken}`,
+      'x-merchant-ref': this.merchantRef,
+      'content-type': 'application/json',
+    };
+    const { data } = await this.exchange('hostedLink', 'POST', headers, body, HostedLinkData, []);
+    return data as HostedLinkData;
+  }
+
+  /** The flat category list (data.data). x-merchant-ref only, unless categoriesBearer. */
+  async listCategories(): Promise<Category[]> {
+    const headers: Record<string, string> = { 'x-merchant-ref': this.merchantRef };
+    if (this.categoriesBearer) headers.authorization = `Bearer ${this.accessToken}`;
+    const { data } = await this.exchange('categories', 'GET', headers, undefined, CategoriesData, []);
+    return (data as z.infer<typeof CategoriesData>).data;
+  }
+
+  /** Closes the client's own Pool (an injected dispatcher belongs to its creator). */
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  private pathOf(endpoint: ProviderEndpoint): string {
+    return `${this.pathPrefix}${PROVIDER_PATHS[endpoint]}`;
+  }
+
+  private secretKeyHeaders(): Record<string, string> {
+    return { authorization: `Bearer ${this.secretKey}`, 'content-type': 'application/json' };
+  }
+
+  /** Checks our own request against the contract; a bad one is never sent. Messages name fields only. */
+  private validate<S extends z.ZodType>(endpoint: ProviderEndpoint, schema: S, req: unknown): z.output<S> {
+    const parsed = schema.safeParse(req);
+    if (!parsed.success) {
+      throw new ProviderRequestInvalidError(
+        `provider ${endpoint}: request not sent, it fails the contract (${describeZodError(parsed.error)})`,
+        { endpoint },
+      );
+    }
+    return parsed.data;
+  }
+
+  private async exchange<T>(
+    endpoint: ProviderEndpoint,
+    method: HttpMethod,
+    headers: Record<string, string>,
+    body: unknown,
+    dataSchema: z.ZodType<T> | undefined,
+    extraSecrets: readonly (string | undefined)[],
+  ) {
+    const ctx: ExchangeContext = {
+      endpoint,
+      method,
+      secrets: [this.secretKey, this.accessToken, ...extraSecrets],
+    };
+    const wire = await this.send(ctx, headers, body);
+    return interpretResponse(ctx, wire, dataSchema);
+  }
+
+  /** One HTTP exchange; network failures are classified here, HTTP answers by interpretResponse. */
+  private async send(ctx: ExchangeContext, headers: Record<string, string>, body: unknown): Promise<WireResponse> {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.dispatcher.request({
+        origin: this.origin,
+        path: this.pathOf(ctx.endpoint),
+        method: ctx.method,
+        headers: { accept: 'application/json', 'user-agent': USER_AGENT, ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        headersTimeout: this.headersMs,
+        bodyTimeout: this.bodyMs,
+      });
+    } catch (err) {
+      throw classifyNetworkError(ctx, err);
+    }
+    const wire: WireResponse = { status: res.statusCode, headers: res.headers };
+    try {
+      wire.text = await readBounded(res.body, MAX_RESPONSE_BYTES);
+    } catch (err) {
+      wire.bodyError = err;
+    }
+    return wire;
+  }
+}
+
+class ResponseTooLargeError extends Error {
+  readonly code = 'MPF_RESPONSE_TOO_LARGE';
+}
+
+async function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    total += buf.length;
+    if (total > maxBytes) {
+      body.destroy();
+      throw new ResponseTooLargeError(`response body larger than ${maxBytes} bytes`);
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The client configured from MPS_* variables. `baseUrl` is passed in because an unset
+ * MPS_BASE_URL means the embedded simulator, whose address only the caller knows; in that case
+ * missing credentials fall back to the simulator's defaults. Against a real provider every
+ * credential is required.
+ */
+export function providerClientFromEnv(env: AppEnv, baseUrl: string, dispatcher?: Dispatcher): ProviderClient {
+  const embedded = env.MPS_BASE_URL === undefined;
+  const pick = (name: 'MPS_SECRET_KEY' | 'MPS_ACCESS_TOKEN' | 'MPS_MERCHANT_REF', fallback: string): string => {
+    const v = env[name];
+    if (v !== undefined) return v;
+    if (embedded) return fallback;
+    throw new ConfigError(`${name}: is required when MPS_BASE_URL is set`);
+  };
+  return new ProviderClient({
+    baseUrl,
+    secretKey: pick('MPS_SECRET_KEY', EMBEDDED_SIMULATOR_CREDENTIALS.secretKey),
+    accessToken: pick('MPS_ACCESS_TOKEN', EMBEDDED_SIMULATOR_CREDENTIALS.accessToken),
+    merchantRef: pick('MPS_MERCHANT_REF', EMBEDDED_SIMULATOR_CREDENTIALS.merchantRef),
+    live: env.MPS_LIVE,
+    categoriesBearer: env.MPS_CATEGORIES_BEARER,
+    dispatcher,
+  });
+}

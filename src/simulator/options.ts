@@ -1,0 +1,99 @@
+/**
+ * Options of the simulator, their defaults, and the mutable run-time configuration that
+ * PUT /_sim/config changes (the credentials, ports and seed are fixed for a run).
+ */
+import { randomInt } from 'node:crypto';
+import { z } from 'zod';
+
+export interface SimulatorOptions {
+  host?: string; // default '127.0.0.1'
+  port?: number; // provider API + control API port, 0 = free (default 0)
+  checkoutPort?: number; // hosted checkout host (separate server/port), 0 = free (default 0)
+  /** Base of pay_link when the checkout is reached through another address (e.g. a container port map). */
+  checkoutPublicUrl?: string;
+  secretKey?: string; // default 'sim-secret-key'   (Bearer for swap init + confirm)
+  accessToken?: string; // default 'sim-access-token' (Bearer for hosted link)
+  merchantRef?: string; // default 'sim-merchant'     (x-merchant-ref)
+  swapExpiresInSeconds?: number; // default 300
+  pins?: Record<string, string>; // user_ref -> wallet PIN
+  defaultPin?: string; // PIN for users not in `pins`, default '1234'
+  providerPinAttempts?: number; // wrong PINs after which the provider burns the token, default 5
+  notificationRetryScheduleMs?: number[]; // default [0, 1000, 5000, 30000, 120000]
+  categoriesRequireBearer?: boolean; // default false
+  seed?: number; // seeds every random choice (faults, refs, unknown rates); random when absent
+  logger?: boolean | object; // fastify logger option, default false
+}
+
+/** What PUT /_sim/config may change (a partial update; `pins` replaces the whole map). */
+export const ConfigPatch = z
+  .object({
+    swapExpiresInSeconds: z.number().int().min(1).max(86_400),
+    pins: z.record(z.string().min(1), z.string().min(1)),
+    defaultPin: z.string().min(1),
+    providerPinAttempts: z.number().int().min(1).max(100),
+    notificationRetryScheduleMs: z.array(z.number().int().min(0).max(3_600_000)).min(1).max(50),
+    categoriesRequireBearer: z.boolean(),
+  })
+  .partial()
+  .strict();
+export type ConfigPatch = z.infer<typeof ConfigPatch>;
+
+export interface SimConfig {
+  host: string;
+  secretKey: string;
+  accessToken: string;
+  merchantRef: string;
+  seed: number;
+  swapExpiresInSeconds: number;
+  pins: Record<string, string>;
+  defaultPin: string;
+  providerPinAttempts: number;
+  notificationRetryScheduleMs: number[];
+  categoriesRequireBearer: boolean;
+}
+
+export function resolveConfig(opts: SimulatorOptions): SimConfig {
+  const patch = ConfigPatch.parse({
+    swapExpiresInSeconds: opts.swapExpiresInSeconds,
+    pins: opts.pins,
+    defaultPin: opts.defaultPin,
+    providerPinAttempts: opts.providerPinAttempts,
+    notificationRetryScheduleMs: opts.notificationRetryScheduleMs,
+    categoriesRequireBearer: opts.categoriesRequireBearer,
+  });
+  return {
+    host: opts.host ?? '127.0.0.1',
+    secretKey: opts.secretKey ?? 'sim-secret-key',
+    accessToken: opts.accessToken ?? 'sim-access-token',
+    merchantRef: opts.merchantRef ?? 'sim-merchant',
+    seed: (opts.seed ?? randomInt(0, 2 ** 31)) >>> 0,
+    swapExpiresInSeconds: patch.swapExpiresInSeconds ?? 300,
+    pins: { ...(patch.pins ?? {}) },
+    defaultPin: patch.defaultPin ?? '1234',
+    providerPinAttempts: patch.providerPinAttempts ?? 5,
+    notificationRetryScheduleMs: patch.notificationRetryScheduleMs ?? [0, 1000, 5000, 30000, 120000],
+    categoriesRequireBearer: patch.categoriesRequireBearer ?? false,
+  };
+}
+
+export function applyConfigPatch(cfg: SimConfig, patch: ConfigPatch): void {
+  if (patch.swapExpiresInSeconds !== undefined) cfg.swapExpiresInSeconds = patch.swapExpiresInSeconds;
+  if (patch.pins !== undefined) cfg.pins = { ...patch.pins };
+  if (patch.defaultPin !== undefined) cfg.defaultPin = patch.defaultPin;
+  if (patch.providerPinAttempts !== undefined) cfg.providerPinAttempts = patch.providerPinAttempts;
+  if (patch.notificationRetryScheduleMs !== undefined) cfg.notificationRetryScheduleMs = [...patch.notificationRetryScheduleMs];
+  if (patch.categoriesRequireBearer !== undefined) cfg.categoriesRequireBearer = patch.categoriesRequireBearer;
+}
+
+/** The configuration without secrets (PINs and credentials are never shown). */
+export function publicConfig(cfg: SimConfig): Record<string, unknown> {
+  return {
+    seed: cfg.seed,
+    merchantRef: cfg.merchantRef,
+    swapExpiresInSeconds: cfg.swapExpiresInSeconds,
+    pinsFor: Object.keys(cfg.pins),
+    providerPinAttempts: cfg.providerPinAttempts,
+    notificationRetryScheduleMs: cfg.notificationRetryScheduleMs,
+    categoriesRequireBearer: cfg.categoriesRequireBearer,
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Lifecycle of a real Temporal CLI dev server (`temporal server start-dev`), shared by tests, the
+ * demo and benchmarks: free ports, SQLite with WAL and synchronous=OFF, our search attributes
+ * registered, Web UI on or off, and a clean shutdown with no orphan process.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { freePort } from './ports';
+import { provisionTemporalCli } from './provision';
+
+export interface DevServerOptions {
+  /** Web UI on (demo) or off (tests). Default off. */
+  ui?: boolean;
+  /** Persistent SQLite file (demo); default a fresh temp file removed on stop. */
+  dbFile?: string;
+  namespace?: string;
+  /** Codec endpoint handed to the Web UI. */
+  uiCodecEndpoint?: string;
+  /** Where the server's own log goes; default a temp file. */
+  logFile?: string;
+  readyTimeoutMs?: number;
+}
+
+export interface DevServer {
+  address: string;
+  namespace: string;
+  uiUrl?: string;
+  pid: number;
+  binary: string;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  const binary = provisionTemporalCli();
+  const namespace = opts.namespace ?? 'default';
+  const [port, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+  const uiPort = opts.ui ? await freePort() : undefined;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-temporal-'));
+  const dbFile = opts.dbFile ?? path.join(tmp, 'temporal.db');
+  fs.mkdirSync(path.dirname(dbFile), { recursive: true });
+  const logFile = opts.logFile ?? path.join(tmp, 'server.log');
+  const args = [
+    'server', 'start-dev',
+    '--ip', '127.0.0.1',
+    '--port', String(port),
+    '--http-port', String(httpPort),
+    '--metrics-port', String(metricsPort),
+    '--db-filename', dbFile,
+    '--sqlite-pragma', 'journal_mode=WAL',
+    '--sqlite-pragma', 'synchronous=OFF',
+    '--log-level', 'warn',
+    ...(namespace !== 'default' ? ['--namespace', namespace] : []),
+    ...Object.entries(CUSTOM_SEARCH_ATTRIBUTES).flatMap(([k, t]) => ['--search-attribute', `${k}=${t}`]),
+    ...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']),
+    ...(uiPort && opts.uiCodecEndpoint ? ['--ui-codec-endpoint', opts.uiCodecEndpoint] : []),
+  ];
+  const log = fs.openSync(logFile, 'a');
+  const child = spawn(binary, args, { stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+  live.add(child);
+  let exited: number | null | undefined;
+  const exitedPromise = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exited = code ?? (signal ? -1 : 0);
+      live.delete(child);
+      resolve();
+    }),
+  );
+  const address = `127.0.0.1:${port}`;
+
+  const stop = async (): Promise<void> => {
+    if (exited !== undefined) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exitedPromise;
+    clearTimeout(timer);
+    if (!opts.dbFile) fs.rmSync(tmp, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
+  for (;;) {
+    if (exited !== undefined) {
+      throw new Error(`temporal server start-dev exited (${exited}) before it was ready:\n${tail(logFile)}`);
+    }
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 1_000 });
+      try {
+        await conn.workflowService.describeNamespace({ namespace });
+        break;
+      } finally {
+        await conn.close();
+      }
+    } catch (e) {
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`Temporal dev server not ready after ${opts.readyTimeoutMs ?? 60_000} ms: ${(e as Error).message}\n${tail(logFile)}`, { cause: e });
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  return {
+    address,
+    namespace,
+    uiUrl: uiPort ? `http://127.0.0.1:${uiPort}` : undefined,
+    pid: child.pid!,
+    binary,
+    logFile,
+    stop,
+  };
+}
+
+function tail(file: string, lines = 30): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no server log)';
+  }
+}

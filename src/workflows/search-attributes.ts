@@ -1,0 +1,16 @@
+/**
+ * Typed custom search attributes for operators (Temporal Web filters). They are NOT encrypted, so
+ * they carry no personal data: flow kind, state and the merchant's transaction reference only.
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const FLOW_KIND = defineSearchAttributeKey('MpfFlowKind', SearchAttributeType.KEYWORD);
+export const FLOW_STATE = defineSearchAttributeKey('MpfState', SearchAttributeType.KEYWORD);
+export const FLOW_REF = defineSearchAttributeKey('MpfTxnRef', SearchAttributeType.KEYWORD);
+
+/** Name -> Temporal type name, as the dev server's --search-attribute flag wants it. */
+export const CUSTOM_SEARCH_ATTRIBUTES: Record<string, 'Keyword'> = {
+  MpfFlowKind: 'Keyword',
+  MpfState: 'Keyword',
+  MpfTxnRef: 'Keyword',
+};

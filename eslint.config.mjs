@@ -24,6 +24,7 @@ export default tseslint.config(
         { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }] },
       ],
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports' }],
     },
@@ -43,7 +44,11 @@ export default tseslint.config(
             { name: 'pino', message: 'Workflows log with @temporalio/workflow log.' },
           ],
           patterns: [
-            { group: ['**/activities', '**/activities/*', '!**/activities/types'], allowTypeImports: true, message: 'Import activities with `import type` only.' },
+            {
+              regex: '(^|/)activities(/(?!types$|retry-policies$)[^/]+)?$',
+              allowTypeImports: true,
+              message: 'Import activities with `import type` only (types and retry-policies are workflow-safe).',
+            },
             { group: ['**/provider/*', '**/simulator/*', '**/starter/*', '**/config/*'], message: 'Workflow code imports no I/O modules.' },
           ],
         },

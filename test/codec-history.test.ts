@@ -6,18 +6,18 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { execFile } from 'node:child_process';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, type Payload } from '@temporalio/common';
 import { NativeConnection, Runtime, Worker, DefaultLogger } from '@temporalio/worker';
 import { AesGcmCodec } from '../src/codec/aes-gcm-codec';
 import { clientDataConverter, workerDataConverter } from '../src/codec/data-converter';
+import { startCodecServer } from '../src/codec/codec-server';
 import { generateDevKeys } from '../src/codec/keys';
+import { createSealer } from '../src/codec/seal';
+import { provisionTemporalCli } from '../src/temporal/provision';
 import type { CodecActivities } from './fixtures/codec-workflows';
+import { getTestTemporal, uniqueTaskQueue, type TestTemporal } from './helpers/temporal';
 
 const INPUT_MARKER = 'PLAINTEXT-MARKER-1234';
 const FAILURE_MARKER = 'FAILURE-MARKER-5678';
@@ -25,84 +25,9 @@ const ACTIVITY_FAILURE_MARKER = 'ACTIVITY-FAILURE-MARKER-9012';
 const MEMO_MARKER = 'MEMO-MARKER-3456';
 const SIGNAL_MARKER = 'SIGNAL-MARKER-7890';
 const UPDATE_MARKER = 'UPDATE-MARKER-2468';
+const PIN = 'PIN-4711!';
+const CODEC_TOKEN = 'operator-codec-token-0123456789';
 const ALL_MARKERS = [INPUT_MARKER, FAILURE_MARKER, ACTIVITY_FAILURE_MARKER, MEMO_MARKER, SIGNAL_MARKER, UPDATE_MARKER];
-
-interface TestTemporal {
-  address: string;
-  namespace: string;
-  shutdown(): Promise<void>;
-}
-
-/** The project's helper when present; until then a dev server started here. */
-async function testTemporal(): Promise<TestTemporal> {
-  const helper = path.join(__dirname, 'helpers', 'temporal.ts');
-  if (existsSync(helper)) {
-    const mod = require(helper) as { getTestTemporal(): Promise<TestTemporal> };
-    return mod.getTestTemporal();
-  }
-  return startOwnDevServer();
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function findCli(): string {
-  const cacheRoot = path.join(__dirname, '..', '.cache', 'temporal-cli');
-  const cached = existsSync(cacheRoot)
-    ? readdirSync(cacheRoot).map((d) => path.join(cacheRoot, d, 'temporal'))
-    : [];
-  const candidates = [process.env.TEMPORAL_CLI_PATH, ...cached, '/tmp/tbuild/bin/temporal'].filter(Boolean) as string[];
-  const found = candidates.find((c) => existsSync(c));
-  if (!found) throw new Error('no Temporal CLI found (set TEMPORAL_CLI_PATH or run npm run provision:temporal)');
-  return found;
-}
-
-async function startOwnDevServer(): Promise<TestTemporal> {
-  const port = await freePort();
-  const dir = mkdtempSync(path.join(tmpdir(), 'mpf-codec-temporal-'));
-  const child: ChildProcess = spawn(
-    findCli(),
-    ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(dir, 'db.sqlite'), '--log-level', 'error'],
-    { stdio: 'ignore' },
-  );
-  const address = `127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      const c = await Connection.connect({ address, connectTimeout: 1000 });
-      await c.workflowService.describeNamespace({ namespace: 'default' });
-      await c.close();
-      break;
-    } catch (e) {
-      if (Date.now() > deadline || child.exitCode !== null) {
-        child.kill('SIGKILL');
-        throw new Error(`Temporal dev server did not become ready on ${address}: ${(e as Error).message}`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-  return {
-    address,
-    namespace: 'default',
-    async shutdown() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-        if (child.exitCode === null) child.kill('SIGKILL');
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /**
  * JSON of a history with every byte field (payload data and metadata) shown as UTF-8 text, so a
@@ -141,14 +66,15 @@ async function decodeAll(node: unknown, codec: AesGcmCodec): Promise<unknown> {
 
 describe('Temporal history with payload encryption', { timeout: 240_000 }, () => {
   const keys = generateDevKeys('history');
-  const taskQueue = `codec-history-${process.pid}`;
+  const taskQueue = uniqueTaskQueue('codec-history');
   let temporal: TestTemporal;
   let connection: Connection;
   let client: Client;
+  let echoWorkflowId: string | undefined;
 
   before(async () => {
     Runtime.install({ logger: new DefaultLogger('ERROR') });
-    temporal = await testTemporal();
+    temporal = await getTestTemporal();
     connection = await Connection.connect({ address: temporal.address });
     client = new Client({ connection, namespace: temporal.namespace, dataConverter: clientDataConverter(keys) });
   });
@@ -181,7 +107,7 @@ describe('Temporal history with payload encryption', { timeout: 240_000 }, () =>
       const echoHandle = await client.workflow.start('codecEchoWorkflow', {
         taskQueue,
         workflowId: `codec-echo-${suffix}`,
-        args: [{ marker: INPUT_MARKER }],
+        args: [{ marker: INPUT_MARKER, sealedPin: createSealer(keys).seal(PIN) }],
         memo: { note: MEMO_MARKER },
       });
       await echoHandle.signal('poke', SIGNAL_MARKER);
@@ -201,6 +127,7 @@ describe('Temporal history with payload encryption', { timeout: 240_000 }, () =>
       return { echoHandle, failingHandle, queried, updated, result, failure };
     });
     await workerConnection.close();
+    echoWorkflowId = echoHandle.workflowId;
 
     // Our client decodes everything correctly.
     assert.deepEqual(result, { echoed: `echo ${INPUT_MARKER}`, pokes: [SIGNAL_MARKER], notes: [UPDATE_MARKER] });
@@ -223,7 +150,7 @@ describe('Temporal history with payload encryption', { timeout: 240_000 }, () =>
     });
     const raw = historyText({ rawEcho, rawFail, rawDescribe });
     assert.ok(raw.includes('binary/encrypted'), 'history payloads carry the encrypted encoding');
-    for (const marker of ALL_MARKERS) assert.ok(!raw.includes(marker), `raw history contains ${marker}`);
+    for (const marker of [...ALL_MARKERS, PIN]) assert.ok(!raw.includes(marker), `raw history contains ${marker}`);
     // Search attributes (server-set BuildIds in describe) are indexed, never encrypted; history payloads all are.
     assert.ok(!historyText({ rawEcho, rawFail }).includes('json/plain'), 'a history payload was stored unencrypted');
 
@@ -231,5 +158,46 @@ describe('Temporal history with payload encryption', { timeout: 240_000 }, () =>
     const codec = new AesGcmCodec(keys);
     const decoded = historyText(await decodeAll({ rawEcho, rawFail, rawDescribe }, codec));
     for (const marker of ALL_MARKERS) assert.ok(decoded.includes(marker), `decoded history lacks ${marker}`);
+  });
+
+  test('lets an operator with the codec token read the history through the codec server, sealed PIN still sealed', async (t) => {
+    assert.ok(echoWorkflowId, 'the previous test did not run its workflow');
+    const codecServer = await startCodecServer({ port: 0, keys, authToken: CODEC_TOKEN, corsOrigins: [] });
+    t.after(() => codecServer.close());
+    const show = (extra: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          provisionTemporalCli(),
+          ['workflow', 'show', '--address', temporal.address, '--namespace', temporal.namespace, '-w', echoWorkflowId as string,
+            '--output', 'json', '--codec-endpoint', `${codecServer.url}/codec`, ...extra],
+          { timeout: 60_000 },
+          (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+
+    // The CLI prints payload bytes as base64: show them as text before searching.
+    const payloadText = (stdout: string): string => {
+      if (!stdout.trim()) return '';
+      const walk = (v: unknown): unknown => {
+        if (Array.isArray(v)) return v.map(walk);
+        if (!v || typeof v !== 'object') return v;
+        const o = v as Record<string, unknown>;
+        const out = Object.fromEntries(Object.entries(o).map(([k, x]) => [k, walk(x)]));
+        if (typeof o.data === 'string' && o.metadata && typeof o.metadata === 'object') {
+          out.data = Buffer.from(o.data, 'base64').toString('utf8');
+        }
+        return out;
+      };
+      return JSON.stringify(walk(JSON.parse(stdout)));
+    };
+
+    // (Wrong or missing tokens get 401: see test/codec-server.test.ts.)
+    const decoded = await show(['--codec-auth', `Bearer ${CODEC_TOKEN}`]);
+    assert.equal(decoded.code, 0, decoded.stderr);
+    const text = payloadText(decoded.stdout);
+    assert.ok(text.includes(INPUT_MARKER), 'the decoded history lacks the workflow input');
+    assert.ok(text.includes(UPDATE_MARKER), 'the decoded history lacks the update argument');
+    assert.match(text, /sealed:v1:history:[A-Za-z0-9_-]+/);
+    assert.ok(!text.includes(PIN), 'the codec server unsealed the PIN');
   });
 });

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { AesGcmCodec, ENCRYPTED_ENCODING, METADATA_KEY_ID } from '../src/codec/aes-gcm-codec';
@@ -138,7 +139,8 @@ describe('data converters', () => {
   test('give the worker a loadable failure converter path and the same codec', async () => {
     const dc = workerDataConverter(generateDevKeys());
     assert.equal(dc.failureConverterPath, FAILURE_CONVERTER_PATH);
-    const mod = require(FAILURE_CONVERTER_PATH) as { failureConverter: { errorToFailure: unknown } };
+    // The SDK loads it with require(), as here.
+    const mod = createRequire(__filename)(FAILURE_CONVERTER_PATH) as { failureConverter: { errorToFailure: unknown } };
     assert.equal(typeof mod.failureConverter.errorToFailure, 'function');
     assert.equal(dc.payloadCodecs?.length, 1);
   });

@@ -9,6 +9,8 @@
  * `commit: true`), reset (destroy the socket, nothing committed), apply_then_fail (commit, then
  * destroy the socket: the ambiguous case), hang (commit nothing, never answer; the socket is
  * destroyed after `maxMs`, at most 60 s).
+ * Faults are decided when a request reaches its endpoint, before authentication and validation
+ * (like a proxy in front of the provider), so an unauthorized request also counts towards `times`.
  */
 import { z } from 'zod';
 import { Prng } from './prng';

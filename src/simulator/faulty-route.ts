@@ -12,7 +12,7 @@ export interface Answer {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
-  /** The transaction the request concerned, for the ledger. */
+  /** The transaction the request concerned, for the ledger (when the body did not name it). */
   ref?: string;
   payment_ref?: string;
 }
@@ -25,13 +25,23 @@ type Marked = FastifyRequest & { [RECORDED]?: RequestEntry };
 export function recordRequest(ctx: SimContext, endpoint: EndpointKey, request: FastifyRequest): RequestEntry {
   const marked = request as Marked;
   if (!marked[RECORDED]) {
-    marked[RECORDED] = ctx.ledger.recordRequest({
+    const entry = ctx.ledger.recordRequest({
       endpoint,
       method: request.method,
       path: request.url,
       headers: request.headers,
       body: request.body,
     });
+    // Attribute the request to its transaction before any fault decides its fate.
+    const body = (request.body && typeof request.body === 'object' ? request.body : {}) as Record<string, unknown>;
+    const ref = body.txn_ref ?? body.txn_merchant_ref;
+    const swap = ctx.state.swapOfToken(body.auth_token);
+    if (typeof ref === 'string') entry.ref = ref;
+    else if (swap) {
+      entry.ref = swap.txn_ref;
+      entry.payment_ref = swap.payment_ref;
+    }
+    marked[RECORDED] = entry;
   }
   return marked[RECORDED];
 }
@@ -46,7 +56,7 @@ const statusText = (s: number): string => STATUS_TEXT[s] ?? 'Server Error';
 const htmlPage = (s: number): string =>
   `<!DOCTYPE html>\n<html><head><title>${s} ${statusText(s)}</title></head>` +
   `<body><center><h1>${s} ${statusText(s)}</h1></center><hr><center>nginx</center></body></html>\n`;
-const GARBAGE = '{"status":"success","message":"Swap in\u0000\u0001 <html>upstream';
+const GARBAGE = '{"status":"succ\u0000\u0001 <html>upstream connect error or disconnect/reset before headers';
 
 function destroy(request: FastifyRequest, reply: FastifyReply, entry: RequestEntry, status: 'reset' | 'hang'): FastifyReply {
   entry.status = status;

@@ -2,7 +2,8 @@
  * Delivers the simulator's notifications (payload: SimulatorNotification of the contract) to a
  * notification_url with undici, retrying on the configured schedule until a 2xx answer.
  * Loopback only: a non-loopback URL is refused before any connection (and the connector refuses
- * non-loopback hosts too) and the refusal is written to the ledger.
+ * non-loopback hosts too) and the refusal is written to the ledger. The only exception is a host
+ * name listed in the start-time option notificationAllowHosts (e.g. a compose service name).
  *
  * Notification faults (read when a notification is sent): `delayMs` delays the first attempt,
  * `duplicate: n` delivers n extra copies (same notification_id) after the original,
@@ -23,13 +24,17 @@ export function isLoopbackHost(hostname: string): boolean {
   return LOOPBACK_HOST.test(hostname);
 }
 
-function loopbackHostOf(url: string): string | undefined {
+/** Whether notifications may be delivered to `hostname`: loopback, or listed explicitly. */
+export function notificationHostAllowed(hostname: string, allowHosts: readonly string[]): boolean {
+  return isLoopbackHost(hostname) || allowHosts.includes(hostname.toLowerCase());
+}
+
+function allowedUrl(url: string, allowHosts: readonly string[]): boolean {
   try {
     const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return undefined;
-    return isLoopbackHost(u.hostname) ? u.hostname : undefined;
+    return (u.protocol === 'http:' || u.protocol === 'https:') && notificationHostAllowed(u.hostname, allowHosts);
   } catch {
-    return undefined;
+    return false;
   }
 }
 
@@ -57,8 +62,9 @@ export class Notifier {
     const connect = buildConnector({ timeout: ATTEMPT_TIMEOUT_MS });
     this.agent = new Agent({
       connect: (opts, cb) => {
-        if (!isLoopbackHost(opts.hostname)) cb(new Error(`refusing to connect to non-loopback host ${opts.hostname}`), null);
-        else connect(opts, cb);
+        if (!notificationHostAllowed(opts.hostname, config.notificationAllowHosts)) {
+          cb(new Error(`refusing to connect to non-loopback host ${opts.hostname}`), null);
+        } else connect(opts, cb);
       },
     });
   }
@@ -69,7 +75,7 @@ export class Notifier {
   }
 
   private async run(job: NotificationJob, epoch: number): Promise<void> {
-    if (loopbackHostOf(job.url) === undefined) {
+    if (!allowedUrl(job.url, this.config.notificationAllowHosts)) {
       let host = '(invalid URL)';
       try {
         host = new URL(job.url).host;

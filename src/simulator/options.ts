@@ -20,6 +20,11 @@ export interface SimulatorOptions {
   providerPinAttempts?: number; // wrong PINs after which the provider burns the token, default 5
   notificationRetryScheduleMs?: number[]; // default [0, 1000, 5000, 30000, 120000]
   categoriesRequireBearer?: boolean; // default false
+  /**
+   * Host names (exact, e.g. a compose service 'gateway') that notifications may go to besides
+   * loopback addresses. Default none: loopback only. Fixed at start (not changeable via /_sim).
+   */
+  notificationAllowHosts?: string[];
   seed?: number; // seeds every random choice (faults, refs, unknown rates); random when absent
   logger?: boolean | object; // fastify logger option, default false
 }
@@ -50,6 +55,7 @@ export interface SimConfig {
   providerPinAttempts: number;
   notificationRetryScheduleMs: number[];
   categoriesRequireBearer: boolean;
+  notificationAllowHosts: string[];
 }
 
 export function resolveConfig(opts: SimulatorOptions): SimConfig {
@@ -73,6 +79,7 @@ export function resolveConfig(opts: SimulatorOptions): SimConfig {
     providerPinAttempts: patch.providerPinAttempts ?? 5,
     notificationRetryScheduleMs: patch.notificationRetryScheduleMs ?? [0, 1000, 5000, 30000, 120000],
     categoriesRequireBearer: patch.categoriesRequireBearer ?? false,
+    notificationAllowHosts: (opts.notificationAllowHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean),
   };
 }
 
@@ -95,5 +102,6 @@ export function publicConfig(cfg: SimConfig): Record<string, unknown> {
     providerPinAttempts: cfg.providerPinAttempts,
     notificationRetryScheduleMs: cfg.notificationRetryScheduleMs,
     categoriesRequireBearer: cfg.categoriesRequireBearer,
+    notificationAllowHosts: cfg.notificationAllowHosts,
   };
 }

@@ -75,42 +75,33 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): { ok: true; value: T } |
   return r.success ? { ok: true, value: r.data } : { ok: false, answer: fail(400, describeZodError(r.error)) };
 }
 
-function bodyRef(body: unknown, field: string): string | undefined {
-  const v = body && typeof body === 'object' ? (body as Record<string, unknown>)[field] : undefined;
-  return typeof v === 'string' ? v : undefined;
-}
-
 export function swapInit(ctx: SimContext, request: FastifyRequest): Answer {
   const denied = bearer(request, ctx.config.secretKey);
   if (denied) return denied;
-  const ref = bodyRef(request.body, 'txn_ref');
   const p = parse(SwapInitRequest, request.body);
-  if (!p.ok) return { ...p.answer, ref };
+  if (!p.ok) return p.answer;
   const r = ctx.state.initSwap(p.value);
-  if (!r.ok) return fail(409, MESSAGES.duplicate, { ref });
-  return ok(MESSAGES.swapInitialized, r.data, { ref, payment_ref: r.data.payment_ref });
+  if (!r.ok) return fail(409, MESSAGES.duplicate);
+  return ok(MESSAGES.swapInitialized, r.data, { payment_ref: r.data.payment_ref });
 }
 
 export function swapConfirm(ctx: SimContext, request: FastifyRequest): Answer {
   const denied = bearer(request, ctx.config.secretKey);
   if (denied) return denied;
-  const known = ctx.state.swapOfToken(bodyRef(request.body, 'auth_token'));
-  const attr = known ? { ref: known.txn_ref, payment_ref: known.payment_ref } : {};
   const p = parse(SwapConfirmRequest, request.body);
-  if (!p.ok) return { ...p.answer, ...attr };
+  if (!p.ok) return p.answer;
   const r = ctx.state.confirmSwap(p.value);
-  if (r.ok) return ok(MESSAGES.swapConfirmed, undefined, attr);
-  return fail(400, r.error === 'wrong_pin' ? MESSAGES.wrongPin : MESSAGES.invalidToken, attr);
+  if (r.ok) return ok(MESSAGES.swapConfirmed);
+  return fail(400, r.error === 'wrong_pin' ? MESSAGES.wrongPin : MESSAGES.invalidToken);
 }
 
 export function linkCreate(ctx: SimContext, request: FastifyRequest): Answer {
   const denied = bearer(request, ctx.config.accessToken) ?? merchant(request, ctx.config.merchantRef);
   if (denied) return denied;
-  const ref = bodyRef(request.body, 'txn_merchant_ref');
   const p = parse(StrictHostedLinkRequest, request.body);
-  if (!p.ok) return { ...p.answer, ref };
+  if (!p.ok) return p.answer;
   const r = ctx.state.createLink(p.value, ctx.checkoutBase);
-  if (!r.ok) return fail(409, MESSAGES.duplicate, { ref });
+  if (!r.ok) return fail(409, MESSAGES.duplicate);
   const l = r.link;
   return ok(
     MESSAGES.linkCreated,
@@ -124,7 +115,7 @@ export function linkCreate(ctx: SimContext, request: FastifyRequest): Answer {
       success_message: l.success_message,
       pay_data: null,
     },
-    { ref, payment_ref: l.payment_ref },
+    { payment_ref: l.payment_ref },
   );
 }
 
@@ -158,6 +149,6 @@ export function buildProviderApp(ctx: SimContext, logger: boolean | object): Fas
 
 /** Fastify's logger option; the Authorization header is redacted whenever headers are logged. */
 export function loggerOption(logger: boolean | object): boolean | object {
-  if (logger === true) return { level: 'info', redact: ['req.headers.authorization', 'req.headers["x-merchant-ref"]'] };
+  if (logger === true) return { level: 'info', redact: ['req.headers.authorization'] };
   return logger;
 }

@@ -25,6 +25,13 @@ export function buildProgram(): Command {
     .showHelpAfterError();
 
   program
+    .command('worker')
+    .description('run the Temporal worker (workflows + provider activities); configured by environment')
+    .action(async () => {
+      await lazy<typeof import('../worker-main')>('../worker-main').runWorkerMain();
+    });
+
+  program
     .command('demo')
     .description('embedded Temporal dev server + simulator + worker + gateway, both flows end to end')
     .option('--once', 'run the flows once and exit (0 only if both succeeded)')

@@ -5,7 +5,7 @@
  * provisioning script's message and the test fails.
  */
 import { Connection, Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { ensureSearchAttributes } from '../../src/temporal/search-attributes-admin';
 
@@ -16,6 +16,9 @@ export interface TestTemporal {
   server?: DevServer;
   shutdown(): Promise<void>;
 }
+
+// Worker logs at WARN: the SDK's INFO lines (worker state changes) drown the test output.
+Runtime.install({ logger: new DefaultLogger('WARN') });
 
 let shared: Promise<TestTemporal> | undefined;
 

@@ -1,0 +1,323 @@
+/**
+ * The typed client of merchant-payment-flows: what backend code, the CLI and the gateway use to
+ * start and drive flows. Validates input with the contract (a bad field is an InputError naming
+ * it, and nothing is started), starts flows with update-with-start so the caller gets the
+ * initialization / pay_link in one call, seals the PIN before it leaves this process, and keeps
+ * only hashes of the per-flow tokens (in the workflow's encrypted memo).
+ */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import {
+  type Client,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
+import { z } from 'zod';
+import { createSealer, type Sealer } from '../codec/seal';
+import { buildCategoryTree, type CategoryTree } from '../contract/categories';
+import {
+  type Category,
+  describeZodError,
+  HostedLinkRequest,
+  SwapInitRequest,
+  WalletPin,
+} from '../contract/provider';
+import {
+  CATEGORIES_WORKFLOW_TYPE,
+  cancelLinkSignal,
+  cancelSwapSignal,
+  LINK_WORKFLOW_TYPE,
+  linkCreatedUpdate,
+  linkStateQuery,
+  type LinkView,
+  linkWorkflowId,
+  type LinkWorkflowInput,
+  notificationSignal,
+  type PinOutcome,
+  submitPinSignal,
+  submitPinUpdate,
+  SWAP_WORKFLOW_TYPE,
+  swapInitializedUpdate,
+  swapStateQuery,
+  type SwapView,
+  swapWorkflowId,
+  type SwapWorkflowInput,
+} from '../workflows/messages';
+import { InputError, DuplicateFlowError, FlowNotFoundError, PinNotAcceptedError } from './errors';
+
+export const SwapStartBody = SwapInitRequest.omit({ notification_url: true });
+export type SwapStartBody = z.infer<typeof SwapStartBody>;
+export const LinkCreateBody = HostedLinkRequest.omit({ notification_url: true }).extend({
+  currency: HostedLinkRequest.shape.currency.default('NGN'),
+});
+export type LinkCreateBody = z.input<typeof LinkCreateBody>;
+export const PinBody = z.object({ wallet_pin: WalletPin });
+
+export type FlowKind = 'swap' | 'paylink';
+
+export interface MpfClientOptions {
+  client: Client;
+  taskQueue: string;
+  /** PAYLOAD_ENCRYPTION_KEYS (for sealing PINs). */
+  keys: string;
+  /** GATEWAY_PUBLIC_URL: where the provider sends notifications and users open the PIN page. */
+  publicUrl: string;
+  pinMaxAttempts?: number;
+  swapNotificationWaitSeconds?: number;
+  linkLifetimeSeconds?: number;
+}
+
+export interface StartedSwap {
+  swap: SwapView;
+  pin_url: string;
+  pin_token: string;
+}
+
+export interface CreatedLink {
+  link: LinkView;
+}
+
+export interface CategoriesResult {
+  categories: Category[];
+  tree: CategoryTree;
+}
+
+interface TokenMemo {
+  pin_token_sha256?: string;
+  notify_token_sha256?: string;
+}
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+const newToken = (): string => randomBytes(32).toString('base64url'); // 256 bits
+
+export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.output<T> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new InputError(describeZodError(r.error, prefix), r.error.issues[0]?.path.map(String).join('.') ?? '');
+  return r.data;
+}
+
+export class MpfClient {
+  readonly temporal: Client;
+  private readonly sealer: Sealer;
+  private publicUrl: string;
+
+  constructor(private readonly opts: MpfClientOptions) {
+    this.temporal = opts.client;
+    this.sealer = createSealer(opts.keys);
+    this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
+  }
+
+  /** The gateway's public base URL (set after it listens when its port was 0). */
+  setPublicUrl(url: string): void {
+    this.publicUrl = url.replace(/\/+$/, '');
+  }
+
+  notificationUrl(kind: FlowKind, flowId: string, token: string): string {
+    return `${this.publicUrl}/v1/notifications/${kind}/${encodeURIComponent(flowId)}/${token}`;
+  }
+
+  pinUrl(swapId: string, pinToken: string): string {
+    // The token travels in the fragment: browsers never send it to servers or in Referer.
+    return `${this.publicUrl}/pin/${encodeURIComponent(swapId)}#token=${pinToken}`;
+  }
+
+  // --------------------------------------------------------------------------------------------
+  // Swaps
+  // --------------------------------------------------------------------------------------------
+
+  async startSwap(body: unknown): Promise<StartedSwap> {
+    const req = parseOrThrow(SwapStartBody, body);
+    const workflowId = swapWorkflowId(req.txn_ref);
+    const pinToken = newToken();
+    const notifyToken = newToken();
+    const input: SwapWorkflowInput = {
+      request: { ...req, notification_url: this.notificationUrl('swap', workflowId, notifyToken) },
+      pin_max_attempts: this.opts.pinMaxAttempts ?? 3,
+      notification_wait_seconds: this.opts.swapNotificationWaitSeconds ?? 0,
+    };
+    const memo: TokenMemo = { pin_token_sha256: sha256(pinToken), notify_token_sha256: sha256(notifyToken) };
+    const start = new WithStartWorkflowOperation(SWAP_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: this.opts.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      memo: memo as Record<string, unknown>,
+    });
+    try {
+      const swap = await this.temporal.workflow.executeUpdateWithStart(swapInitializedUpdate, {
+        startWorkflowOperation: start,
+      });
+      return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError || isAlreadyStarted(err)) {
+        throw new DuplicateFlowError('swap', workflowId, await this.getSwap(workflowId).catch(() => undefined));
+      }
+      throw err;
+    }
+  }
+
+  async getSwap(swapId: string): Promise<SwapView> {
+    return this.queryFlow(swapId, swapStateQuery);
+  }
+
+  /**
+   * Submits a PIN. `wait` (default) uses the update and returns the outcome of this PIN; otherwise
+   * a signal (fire and forget) and `undefined`.
+   */
+  async submitPin(swapId: string, body: unknown, opts: { wait?: boolean } = {}): Promise<PinOutcome | undefined> {
+    const { wallet_pin } = parseOrThrow(PinBody, body);
+    const submission = { sealed_pin: this.sealer.seal(wallet_pin), submission_id: randomUUID() };
+    const handle = this.temporal.workflow.getHandle(swapId);
+    try {
+      if (opts.wait === false) {
+        await handle.signal(submitPinSignal, submission);
+        return undefined;
+      }
+      return await handle.executeUpdate(submitPinUpdate, { args: [submission] });
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError('swap', swapId);
+      if (err instanceof WorkflowUpdateFailedError) {
+        throw new PinNotAcceptedError(err.cause?.message ?? 'the swap did not accept a PIN');
+      }
+      throw err;
+    }
+  }
+
+  async cancelSwap(swapId: string, reason?: string): Promise<SwapView> {
+    await this.signalFlow(swapId, cancelSwapSignal, { reason });
+    return this.getSwap(swapId);
+  }
+
+  // --------------------------------------------------------------------------------------------
+  // Payment links
+  // --------------------------------------------------------------------------------------------
+
+  async createLink(body: unknown): Promise<CreatedLink> {
+    const req = parseOrThrow(LinkCreateBody, body);
+    const workflowId = linkWorkflowId(req.txn_merchant_ref);
+    const notifyToken = newToken();
+    const input: LinkWorkflowInput = {
+      request: { ...req, notification_url: this.notificationUrl('paylink', workflowId, notifyToken) },
+      lifetime_seconds: this.opts.linkLifetimeSeconds ?? 86_400,
+    };
+    const memo: TokenMemo = { notify_token_sha256: sha256(notifyToken) };
+    const start = new WithStartWorkflowOperation(LINK_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: this.opts.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      memo: memo as Record<string, unknown>,
+    });
+    try {
+      const link = await this.temporal.workflow.executeUpdateWithStart(linkCreatedUpdate, { startWorkflowOperation: start });
+      return { link };
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError || isAlreadyStarted(err)) {
+        throw new DuplicateFlowError('payment_link', workflowId, await this.getLink(workflowId).catch(() => undefined));
+      }
+      throw err;
+    }
+  }
+
+  async getLink(linkId: string): Promise<LinkView> {
+    return this.queryFlow(linkId, linkStateQuery);
+  }
+
+  async cancelLink(linkId: string, reason?: string): Promise<LinkView> {
+    await this.signalFlow(linkId, cancelLinkSignal, { reason });
+    return this.getLink(linkId);
+  }
+
+  // --------------------------------------------------------------------------------------------
+  // Tokens and notifications
+  // --------------------------------------------------------------------------------------------
+
+  /**
+   * Checks a per-flow token against the hash in the flow's memo, in constant time. A token of a
+   * closed flow has expired with it. Returns 'ok', 'unknown_flow', 'bad_token' or 'closed'.
+   */
+  async verifyToken(flowId: string, field: keyof TokenMemo, token: string): Promise<'ok' | 'unknown_flow' | 'bad_token' | 'closed'> {
+    let desc;
+    try {
+      desc = await this.temporal.workflow.getHandle(flowId).describe();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return 'unknown_flow';
+      throw err;
+    }
+    const expected = (desc.memo as TokenMemo | undefined)?.[field];
+    if (typeof expected !== 'string' || typeof token !== 'string' || token.length === 0) return 'bad_token';
+    const a = Buffer.from(sha256(token), 'hex');
+    const b = Buffer.from(expected, 'hex');
+    if (a.length !== b.length || !timingSafeEqual(a, b)) return 'bad_token';
+    return desc.status.name === 'RUNNING' ? 'ok' : 'closed';
+  }
+
+  /** Signals a flow with a received notification (the receiver checked its token first). */
+  async deliverNotification(flowId: string, payload: unknown, rawBody: string): Promise<string> {
+    const dedup_key = notificationDedupKey(payload, rawBody);
+    await this.signalFlow(flowId, notificationSignal, { dedup_key, received_at: new Date().toISOString(), payload });
+    return dedup_key;
+  }
+
+  // --------------------------------------------------------------------------------------------
+  // Categories
+  // --------------------------------------------------------------------------------------------
+
+  async listCategories(): Promise<CategoriesResult> {
+    const categories = await this.temporal.workflow.execute(CATEGORIES_WORKFLOW_TYPE, {
+      workflowId: `categories-${randomUUID()}`,
+      taskQueue: this.opts.taskQueue,
+      workflowExecutionTimeout: '2 minutes',
+    });
+    return { categories: categories as Category[], tree: buildCategoryTree(categories as Category[]) };
+  }
+
+  // --------------------------------------------------------------------------------------------
+
+  private async queryFlow<T>(flowId: string, query: QueryDefinition<T>): Promise<T> {
+    try {
+      return await this.temporal.workflow.getHandle(flowId).query(query);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowKindOf(flowId), flowId);
+      throw err;
+    }
+  }
+
+  private async signalFlow<A extends unknown[]>(flowId: string, signal: SignalDefinition<A>, ...args: A): Promise<void> {
+    try {
+      await this.temporal.workflow.getHandle(flowId).signal(signal, ...args);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowKindOf(flowId), flowId);
+      throw err;
+    }
+  }
+}
+
+function flowKindOf(flowId: string): string {
+  return flowId.startsWith('swap-') ? 'swap' : flowId.startsWith('paylink-') ? 'payment_link' : 'flow';
+}
+
+function isAlreadyStarted(err: unknown): boolean {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    if (e instanceof WorkflowExecutionAlreadyStartedError) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** The payload's own notification id when it has one, else a hash of the raw body. */
+export function notificationDedupKey(payload: unknown, rawBody: string): string {
+  if (payload && typeof payload === 'object') {
+    const top = payload as Record<string, unknown>;
+    const inner = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : {};
+    for (const v of [inner.notification_id, top.notification_id, top.event_id, top.id]) {
+      if (typeof v === 'string' && v.length > 0 && v.length <= 200) return `id:${v}`;
+    }
+  }
+  return `sha256:${sha256(rawBody)}`;
+}

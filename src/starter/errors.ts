@@ -1,0 +1,44 @@
+/** Errors of the typed client, each mapped to one HTTP status by the gateway and to a message by the CLI. */
+
+/** Bad input: names the field; nothing was started. -> 400 */
+export class InputError extends Error {
+  override name = 'InputError';
+  readonly status = 400;
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The reference was used before: the existing flow is returned, nothing new started. -> 409 */
+export class DuplicateFlowError extends Error {
+  override name = 'DuplicateFlowError';
+  readonly status = 409;
+  constructor(
+    readonly kind: 'swap' | 'payment_link',
+    readonly flowId: string,
+    readonly existing: unknown,
+  ) {
+    super(`a ${kind.replace('_', ' ')} with this reference already exists: ${flowId}`);
+  }
+}
+
+/** -> 404 */
+export class FlowNotFoundError extends Error {
+  override name = 'FlowNotFoundError';
+  readonly status = 404;
+  constructor(
+    readonly kind: string,
+    readonly flowId: string,
+  ) {
+    super(`no ${kind.replace('_', ' ')} ${flowId}`);
+  }
+}
+
+/** The swap's validator refused the PIN (not awaiting a PIN, one already in flight). -> 409 */
+export class PinNotAcceptedError extends Error {
+  override name = 'PinNotAcceptedError';
+  readonly status = 409;
+}

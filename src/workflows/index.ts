@@ -1,0 +1,4 @@
+// The workflows registered on the worker (the bundle's entry point).
+export { swapWorkflow } from './swap';
+export { paymentLinkWorkflow } from './payment-link';
+export { categoriesWorkflow } from './categories';

@@ -1,0 +1,172 @@
+/**
+ * Every message of the flows, shared by the workflows and the starter (typed client, gateway,
+ * CLI): workflow names, inputs, signals, queries, updates and the views they return. Pure types
+ * and definitions: safe inside the workflow sandbox.
+ *
+ * Nothing here ever carries the PIN or auth_token in plaintext: a PIN travels sealed
+ * (`sealed:v1:…`, sealed by the gateway/client, unsealed only inside the confirm activity).
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { HostedLinkRequest, NotificationOutcome, SwapInitRequest } from '../contract/provider';
+
+// ---------------------------------------------------------------------------------------------
+// Workflow ids (fixed contract)
+// ---------------------------------------------------------------------------------------------
+
+export const swapWorkflowId = (txnRef: string): string => `swap-${txnRef}`;
+export const linkWorkflowId = (txnMerchantRef: string): string => `paylink-${txnMerchantRef}`;
+
+// ---------------------------------------------------------------------------------------------
+// Notifications (both flows): what the receiver signals after it checked the URL token
+// ---------------------------------------------------------------------------------------------
+
+export interface NotificationInput {
+  /** Deduplication key: the payload's own id when it has one, else a hash of the raw body. */
+  dedup_key: string;
+  received_at: string;
+  /** The payload as received (JSON); kept in (encrypted) workflow state. */
+  payload: unknown;
+}
+
+export interface NotificationRecord {
+  dedup_key: string;
+  received_at: string;
+  outcome: NotificationOutcome;
+  /** True when it moved the flow's state. */
+  applied: boolean;
+  /** Deliveries of the same notification (retries, duplicates). */
+  deliveries: number;
+  payload: unknown;
+}
+
+export const notificationSignal = defineSignal<[NotificationInput]>('notification');
+
+// ---------------------------------------------------------------------------------------------
+// Swap
+// ---------------------------------------------------------------------------------------------
+
+export const SWAP_WORKFLOW_TYPE = 'swapWorkflow';
+
+export type SwapState =
+  | 'initializing'
+  | 'awaiting_pin'
+  | 'confirming'
+  | 'confirmed'
+  | 'expired'
+  | 'cancelled'
+  | 'failed'
+  | 'needs_reconciliation';
+
+export const SWAP_TERMINAL_STATES: readonly SwapState[] = [
+  'confirmed',
+  'expired',
+  'cancelled',
+  'failed',
+  'needs_reconciliation',
+];
+
+export interface SwapWorkflowInput {
+  request: SwapInitRequest;
+  /** Our cap on PIN attempts (default 3). */
+  pin_max_attempts: number;
+  /** After confirmation, wait up to this long for the provider's notification (0 = don't). */
+  notification_wait_seconds: number;
+}
+
+export interface SwapView {
+  swap_id: string;
+  state: SwapState;
+  txn_ref: string;
+  user_ref: string;
+  payment_ref?: string;
+  from_currency: string;
+  to_currency: string;
+  amount: number;
+  converted_amount?: number;
+  rate_used?: number;
+  expires_in_seconds?: number;
+  /** ISO time after which no confirmation is attempted (provider window less a safety margin). */
+  expires_at?: string;
+  pin_attempts_used: number;
+  pin_attempts_left: number;
+  /** Why the swap ended failed / needs_reconciliation / cancelled, in words an operator can use. */
+  reason?: string;
+  provider_message?: string;
+  notifications: NotificationRecord[];
+  updated_at: string;
+}
+
+export interface PinSubmission {
+  /** The PIN sealed with the payload key (`sealed:v1:…`); never the PIN itself. */
+  sealed_pin: string;
+  /** Caller's id for this submission (idempotency of a retried update). */
+  submission_id: string;
+}
+
+export type PinOutcome =
+  | { outcome: 'confirmed'; state: SwapState }
+  | { outcome: 'pin_rejected'; state: SwapState; attempts_left: number }
+  | { outcome: 'expired'; state: SwapState }
+  | { outcome: 'cancelled'; state: SwapState }
+  | { outcome: 'failed'; state: SwapState; reason?: string }
+  | { outcome: 'needs_reconciliation'; state: SwapState; reason?: string };
+
+/** Fire-and-forget PIN (design card). */
+export const submitPinSignal = defineSignal<[PinSubmission]>('submitPin');
+/** PIN with an answer: validated synchronously, returns the outcome of that PIN. */
+export const submitPinUpdate = defineUpdate<PinOutcome, [PinSubmission]>('submitPinAndWait');
+/** Cancels a swap still awaiting its PIN. */
+export const cancelSwapSignal = defineSignal<[{ reason?: string }]>('cancel');
+export const swapStateQuery = defineQuery<SwapView>('state');
+/** Used with update-with-start: returns once initialization has finished (either way). */
+export const swapInitializedUpdate = defineUpdate<SwapView>('initialized');
+
+// ---------------------------------------------------------------------------------------------
+// Payment link
+// ---------------------------------------------------------------------------------------------
+
+export const LINK_WORKFLOW_TYPE = 'paymentLinkWorkflow';
+
+export type LinkState =
+  | 'creating'
+  | 'awaiting_payment'
+  | 'paid'
+  | 'failed'
+  | 'expired'
+  | 'cancelled'
+  | 'needs_reconciliation';
+
+export const LINK_TERMINAL_STATES: readonly LinkState[] = ['paid', 'failed', 'expired', 'cancelled', 'needs_reconciliation'];
+
+export interface LinkWorkflowInput {
+  request: HostedLinkRequest;
+  /** How long the link is awaited before it ends `expired`. */
+  lifetime_seconds: number;
+}
+
+export interface LinkView {
+  link_id: string;
+  state: LinkState;
+  txn_merchant_ref: string;
+  user_ref: string;
+  amount: number;
+  currency: string;
+  payment_ref?: string;
+  pay_link?: string;
+  redirect_url: string;
+  expires_at?: string;
+  reason?: string;
+  notifications: NotificationRecord[];
+  updated_at: string;
+}
+
+export const cancelLinkSignal = defineSignal<[{ reason?: string }]>('cancel');
+export const linkStateQuery = defineQuery<LinkView>('state');
+/** Used with update-with-start: returns once the link was created (or creation failed). */
+export const linkCreatedUpdate = defineUpdate<LinkView>('created');
+
+// ---------------------------------------------------------------------------------------------
+// Categories
+// ---------------------------------------------------------------------------------------------
+
+export const CATEGORIES_WORKFLOW_TYPE = 'categoriesWorkflow';

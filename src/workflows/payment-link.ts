@@ -1,0 +1,150 @@
+/**
+ * The payment-link workflow (`paylink-<txn_merchant_ref>`): create the hosted bank-transfer link
+ * (activity), hand pay_link back through the `created` update, then await the provider's
+ * notifications (signals from our webhook receiver) until paid or failed, until the link's
+ * lifetime ends (expired), or until cancelled.
+ *
+ * Every notification is kept (deduplicated); a status-like field is mapped tolerantly (contract
+ * module); unknown payloads are recorded without moving the state; a notification after a
+ * terminal state changes nothing. An ambiguous creation is never repeated: needs_reconciliation.
+ */
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ProviderActivities } from '../activities/types';
+import {
+  PROVIDER_ACTIVITY_START_TO_CLOSE,
+  PROVIDER_FAILURE_TYPES,
+  providerRetryPolicy,
+} from '../activities/retry-policies';
+import type { HostedLinkData } from '../contract/provider';
+import {
+  cancelLinkSignal,
+  LINK_TERMINAL_STATES,
+  linkCreatedUpdate,
+  type LinkState,
+  linkStateQuery,
+  type LinkView,
+  type LinkWorkflowInput,
+  notificationSignal,
+  type NotificationRecord,
+} from './messages';
+import { NotificationBook } from './notifications';
+import { FLOW_KIND, FLOW_REF, FLOW_STATE } from './search-attributes';
+
+const { createPaymentLink } = proxyActivities<ProviderActivities>({
+  startToCloseTimeout: PROVIDER_ACTIVITY_START_TO_CLOSE,
+  scheduleToCloseTimeout: '2 minutes',
+  retry: providerRetryPolicy,
+});
+
+function failureType(err: unknown): string | undefined {
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause.type ?? undefined;
+  return undefined;
+}
+
+function describeFailure(err: unknown): string {
+  if (err instanceof ActivityFailure) return `${failureType(err) ?? 'activity failed'}: ${err.cause?.message ?? err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<LinkView> {
+  const { request } = input;
+  const notifications = new NotificationBook();
+  let state = 'creating' as LinkState;
+  let link: HostedLinkData | undefined;
+  let reason: string | undefined;
+  let expiresAtMs: number | undefined;
+  let cancelRequested: string | undefined;
+  let updatedAt = new Date().toISOString();
+
+  const view = (): LinkView => ({
+    link_id: workflowInfo().workflowId,
+    state,
+    txn_merchant_ref: request.txn_merchant_ref,
+    user_ref: request.user_ref,
+    amount: link?.amount ?? request.amount,
+    currency: link?.currency ?? request.currency,
+    payment_ref: link?.payment_ref,
+    pay_link: link?.pay_link,
+    redirect_url: link?.redirect_url ?? request.redirect_url,
+    expires_at: expiresAtMs === undefined ? undefined : new Date(expiresAtMs).toISOString(),
+    reason,
+    notifications: notifications.list(),
+    updated_at: updatedAt,
+  });
+
+  const setState = (next: LinkState, why?: string): void => {
+    state = next;
+    if (why !== undefined) reason = why;
+    updatedAt = new Date().toISOString();
+    upsertSearchAttributes([{ key: FLOW_STATE, value: next }]);
+    log.info('payment link state', { state: next, reason: why });
+  };
+
+  upsertSearchAttributes([
+    { key: FLOW_KIND, value: 'payment_link' },
+    { key: FLOW_REF, value: request.txn_merchant_ref },
+    { key: FLOW_STATE, value: state },
+  ]);
+
+  setHandler(linkStateQuery, view);
+  setHandler(linkCreatedUpdate, async () => {
+    await condition(() => state !== 'creating');
+    return view();
+  });
+  setHandler(cancelLinkSignal, (arg) => {
+    if (!LINK_TERMINAL_STATES.includes(state)) cancelRequested = arg?.reason?.slice(0, 200) || 'cancelled by request';
+  });
+  /** Moves an awaiting link by a notification's outcome; pending/unknown change nothing. */
+  const apply = (record: NotificationRecord): void => {
+    record.applied = record.outcome === 'paid' || record.outcome === 'failed';
+    if (record.outcome === 'paid') setState('paid');
+    else if (record.outcome === 'failed') setState('failed', 'the provider reported the payment failed');
+  };
+  /** Notifications that arrived while the link was still being created (applied right after). */
+  const early: NotificationRecord[] = [];
+  setHandler(notificationSignal, (n) => {
+    const record = notifications.add(n);
+    if (!record) return; // a duplicate delivery: counted, nothing else
+    if (state === 'awaiting_payment') apply(record);
+    else if (state === 'creating') early.push(record);
+    // after a terminal state: recorded, changes nothing
+  });
+
+  // --- 1. Create the link ---------------------------------------------------------------------
+  try {
+    link = await createPaymentLink(request);
+  } catch (err) {
+    if (failureType(err) === PROVIDER_FAILURE_TYPES.ambiguous) {
+      setState('needs_reconciliation', `link creation may have reached the provider without an answer (${describeFailure(err)})`);
+    } else {
+      setState('failed', `link creation failed (${describeFailure(err)})`);
+    }
+    await condition(allHandlersFinished);
+    return view();
+  }
+  expiresAtMs = Date.now() + input.lifetime_seconds * 1000;
+  setState('awaiting_payment');
+  for (const record of early) if (state === 'awaiting_payment') apply(record);
+
+  // --- 2. Await the outcome -------------------------------------------------------------------
+  const settled = await condition(
+    () => state !== 'awaiting_payment' || cancelRequested !== undefined,
+    Math.max(1, expiresAtMs - Date.now()),
+  );
+  if (state === 'awaiting_payment') {
+    if (settled && cancelRequested !== undefined) setState('cancelled', cancelRequested);
+    else setState('expired', 'no payment notification before the link lifetime ended');
+  }
+  await condition(allHandlersFinished);
+  return view();
+}

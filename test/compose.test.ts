@@ -9,7 +9,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
+import { CommanderError, type Command } from 'commander';
 import { parse } from 'yaml';
+import { EnvSchema, loadEnv } from '../src/config/env';
+import { providerClientFromEnv } from '../src/provider/client';
+import { buildProgram } from '../src/starter/cli';
 
 const root = path.join(__dirname, '..');
 const composeText = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
@@ -175,6 +179,95 @@ describe('docker-compose.yml', () => {
   });
 });
 
+/**
+ * Parses `argv` (after `node bin/mpf.cjs`) with the real CLI definition, replacing every action so
+ * nothing runs; returns the command chosen and its parsed options, or throws commander's error.
+ */
+function parseCli(args: string[]): { command: string; opts: Record<string, unknown> } {
+  const program = buildProgram();
+  let seen: { command: string; opts: Record<string, unknown> } | undefined;
+  const visit = (cmd: Command, names: string[]): void => {
+    cmd.exitOverride();
+    cmd.configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
+    if (cmd !== program && cmd.commands.length === 0) {
+      cmd.action(() => {
+        seen = { command: names.join(' '), opts: cmd.opts() };
+      });
+    }
+    for (const sub of cmd.commands) visit(sub, [...names, sub.name()]);
+  };
+  visit(program, []);
+  program.parse(['node', 'bin/mpf.cjs', ...args], { from: 'node' });
+  assert.ok(seen, `no command ran for ${args.join(' ')}`);
+  return seen;
+}
+
+describe('docker-compose.yml and the mpf CLI', () => {
+  const appServices = ['worker', 'gateway', 'simulator'];
+
+  test("runs each app service with a command line the mpf CLI's own parser accepts", () => {
+    for (const role of appServices) {
+      const cmd = svc(role).command as string[];
+      assert.deepEqual(cmd.slice(0, 2), ['node', 'bin/mpf.cjs']);
+      assert.equal(parseCli(cmd.slice(2)).command, role);
+    }
+    const gw = parseCli((svc('gateway').command as string[]).slice(2)).opts;
+    assert.equal(gw.port, Number(env('gateway').GATEWAY_PORT));
+    assert.equal(gw.host, '0.0.0.0', 'the gateway must listen beyond the container loopback');
+    const sim = parseCli((svc('simulator').command as string[]).slice(2)).opts;
+    assert.equal(sim.host, '0.0.0.0', 'the simulator must listen beyond the container loopback');
+    assert.equal(typeof sim.port, 'number');
+    assert.equal(typeof sim.checkoutPort, 'number');
+    assert.notEqual(sim.port, sim.checkoutPort);
+  });
+
+  test('the parser check refuses flags the CLI does not have (so the check above can fail)', () => {
+    assert.throws(() => parseCli(['simulator', '--port', '8090', '--public-url', 'http://x']), (e: unknown) => e instanceof CommanderError && e.code === 'commander.unknownOption');
+    assert.throws(() => parseCli(['gateway', '--port', 'eighty']), (e: unknown) => e instanceof CommanderError && e.code === 'commander.invalidArgument');
+    assert.throws(() => parseCli(['workers']), (e: unknown) => e instanceof CommanderError);
+  });
+
+  test('publishes the simulator checkout port and hands browsers its published address in pay_link', () => {
+    const sim = parseCli((svc('simulator').command as string[]).slice(2)).opts;
+    const checkoutHostPort = hostPort('simulator', sim.checkoutPort as number);
+    assert.equal(env('simulator').SIMULATOR_CHECKOUT_PUBLIC_URL, `http://localhost:${checkoutHostPort}`);
+    hostPort('simulator', sim.port as number);
+    const check = JSON.stringify(svc('simulator').healthcheck?.test);
+    assert.ok(check.includes(String(sim.port)) && check.includes(String(sim.checkoutPort)), check);
+  });
+
+  test('lets the simulator notify the gateway service at the address the gateway hands out', () => {
+    const gwPort = parseCli((svc('gateway').command as string[]).slice(2)).opts.port;
+    const base = new URL(env('gateway').GATEWAY_NOTIFICATION_BASE_URL ?? '');
+    assert.equal(base.hostname, 'gateway');
+    assert.equal(Number(base.port), gwPort);
+    assert.ok((env('simulator').SIMULATOR_NOTIFICATION_ALLOW_HOSTS ?? '').split(',').includes('gateway'));
+  });
+
+  test('sets only variables the application reads, with values it accepts', () => {
+    const known = new Set([...Object.keys(EnvSchema.shape), 'NODE_ENV']);
+    for (const role of appServices) {
+      const e = env(role);
+      for (const key of Object.keys(e)) {
+        assert.ok(known.has(key.replace(/_FILE$/, '')), `${role} sets ${key}, which the application never reads`);
+      }
+      // Validated as the process would at start-up (secret files aside: they exist only in Docker).
+      const plain = Object.fromEntries(Object.entries(e).filter(([k]) => !k.endsWith('_FILE')));
+      assert.doesNotThrow(() => loadEnv(plain), `${role}'s environment is refused`);
+    }
+  });
+
+  test("lets the worker build its provider client for the simulator service without MPS_LIVE", async () => {
+    const plain = Object.fromEntries(Object.entries(env('worker')).filter(([k]) => !k.endsWith('_FILE')));
+    // The secrets come from files in Docker; any non-empty values stand in for them here.
+    const e = loadEnv({ ...plain, MPS_SECRET_KEY: 'stand-in-secret', MPS_ACCESS_TOKEN: 'stand-in-token' });
+    const provider = providerClientFromEnv(e, e.MPS_BASE_URL as string);
+    await provider.close();
+    // …and the same rule still refuses a host MPS_ALLOW_HOSTS does not list.
+    assert.throws(() => loadEnv({ ...plain, MPS_BASE_URL: 'http://provider.example' }), /MPS_BASE_URL/);
+  });
+});
+
 describe('Dockerfile', () => {
   const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
   const ignore = readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
@@ -186,6 +279,15 @@ describe('Dockerfile', () => {
     assert.match(dockerfile, /npm run build/);
     assert.match(dockerfile, /^USER node$/m);
     assert.match(dockerfile, /"bin\/mpf\.cjs"/);
+  });
+
+  test('runs the compiled build and exposes the gateway and both simulator ports', () => {
+    assert.match(dockerfile, /^ENV .*\bMPF_USE_DIST=1\b/m);
+    const exposed = new Set([...dockerfile.matchAll(/^EXPOSE\s+(.+)$/gm)].flatMap((m) => (m[1] as string).split(/\s+/)));
+    for (const role of ['gateway', 'simulator']) {
+      const o = parseCli((svc(role).command as string[]).slice(2)).opts;
+      for (const p of [o.port, o.checkoutPort].filter((x) => x !== undefined)) assert.ok(exposed.has(String(p)), `port ${String(p)} not exposed`);
+    }
   });
 
   test('keeps secrets, dependencies and local state out of the build context', () => {

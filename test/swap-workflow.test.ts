@@ -1,6 +1,7 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStack, type Stack } from './helpers/stack';
+import type { SwapView } from '../src/workflows/messages';
 
 const swapBody = (txn_ref: string, extra: Record<string, unknown> = {}) => ({
   user_ref: 'user-1',
@@ -14,11 +15,18 @@ const ref = (p: string) => `${p}-${Date.now().toString(36)}-${Math.random().toSt
 
 describe('the swap workflow through the typed client', () => {
   let stack: Stack;
+  const confirmRequests = async () => (await stack.control.ledger({ endpoint: 'swap.confirm' })).requests.length;
+  const result = (id: string) => stack.client.workflow.getHandle(id).result() as Promise<SwapView>;
+
   before(async () => {
     stack = await startStack({ simulator: { pins: { 'user-1': '4321' } } });
   });
   after(async () => {
     await stack?.stop();
+  });
+  beforeEach(async () => {
+    await stack.control.reset();
+    await stack.control.setConfig({ swapExpiresInSeconds: 300 });
   });
 
   test('initialises, shows the rate, and confirms with the right PIN', async () => {
@@ -31,6 +39,8 @@ describe('the swap workflow through the typed client', () => {
     assert.ok(!JSON.stringify(started.swap).includes('auth_token'));
     const outcome = await stack.mpf.submitPin(started.swap.swap_id, { wallet_pin: ' 4321 ' });
     assert.deepEqual(outcome, { outcome: 'confirmed', state: 'confirmed' });
+    const final = await result(started.swap.swap_id);
+    assert.equal(final.state, 'confirmed');
     const ledger = await stack.control.ledger({ ref: txn });
     assert.equal(ledger.effects.filter((e) => e.kind === 'swap.confirmed').length, 1);
   });
@@ -39,7 +49,113 @@ describe('the swap workflow through the typed client', () => {
     const started = await stack.mpf.startSwap(swapBody(ref('wrongpin')));
     const first = await stack.mpf.submitPin(started.swap.swap_id, { wallet_pin: '0000' });
     assert.deepEqual(first, { outcome: 'pin_rejected', state: 'awaiting_pin', attempts_left: 2 });
+    const view = await stack.mpf.getSwap(started.swap.swap_id);
+    assert.equal(view.pin_attempts_left, 2);
     const second = await stack.mpf.submitPin(started.swap.swap_id, { wallet_pin: '4321' });
     assert.equal(second?.outcome, 'confirmed');
+    assert.equal(await confirmRequests(), 2);
+  });
+
+  test('fails closed after three wrong PINs and makes no further confirm call', async () => {
+    const { swap } = await stack.mpf.startSwap(swapBody(ref('exhaust')));
+    for (const left of [2, 1]) {
+      assert.deepEqual(await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '1111' }), {
+        outcome: 'pin_rejected',
+        state: 'awaiting_pin',
+        attempts_left: left,
+      });
+    }
+    const last = await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '1111' });
+    assert.deepEqual(last, { outcome: 'pin_rejected', state: 'failed', attempts_left: 0 });
+    const final = await result(swap.swap_id);
+    assert.equal(final.state, 'failed');
+    assert.match(final.reason!, /attempts exhausted/);
+    await assert.rejects(stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' }));
+    assert.equal(await confirmRequests(), 3);
+  });
+
+  test('expires when no PIN arrives inside a short provider window, with no confirm call', async () => {
+    await stack.control.setConfig({ swapExpiresInSeconds: 2 });
+    const { swap } = await stack.mpf.startSwap(swapBody(ref('expire')));
+    assert.equal(swap.expires_in_seconds, 2);
+    const final = await result(swap.swap_id);
+    assert.equal(final.state, 'expired');
+    assert.equal(await confirmRequests(), 0);
+  });
+
+  test('the expiry leaves a safety margin before the provider window', async () => {
+    await stack.control.setConfig({ swapExpiresInSeconds: 60 });
+    const { swap } = await stack.mpf.startSwap(swapBody(ref('margin')));
+    const msLeft = Date.parse(swap.expires_at!) - Date.now();
+    assert.ok(msLeft <= 55_000 && msLeft > 40_000, `expires_at is window less 5 s (left: ${msLeft} ms)`);
+    await stack.mpf.cancelSwap(swap.swap_id);
+  });
+
+  test('cancel ends a swap awaiting its PIN, and a later PIN is refused', async () => {
+    const { swap } = await stack.mpf.startSwap(swapBody(ref('cancel')));
+    await stack.mpf.cancelSwap(swap.swap_id, 'user changed their mind');
+    const final = await result(swap.swap_id);
+    assert.equal(final.state, 'cancelled');
+    assert.equal(final.reason, 'user changed their mind');
+    await assert.rejects(stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' }));
+    assert.equal(await confirmRequests(), 0);
+  });
+
+  test('a second start with the same txn_ref is refused and never reaches the provider', async () => {
+    const txn = ref('dup');
+    await stack.mpf.startSwap(swapBody(txn));
+    await assert.rejects(stack.mpf.startSwap(swapBody(txn, { amount: 99 })), (err: Error & { existing?: SwapView }) => {
+      assert.equal(err.name, 'DuplicateFlowError');
+      assert.equal(err.existing?.amount, 10.5);
+      return true;
+    });
+    const ledger = await stack.control.ledger({ endpoint: 'swap.init' });
+    assert.equal(ledger.requests.length, 1);
+  });
+
+  test('bad input names the field and starts nothing', async () => {
+    const txn = ref('bad');
+    await assert.rejects(stack.mpf.startSwap(swapBody(txn, { amount: -5 })), /amount: must be greater than 0/);
+    await assert.rejects(stack.mpf.startSwap(swapBody(txn, { from_currency: 'usd' })), /from_currency/);
+    await assert.rejects(stack.mpf.startSwap(swapBody(txn, { amount: 1.234 })), /amount: must have at most 2 decimal places/);
+    await assert.rejects(stack.client.workflow.getHandle(`swap-${txn}`).describe(), /not found/i);
+    assert.equal((await stack.control.ledger({ endpoint: 'swap.init' })).requests.length, 0);
+  });
+
+  test('a confirmation that may have reached the provider ends needs_reconciliation and is not repeated', async () => {
+    const { swap } = await stack.mpf.startSwap(swapBody(ref('ambiguous')));
+    await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 1 }] });
+    const outcome = await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' });
+    assert.equal(outcome?.outcome, 'needs_reconciliation');
+    const final = await result(swap.swap_id);
+    assert.equal(final.state, 'needs_reconciliation');
+    assert.match(final.reason!, /may have reached the provider/);
+    assert.equal(await confirmRequests(), 1, 'never blindly repeated');
+    const effects = (await stack.control.ledger()).effects.filter((e) => e.kind === 'swap.confirmed');
+    assert.equal(effects.length, 1, 'the provider did commit it');
+  });
+
+  test('a transient provider failure on confirm is retried inside the window and confirms once', async () => {
+    const { swap } = await stack.mpf.startSwap(swapBody(ref('retry')));
+    await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'rate_limit', retryAfterSeconds: 1, times: 1 }] });
+    const outcome = await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' });
+    assert.equal(outcome?.outcome, 'confirmed');
+    assert.equal(await confirmRequests(), 2);
+  });
+
+  test('an ambiguous initialization ends needs_reconciliation without a second init call', async () => {
+    await stack.control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'apply_then_fail', times: 1 }] });
+    const { swap } = await stack.mpf.startSwap(swapBody(ref('initamb')));
+    assert.equal(swap.state, 'needs_reconciliation');
+    assert.equal((await stack.control.ledger({ endpoint: 'swap.init' })).requests.length, 1);
+  });
+
+  test('a PIN signal (fire and forget) confirms too, and the query never shows PIN or token', async () => {
+    const { swap } = await stack.mpf.startSwap(swapBody(ref('signal')));
+    await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' }, { wait: false });
+    const final = await result(swap.swap_id);
+    assert.equal(final.state, 'confirmed');
+    const json = JSON.stringify(await stack.mpf.getSwap(swap.swap_id));
+    assert.ok(!json.includes('4321') && !json.includes('sealed') && !json.includes('auth_token'));
   });
 });

@@ -21,13 +21,58 @@ export function isLoopbackUrl(url: string): boolean {
   }
 }
 
+/** Whether `url`'s host is one of `allowHosts` (exact, case-insensitive host names). */
+export function isAllowedHostUrl(url: string, allowHosts: readonly string[]): boolean {
+  try {
+    return allowHosts.includes(new URL(url).hostname.toLowerCase());
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether the provider at MPS_BASE_URL may be dialled without MPS_LIVE: unset (the embedded
+ * simulator), a loopback address, or a host listed in MPS_ALLOW_HOSTS (a known simulator).
+ * The provider client applies the same rule: `live: env.MPS_LIVE || isAllowedHostUrl(baseUrl,
+ * env.MPS_ALLOW_HOSTS)` (the live flag guards real money).
+ */
+export function providerHostAllowedWithoutLive(env: Pick<AppEnv, 'MPS_BASE_URL' | 'MPS_ALLOW_HOSTS'>): boolean {
+  if (!env.MPS_BASE_URL) return true;
+  return isLoopbackUrl(env.MPS_BASE_URL) || isAllowedHostUrl(env.MPS_BASE_URL, env.MPS_ALLOW_HOSTS);
+}
+
 const optionalNonEmpty = z.string().min(1).optional();
+/** A comma-separated list ("a, b,c"), trimmed, empty entries dropped. */
+const csv = z
+  .string()
+  .optional()
+  .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+/** Host names: a comma-separated list of bare host names (no scheme, port or path), lower-cased. */
+const hostList = csv.pipe(
+  z.array(
+    z
+      .string()
+      .regex(/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'must be a comma-separated list of host names (no scheme or port)')
+      .transform((h) => h.toLowerCase()),
+  ),
+);
+const httpUrl = z.url({ protocol: /^https?$/ });
+/** Origins (scheme://host[:port]) for CORS, comma-separated, or '*'. */
+const originList = csv.pipe(
+  z.array(z.union([z.literal('*'), z.string().regex(/^https?:\/\/[^/\s,]+$/, 'must be a comma-separated list of origins such as http://localhost:8233')])),
+);
 const port = z.coerce.number().int().min(0).max(65535);
 const flag = z.enum(['0', '1', 'true', 'false']).optional().transform((v) => v === '1' || v === 'true');
 
 export const EnvSchema = z
   .object({
-    MPS_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+    MPS_BASE_URL: httpUrl.optional(),
+    /**
+     * Non-loopback provider hosts that may be dialled WITHOUT MPS_LIVE, because they are known
+     * simulators (the compose service name `simulator`). Every other non-loopback host needs
+     * MPS_LIVE=1.
+     */
+    MPS_ALLOW_HOSTS: hostList,
     MPS_SECRET_KEY: optionalNonEmpty,
     MPS_ACCESS_TOKEN: optionalNonEmpty,
     MPS_MERCHANT_REF: optionalNonEmpty,
@@ -36,21 +81,37 @@ export const EnvSchema = z
     TEMPORAL_ADDRESS: optionalNonEmpty,
     TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
     TEMPORAL_TASK_QUEUE: z.string().min(1).default('merchant-payment-flows'),
+    /** Temporal Web's base URL, for the links `mpf demo` prints when TEMPORAL_ADDRESS is set. */
+    TEMPORAL_UI_URL: httpUrl.optional(),
     GATEWAY_PORT: port.default(8080),
-    GATEWAY_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+    /** Interface the gateway listens on (`mpf gateway --host` wins); default 127.0.0.1. */
+    GATEWAY_HOST: optionalNonEmpty,
+    /** What browsers use: PIN page links (and notifications unless the next one is set). */
+    GATEWAY_PUBLIC_URL: httpUrl.optional(),
+    /** Base of the notification_url handed to the provider when it reaches us by another address. */
+    GATEWAY_NOTIFICATION_BASE_URL: httpUrl.optional(),
     GATEWAY_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
     PAYLOAD_ENCRYPTION_KEYS: optionalNonEmpty,
+    /** Bearer token of the codec server (/codec on the gateway); unset = no codec server. */
+    CODEC_AUTH_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    /** Temporal Web origins the codec server answers CORS for. */
+    CODEC_CORS_ORIGINS: originList,
+    /** `mpf simulator`: base of pay_link when browsers reach the checkout by another address. */
+    SIMULATOR_CHECKOUT_PUBLIC_URL: httpUrl.optional(),
+    /** `mpf simulator`: non-loopback hosts it may deliver notifications to (e.g. `gateway`). */
+    SIMULATOR_NOTIFICATION_ALLOW_HOSTS: hostList,
     SWAP_PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
     SWAP_NOTIFICATION_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(0),
     LINK_LIFETIME_SECONDS: z.coerce.number().int().min(1).max(30 * 86_400).default(86_400),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {
-    if (env.MPS_BASE_URL && !isLoopbackUrl(env.MPS_BASE_URL) && !env.MPS_LIVE) {
+    if (env.MPS_BASE_URL && !isLoopbackUrl(env.MPS_BASE_URL) && !env.MPS_LIVE && !isAllowedHostUrl(env.MPS_BASE_URL, env.MPS_ALLOW_HOSTS)) {
       ctx.addIssue({
         code: 'custom',
         path: ['MPS_BASE_URL'],
-        message: 'is not a loopback address; set MPS_LIVE=1 to dial the live provider (every call moves real money)',
+        message:
+          'is not a loopback address; set MPS_LIVE=1 to dial the live provider (every call moves real money), or list a simulator host in MPS_ALLOW_HOSTS',
       });
     }
   });
@@ -78,7 +139,8 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): AppEnv {
   const parsed = EnvSchema.safeParse(collectEnv(source));
   if (!parsed.success) {
     // Name the variable and the rule; never echo the value (it may be a secret).
-    const msg = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    // The path's first element is the variable (a list's index adds nothing for the user).
+    const msg = parsed.error.issues.map((i) => `${String(i.path[0] ?? '(environment)')}: ${i.message}`).join('; ');
     throw new ConfigError(`invalid configuration: ${msg}`);
   }
   return parsed.data;

@@ -64,6 +64,11 @@ export interface MpfClientOptions {
   keys: string;
   /** GATEWAY_PUBLIC_URL: where the provider sends notifications and users open the PIN page. */
   publicUrl: string;
+  /**
+   * GATEWAY_NOTIFICATION_BASE_URL: base of the notification_url handed to the provider when it
+   * reaches the gateway by another address than browsers do; default publicUrl.
+   */
+  notificationBaseUrl?: string;
   pinMaxAttempts?: number;
   swapNotificationWaitSeconds?: number;
   linkLifetimeSeconds?: number;
@@ -102,11 +107,13 @@ export class MpfClient {
   readonly temporal: Client;
   private readonly sealer: Sealer;
   private publicUrl: string;
+  private readonly notificationBaseUrl: string | undefined;
 
   constructor(private readonly opts: MpfClientOptions) {
     this.temporal = opts.client;
     this.sealer = createSealer(opts.keys);
     this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
+    this.notificationBaseUrl = opts.notificationBaseUrl?.replace(/\/+$/, '');
   }
 
   /** The gateway's public base URL (set after it listens when its port was 0). */
@@ -115,7 +122,7 @@ export class MpfClient {
   }
 
   notificationUrl(kind: FlowKind, flowId: string, token: string): string {
-    return `${this.publicUrl}/v1/notifications/${kind}/${encodeURIComponent(flowId)}/${token}`;
+    return `${this.notificationBaseUrl ?? this.publicUrl}/v1/notifications/${kind}/${encodeURIComponent(flowId)}/${token}`;
   }
 
   pinUrl(swapId: string, pinToken: string): string {

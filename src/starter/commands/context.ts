@@ -1,0 +1,83 @@
+/**
+ * What the client commands share: the typed client built from the environment (Temporal target,
+ * task queue, payload keys, GATEWAY_PUBLIC_URL for PIN URLs and GATEWAY_NOTIFICATION_BASE_URL or
+ * GATEWAY_PUBLIC_URL for notification URLs), and output helpers.
+ */
+import { loadEnv, type AppEnv } from '../../config/env';
+import { connectClient, temporalTargetFromEnv } from '../../temporal/connection';
+import { requireKeys } from '../../worker-main';
+import { MpfClient } from '../client';
+
+export interface CliClient {
+  mpf: MpfClient;
+  env: AppEnv;
+  close(): Promise<void>;
+}
+
+/** GATEWAY_PUBLIC_URL, else the gateway's default local address. */
+export function gatewayPublicUrl(env: AppEnv): string {
+  return env.GATEWAY_PUBLIC_URL ?? `http://127.0.0.1:${env.GATEWAY_PORT}`;
+}
+
+export async function openClient(env: AppEnv = loadEnv()): Promise<CliClient> {
+  const keys = requireKeys(env);
+  const target = temporalTargetFromEnv(env);
+  let client;
+  try {
+    client = await connectClient(target, keys);
+  } catch (e) {
+    throw new Error(`cannot connect to Temporal at ${target.address}: ${(e as Error).message}`, { cause: e });
+  }
+  const mpf = new MpfClient({
+    client,
+    taskQueue: env.TEMPORAL_TASK_QUEUE,
+    keys,
+    publicUrl: gatewayPublicUrl(env),
+    notificationBaseUrl: env.GATEWAY_NOTIFICATION_BASE_URL,
+    pinMaxAttempts: env.SWAP_PIN_MAX_ATTEMPTS,
+    swapNotificationWaitSeconds: env.SWAP_NOTIFICATION_WAIT_SECONDS,
+    linkLifetimeSeconds: env.LINK_LIFETIME_SECONDS,
+  });
+  return { mpf, env, close: () => client.connection.close() };
+}
+
+/** Opens the client, runs `fn`, and always closes the connection. */
+export async function withClient<T>(fn: (c: CliClient) => Promise<T>): Promise<T> {
+  const c = await openClient();
+  try {
+    return await fn(c);
+  } finally {
+    await c.close();
+  }
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function printLines(lines: string[]): void {
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** "  label     value" rows with the labels padded to one width. */
+export function rows(pairs: Array<[string, string | number | undefined]>, indent = '  '): string[] {
+  const shown = pairs.filter(([, v]) => v !== undefined && v !== '');
+  const width = Math.max(0, ...shown.map(([k]) => k.length));
+  return shown.map(([k, v]) => `${indent}${k.padEnd(width)}  ${String(v)}`);
+}
+
+export function formatAmount(n: number | undefined, currency: string): string | undefined {
+  if (n === undefined) return undefined;
+  return `${n.toLocaleString('en-US', { maximumFractionDigits: 8 })} ${currency}`;
+}
+
+/** "2025-01-01T10:00:00.000Z (in 4 min 55 s)". */
+export function withTimeLeft(iso: string | undefined, now = Date.now()): string | undefined {
+  if (!iso) return undefined;
+  const ms = Date.parse(iso) - now;
+  if (!Number.isFinite(ms)) return iso;
+  if (ms <= 0) return `${iso} (passed)`;
+  const s = Math.round(ms / 1000);
+  const left = s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
+  return `${iso} (in ${left})`;
+}

@@ -1,0 +1,82 @@
+/**
+ * The gateway's one error handler and its error bodies. Every error answer is
+ * `{ error: <code>, message, field? }`:
+ *   InputError / request validation   -> 400 invalid_request (message "<field>: <rule>", field)
+ *   unreadable body (JSON, media type) -> 400 invalid_request / 415 unsupported_media_type
+ *   DuplicateFlowError                 -> 409 duplicate, with the existing flow's view
+ *   FlowNotFoundError                  -> 404 not_found
+ *   PinNotAcceptedError                -> 409 pin_not_accepted
+ *   rate limit                         -> 429 rate_limited
+ *   anything else                      -> 500 internal (generic message; logged without secrets)
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { DuplicateFlowError, FlowNotFoundError, InputError, PinNotAcceptedError } from '../errors';
+
+export interface ErrorBody {
+  error: string;
+  message: string;
+  field?: string;
+  [extra: string]: unknown;
+}
+
+export function sendError(reply: FastifyReply, status: number, error: string, message: string, extra: Record<string, unknown> = {}): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send({ error, message, ...extra });
+}
+
+interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+}
+
+/** "field: rule" for each issue; the field of the first one. */
+export function describeValidation(issues: readonly ValidationIssue[], context: string | undefined): { message: string; field: string } {
+  const parts = issues.map((i) => {
+    const path = (i.instancePath ?? '').replace(/^\//, '').split('/').filter(Boolean).join('.');
+    const field = path || (context ?? 'body');
+    const rule = /received undefined$/.test(i.message ?? '') ? 'is required' : (i.message ?? 'is invalid');
+    return { field, text: `${field}: ${rule}` };
+  });
+  return { message: parts.map((p) => p.text).join('; ') || `${context ?? 'body'}: is invalid`, field: parts[0]?.field ?? context ?? 'body' };
+}
+
+/** A safe, short description of an error for logs: name, code and message, never request data. */
+export function loggableError(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { type: typeof err };
+  const e = err as Error & { code?: unknown };
+  return { type: e.name, code: e.code, message: e.message, stack: e.stack };
+}
+
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setNotFoundHandler((_req, reply) => sendError(reply, 404, 'not_found', 'no such route'));
+
+  app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    if (hasZodFastifySchemaValidationErrors(err)) {
+      const { message, field } = describeValidation(err.validation, err.validationContext);
+      return sendError(reply, 400, 'invalid_request', message, { field });
+    }
+    if (err instanceof InputError) {
+      return sendError(reply, 400, 'invalid_request', err.message, { field: err.field || 'body' });
+    }
+    if (err instanceof DuplicateFlowError) {
+      const key = err.kind === 'swap' ? 'swap' : 'link';
+      return sendError(reply, 409, 'duplicate', err.message, err.existing === undefined ? {} : { [key]: err.existing });
+    }
+    if (err instanceof FlowNotFoundError) return sendError(reply, 404, 'not_found', err.message);
+    if (err instanceof PinNotAcceptedError) return sendError(reply, 409, 'pin_not_accepted', err.message);
+    const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
+    if (status === 429) return sendError(reply, 429, 'rate_limited', 'too many requests; try again later');
+    if (status === 415) return sendError(reply, 415, 'unsupported_media_type', 'send the body as application/json');
+    if (status === 413) return sendError(reply, 413, 'payload_too_large', 'the request body is too large');
+    if (status >= 400 && status < 500) {
+      // Fastify's own client errors (unreadable JSON, empty JSON body, …). Their messages may
+      // quote the body (a PIN), so they are never echoed.
+      const rule = err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'must not be empty' : 'is not valid JSON';
+      return status === 400
+        ? sendError(reply, 400, 'invalid_request', `body: ${rule}`, { field: 'body' })
+        : sendError(reply, status, 'client_error', 'the request was refused');
+    }
+    req.log.error({ err: loggableError(err) }, 'request failed');
+    return sendError(reply, 500, 'internal', 'internal error; the gateway logged the details');
+  });
+}

@@ -1,0 +1,62 @@
+/**
+ * The gateway's pino logger options: secrets never reach a log line.
+ * - Requests are logged by a custom serializer that keeps method, a sanitised URL and the peer
+ *   address only (no headers at all, so no Authorization, x-api-key or cookies).
+ * - The URL loses the token segment of /v1/notifications/{kind}/{flow_id}/{token}, its query
+ *   string, and anything that looks like a fragment (`#…`, `%23…`) a careless client sent.
+ * - Header paths are redacted as well, in case any code logs a request's headers explicitly.
+ * Bodies (PINs) are never logged by fastify; the error handler logs errors without request data.
+ */
+import type { FastifyRequest } from 'fastify';
+
+export const REDACTED = '[redacted]';
+
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  'wallet_pin',
+  'pin_token',
+  '*.wallet_pin',
+  '*.pin_token',
+];
+
+const NOTIFICATION_PATH = /^(\/v1\/notifications\/[^/?#]*\/[^/?#]*)\/[^?#]*/i;
+
+/** A request URL safe to log (see the module comment). */
+export function sanitizeUrl(url: string | undefined): string {
+  if (!url) return '';
+  let out = url;
+  const fragment = out.search(/#|%23/i);
+  if (fragment >= 0) out = `${out.slice(0, fragment)}#${REDACTED}`;
+  const q = out.indexOf('?');
+  if (q >= 0) out = `${out.slice(0, q)}?${REDACTED}`;
+  out = out.replace(NOTIFICATION_PATH, `$1/${REDACTED}`);
+  return out;
+}
+
+export function serializeRequest(req: FastifyRequest): Record<string, unknown> {
+  return {
+    method: req.method,
+    url: sanitizeUrl(req.url),
+    remoteAddress: req.ip,
+  };
+}
+
+/**
+ * Fastify `logger` option: false stays false; true or an object (pino options, e.g. `{ level,
+ * stream }`) gets the redaction and the request serializer added.
+ */
+export function gatewayLoggerOptions(logger: boolean | object | undefined): false | Record<string, unknown> {
+  if (!logger) return false;
+  const base = logger === true ? {} : (logger as Record<string, unknown>);
+  const serializers = (base.serializers as Record<string, unknown> | undefined) ?? {};
+  return {
+    level: 'info',
+    ...base,
+    redact: { paths: REDACT_PATHS, censor: REDACTED },
+    serializers: { ...serializers, req: serializeRequest },
+  };
+}

@@ -1,0 +1,177 @@
+/**
+ * The gateway's HTTP shapes as zod schemas: request bodies come from the typed client (so the
+ * gateway and the client validate alike), responses are explicit allow-lists of the views' fields
+ * (a field not listed here never leaves the gateway: no PIN, auth_token or token hash can leak
+ * through a response). fastify-type-provider-zod turns them into validation and the OpenAPI doc.
+ */
+import { z } from 'zod';
+import { LinkCreateBody, PinBody, SwapStartBody } from '../client';
+import type { LinkState, SwapState } from '../../workflows/messages';
+
+// ---------------------------------------------------------------------------------------------
+// States (compile-time checked against the workflows' unions, so a new state breaks the build
+// here instead of a response at run time)
+// ---------------------------------------------------------------------------------------------
+
+const SWAP_STATES = [
+  'initializing',
+  'awaiting_pin',
+  'confirming',
+  'confirmed',
+  'expired',
+  'cancelled',
+  'failed',
+  'needs_reconciliation',
+] as const satisfies readonly SwapState[];
+const LINK_STATES = [
+  'creating',
+  'awaiting_payment',
+  'paid',
+  'failed',
+  'expired',
+  'cancelled',
+  'needs_reconciliation',
+] as const satisfies readonly LinkState[];
+type Exhaustive<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _swapStatesComplete: Exhaustive<(typeof SWAP_STATES)[number], SwapState> = true;
+const _linkStatesComplete: Exhaustive<(typeof LINK_STATES)[number], LinkState> = true;
+void _swapStatesComplete;
+void _linkStatesComplete;
+
+export const SwapStateSchema = z.enum(SWAP_STATES);
+export const LinkStateSchema = z.enum(LINK_STATES);
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------
+
+export { SwapStartBody, LinkCreateBody, PinBody };
+
+export const SwapIdParams = z.object({ swap_id: z.string().describe('the swap id, swap-<txn_ref>') });
+export const LinkIdParams = z.object({ link_id: z.string().describe('the payment link id, paylink-<txn_merchant_ref>') });
+export const NotificationParams = z.object({
+  kind: z.string().describe('swap or paylink'),
+  flow_id: z.string().describe('the flow the notification URL was made for'),
+  token: z.string().describe('the per-flow secret token of the notification URL'),
+});
+export const CancelBody = z
+  .object({ reason: z.string().max(200, 'must be at most 200 characters').optional() })
+  .optional()
+  .describe('optional reason, kept in the flow');
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+// ---------------------------------------------------------------------------------------------
+
+export const ErrorBody = z
+  .object({
+    error: z.string().describe('machine-readable error code'),
+    message: z.string(),
+    field: z.string().optional().describe('the request field at fault (400 invalid_request)'),
+  })
+  .meta({ id: 'Error' });
+
+export const NotificationRecordSchema = z
+  .object({
+    dedup_key: z.string(),
+    received_at: z.string(),
+    outcome: z.enum(['paid', 'failed', 'pending', 'unknown']),
+    applied: z.boolean().describe('true when this notification moved the flow'),
+    deliveries: z.number().int().describe('deliveries of the same notification (retries and duplicates)'),
+    payload: z.unknown().describe('the payload as the provider sent it'),
+  })
+  .meta({ id: 'NotificationRecord' });
+
+export const SwapViewSchema = z
+  .object({
+    swap_id: z.string(),
+    state: SwapStateSchema,
+    txn_ref: z.string(),
+    user_ref: z.string(),
+    payment_ref: z.string().optional(),
+    from_currency: z.string(),
+    to_currency: z.string(),
+    amount: z.number(),
+    converted_amount: z.number().optional(),
+    rate_used: z.number().optional(),
+    expires_in_seconds: z.number().optional(),
+    expires_at: z.string().optional().describe('no confirmation is attempted after this time'),
+    pin_attempts_used: z.number().int(),
+    pin_attempts_left: z.number().int(),
+    reason: z.string().optional(),
+    provider_message: z.string().optional(),
+    notifications: z.array(NotificationRecordSchema),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'SwapView' });
+
+export const StartedSwapSchema = SwapViewSchema.extend({
+  pin_url: z.string().describe("the PIN-entry page for the user; the pin_token travels in the URL's fragment"),
+  pin_token: z.string().describe('authorises POST /v1/swaps/{swap_id}/pin for this swap only'),
+}).meta({ id: 'StartedSwap' });
+
+/** What the PIN page may show: amounts, rate, expiry, state and attempts left; nothing else. */
+export const SwapSummarySchema = z
+  .object({
+    swap_id: z.string(),
+    state: SwapStateSchema,
+    from_currency: z.string(),
+    to_currency: z.string(),
+    amount: z.number(),
+    converted_amount: z.number().optional(),
+    rate_used: z.number().optional(),
+    expires_at: z.string().optional(),
+    seconds_left: z.number().int().optional().describe("seconds until expires_at by the gateway's clock"),
+    pin_attempts_left: z.number().int(),
+  })
+  .meta({ id: 'SwapSummary' });
+
+export const PinOutcomeSchema = z
+  .object({
+    outcome: z.enum(['confirmed', 'pin_rejected', 'expired', 'failed', 'cancelled', 'needs_reconciliation']),
+    state: SwapStateSchema,
+    attempts_left: z.number().int().optional().describe('with pin_rejected: PINs the user may still try'),
+  })
+  .describe("the outcome of this PIN (the workflow's reason stays with the backend's GET /v1/swaps/{swap_id})")
+  .meta({ id: 'PinOutcome' });
+
+export const LinkViewSchema = z
+  .object({
+    link_id: z.string(),
+    state: LinkStateSchema,
+    txn_merchant_ref: z.string(),
+    user_ref: z.string(),
+    amount: z.number(),
+    currency: z.string(),
+    payment_ref: z.string().optional(),
+    pay_link: z.string().optional(),
+    redirect_url: z.string(),
+    expires_at: z.string().optional(),
+    reason: z.string().optional(),
+    notifications: z.array(NotificationRecordSchema),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'LinkView' });
+
+export const DuplicateSwapBody = z.object({ error: z.literal('duplicate'), message: z.string(), swap: SwapViewSchema.optional() });
+export const DuplicateLinkBody = z.object({ error: z.literal('duplicate'), message: z.string(), link: LinkViewSchema.optional() });
+export const ProviderFailedSwapBody = z.object({ error: z.literal('provider_failed'), message: z.string(), swap: SwapViewSchema });
+export const ProviderFailedLinkBody = z.object({ error: z.literal('provider_failed'), message: z.string(), link: LinkViewSchema });
+export const NotCancellableSwapBody = z.object({ error: z.literal('not_cancellable'), message: z.string(), swap: SwapViewSchema });
+export const NotCancellableLinkBody = z.object({ error: z.literal('not_cancellable'), message: z.string(), link: LinkViewSchema });
+
+const CategorySchema = z.object({ code: z.string(), name: z.string() });
+export const CategoriesResponse = z
+  .object({
+    categories: z.array(CategorySchema).describe("the provider's flat list, as received"),
+    tree: z.object({
+      parents: z.array(CategorySchema.extend({ children: z.array(CategorySchema) })),
+      orphans: z.array(CategorySchema).describe('sub-categories whose parent is not in the list'),
+    }),
+  })
+  .meta({ id: 'Categories' });
+
+export const NotificationAck = z.object({
+  received: z.literal(true),
+  applied: z.boolean().optional().describe('false when the flow had already ended: the delivery changed nothing'),
+});

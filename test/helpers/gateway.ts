@@ -1,0 +1,121 @@
+/**
+ * The gateway on top of the real test stack (Temporal dev server, simulator, worker, MpfClient),
+ * listening on a free loopback port with its own URL as public URL, so the simulator's
+ * notifications reach it. Plus small HTTP and history helpers for the gateway tests.
+ */
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { request } from 'undici';
+import { startGateway, type GatewayOptions, type RunningGateway } from '../../src/starter/gateway';
+import { startStack, type Stack, type StackOptions } from './stack';
+
+export const API_KEY = 'gateway-test-api-key-0123456789';
+
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: any;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  /** Sent as is (not JSON-encoded). */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export async function http(method: string, url: string, opts: CallOptions = {}): Promise<HttpAnswer> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await request(url, { method: method as 'GET', headers, body });
+  const text = await res.body.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers, text, json };
+}
+
+export interface GatewayHarness {
+  stack: Stack;
+  gw: RunningGateway;
+  /** Everything the gateway logged (JSON lines). */
+  logs: string[];
+  /** A call with the API key. */
+  api(method: string, path: string, body?: unknown): Promise<HttpAnswer>;
+  /** A call with whatever headers the test chooses. */
+  call(method: string, path: string, opts?: CallOptions): Promise<HttpAnswer>;
+  stop(): Promise<void>;
+}
+
+export async function startGatewayStack(
+  opts: StackOptions & { gateway?: Partial<Omit<GatewayOptions, 'mpf' | 'apiKey'>> } = {},
+): Promise<GatewayHarness> {
+  const stack = await startStack(opts);
+  const logs: string[] = [];
+  let gw: RunningGateway;
+  try {
+    gw = await startGateway({
+      mpf: stack.mpf,
+      apiKey: API_KEY,
+      port: 0,
+      logger: { level: 'info', stream: { write: (line: string) => void logs.push(line) } },
+      ...opts.gateway,
+    });
+  } catch (e) {
+    await stack.stop();
+    throw e;
+  }
+  const call = (method: string, path: string, o: CallOptions = {}) => http(method, `${gw.url}${path}`, o);
+  return {
+    stack,
+    gw,
+    logs,
+    call,
+    api: (method, path, body) => call(method, path, { body, headers: { 'x-api-key': API_KEY } }),
+    async stop() {
+      await gw.close();
+      await stack.stop();
+    },
+  };
+}
+
+export interface HistoryMessages {
+  signals: string[];
+  /** Names of updates accepted into history. */
+  updates: string[];
+}
+
+/** The signals and accepted updates in a workflow's history. */
+export async function historyMessages(stack: Stack, workflowId: string): Promise<HistoryMessages> {
+  const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+  const signals: string[] = [];
+  const updates: string[] = [];
+  for (const e of history.events ?? []) {
+    if (e.workflowExecutionSignaledEventAttributes) signals.push(e.workflowExecutionSignaledEventAttributes.signalName ?? '');
+    const accepted = e.workflowExecutionUpdateAcceptedEventAttributes;
+    if (accepted) updates.push(accepted.acceptedRequest?.input?.name ?? '');
+    const admitted = e.workflowExecutionUpdateAdmittedEventAttributes;
+    if (admitted) updates.push(admitted.request?.input?.name ?? '');
+  }
+  return { signals, updates };
+}
+
+export async function workflowExists(stack: Stack, workflowId: string): Promise<boolean> {
+  try {
+    await stack.client.workflow.getHandle(workflowId).describe();
+    return true;
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) return false;
+    throw e;
+  }
+}
+
+export const uniqueRef = (p: string): string => `${p}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;

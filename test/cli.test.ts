@@ -12,6 +12,7 @@ import { PassThrough } from 'node:stream';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { request } from 'undici';
 import { generateDevKeys } from '../src/codec/keys';
+import { EMBEDDED_SIMULATOR_CREDENTIALS, ProviderClient } from '../src/provider/client';
 import { createControlClient } from '../src/simulator/control-client';
 import { readPin } from '../src/starter/commands/pin-input';
 import { getTestTemporal, uniqueTaskQueue } from './helpers/temporal';
@@ -127,6 +128,35 @@ describe('mpf simulator', () => {
     const res = await request(`http://127.0.0.1:${portOf(sim.lines[0])}/api/v1/utility/categories`);
     assert.ok(res.statusCode >= 400 && res.statusCode < 500, String(res.statusCode));
     await res.body.dump();
+  });
+
+  test('takes its window, checkout address and credentials from flags and MPS_* variables', async () => {
+    const custom = await startServer(
+      ['simulator', '--port', '0', '--checkout-port', '0', '--expires-in', '7', '--seed', '42', '--checkout-public-url', 'http://localhost:8091'],
+      baseEnv({ MPS_SECRET_KEY: 'cli-secret-key', MPS_ACCESS_TOKEN: 'cli-access-token', MPS_MERCHANT_REF: 'cli-merchant' }),
+      /^checkout on /,
+    );
+    try {
+      const baseUrl = `http://127.0.0.1:${portOf(custom.lines[0])}`;
+      assert.match(custom.lines[1] ?? '', /^checkout on http:\/\/127\.0\.0\.1:\d+$/);
+      const good = new ProviderClient({ baseUrl, secretKey: 'cli-secret-key', accessToken: 'cli-access-token', merchantRef: 'cli-merchant' });
+      const stale = new ProviderClient({ baseUrl, ...EMBEDDED_SIMULATOR_CREDENTIALS });
+      try {
+        const init = await good.initSwap({ user_ref: 'u1', from_currency: 'USD', to_currency: 'NGN', amount: 10, txn_ref: 'flags-1', notification_url: 'http://127.0.0.1:9/n' });
+        assert.equal(init.expires_in_seconds, 7);
+        const link = await good.createHostedLink({
+          user_ref: 'u1', txn_merchant_ref: 'flags-l1', amount: 100, currency: 'NGN', full_name: 'A B', email: 'a@example.com', phone: '+2348000000000',
+          chain: '', payment_method: 'HOSTED_PAY_LINK', payment_channel: 'BANK_TRANSFER', redirect_url: 'http://127.0.0.1:9/r', notification_url: 'http://127.0.0.1:9/n',
+        });
+        assert.ok(link.pay_link.startsWith('http://localhost:8091/pay?'), link.pay_link);
+        await assert.rejects(stale.initSwap({ user_ref: 'u1', from_currency: 'USD', to_currency: 'NGN', amount: 10, txn_ref: 'flags-2', notification_url: 'http://127.0.0.1:9/n' }));
+      } finally {
+        await good.close();
+        await stale.close();
+      }
+    } finally {
+      await custom.stop();
+    }
   });
 
   test('refuses a port that is not a number, naming --port, and starts nothing', async () => {
@@ -274,6 +304,20 @@ describe('mpf client commands against a worker process', () => {
     const cancelled = await mpf(['swap', 'cancel', body.swap.swap_id, '--json'], env);
     assert.equal(cancelled.code, 0, cancelled.stderr);
     assert.equal((JSON.parse(cancelled.stdout) as { state: string }).state, 'cancelled');
+    const again = await mpf(['swap', 'cancel', body.swap.swap_id], env);
+    assert.equal(again.code, 1);
+    assert.equal(again.stderr, `mpf: swap ${body.swap.swap_id} is cancelled: only a swap awaiting its PIN can be cancelled\n`);
+  });
+
+  test('gives up with one clear line when no worker answers in time, naming the task queue', async () => {
+    const txnRef = `cli-noworker-${runId}`;
+    const queue = uniqueTaskQueue('mpf-cli-unpolled');
+    const r = await mpf(['swap', 'start', '--user-ref', 'u1', '--from', 'USD', '--to', 'NGN', '--amount', '5', '--txn-ref', txnRef, '--wait', '2'], { ...env, TEMPORAL_TASK_QUEUE: queue });
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, new RegExp(`^mpf: no answer within 2 s: is \`mpf worker\` polling task queue ${queue} on ${temporalAddress.replace(/\./g, '\\.')} .*mpf swap status swap-${txnRef}`));
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+    await client.workflow.getHandle(`swap-${txnRef}`).terminate('test cleanup: no worker polls its queue');
   });
 
   test('creates a payment link and shows its status', async () => {

@@ -9,7 +9,7 @@ import { generateDevKeys } from '../src/codec/keys';
 import { MpfClient } from '../src/starter/client';
 import { startGateway } from '../src/starter/gateway';
 import type { SwapView } from '../src/workflows/messages';
-import { API_KEY, type GatewayHarness, historyMessages, http, startGatewayStack, uniqueRef, workflowExists } from './helpers/gateway';
+import { API_KEY, type GatewayHarness, historyMessages, http, startGatewayStack, stopOwnTemporal, uniqueRef, workflowExists } from './helpers/gateway';
 
 const PIN = '908172';
 const WRONG_PIN = '111333';
@@ -32,6 +32,7 @@ describe('the gateway: swaps', () => {
   });
   after(async () => {
     await h?.stop();
+    await stopOwnTemporal();
   });
   beforeEach(async () => {
     await h.stack.control.clearFaults();
@@ -169,6 +170,30 @@ describe('the gateway: swaps', () => {
     await h.api('POST', `/v1/swaps/${s.swap_id}/cancel`);
   });
 
+  test('answers 502 with the failed swap when the provider refuses the initialization', async () => {
+    await h.stack.control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'html_error', status: 400, times: 1 }] });
+    const txn = uniqueRef('gw-initfail');
+    const r = await h.api('POST', '/v1/swaps', swapBody(txn));
+    assert.equal(r.status, 502, r.text);
+    assert.equal(r.json.error, 'provider_failed');
+    assert.equal(r.json.swap.state, 'failed');
+    assert.equal(r.json.pin_token, undefined);
+    assert.equal((await finalState(`swap-${txn}`)).state, 'failed');
+    assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests.length, 1);
+    assert.deepEqual((await ledger(txn)).effects, []);
+  });
+
+  test('answers 502 with needs_reconciliation when the initialization may have happened, and never repeats it', async () => {
+    await h.stack.control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'apply_then_fail', times: 1 }] });
+    const txn = uniqueRef('gw-initambig');
+    const r = await h.api('POST', '/v1/swaps', swapBody(txn));
+    assert.equal(r.status, 502, r.text);
+    assert.equal(r.json.swap.state, 'needs_reconciliation');
+    assert.equal((await finalState(`swap-${txn}`)).state, 'needs_reconciliation');
+    assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests.length, 1);
+    assert.deepEqual((await ledger(txn)).effects.map((e) => e.kind), ['swap.initialized']);
+  });
+
   test("refuses a PIN without a pin_token (401) or with another swap's (403), and signals nothing", async () => {
     const a = await start(uniqueRef('gw-auth-a'));
     const b = await start(uniqueRef('gw-auth-b'));
@@ -187,14 +212,6 @@ describe('the gateway: swaps', () => {
     assert.equal(unknown.status, 404);
     const notASwap = await pin('paylink-whatever', a.pin_token, PIN);
     assert.equal(notASwap.status, 404);
-    // A bad body with the right token is refused before the workflow too.
-    const empty = await pin(a.swap_id, a.pin_token, '   ');
-    assert.equal(empty.status, 400);
-    assert.equal(empty.json.field, 'wallet_pin');
-    const long = await pin(a.swap_id, a.pin_token, '9'.repeat(33));
-    assert.equal(long.status, 400);
-    assert.equal(long.json.field, 'wallet_pin');
-    assert.ok(!long.text.includes('9'.repeat(33)));
 
     const history = await historyMessages(h.stack, a.swap_id);
     assert.deepEqual(history.signals, []);
@@ -204,6 +221,24 @@ describe('the gateway: swaps', () => {
     assert.equal(view.json.pin_attempts_left, 3);
     assert.equal(await confirmRequests(a.txn_ref), 0);
     for (const s of [a, b]) await h.api('POST', `/v1/swaps/${s.swap_id}/cancel`);
+  });
+
+  test('refuses a malformed PIN with 400 naming wallet_pin, without echoing it or signalling', async () => {
+    const s = await start(uniqueRef('gw-badpin'));
+    for (const bad of ['   ', '9'.repeat(33), 1234, 'ab\u0007cd']) {
+      const r = await pin(s.swap_id, s.pin_token, bad);
+      assert.equal(r.status, 400, JSON.stringify(bad));
+      assert.equal(r.json.error, 'invalid_request');
+      assert.equal(r.json.field, 'wallet_pin');
+      assert.match(r.json.message, /^wallet_pin: /);
+      if (typeof bad === 'string' && bad.trim()) assert.ok(!r.text.includes(bad));
+    }
+    const missing = await h.call('POST', `/v1/swaps/${s.swap_id}/pin`, { body: {}, headers: { authorization: `Bearer ${s.pin_token}` } });
+    assert.equal(missing.json.field, 'wallet_pin');
+    const history = await historyMessages(h.stack, s.swap_id);
+    assert.deepEqual([history.signals, history.updates.filter((u) => u !== 'initialized')], [[], []]);
+    assert.equal(await confirmRequests(s.txn_ref), 0);
+    await h.api('POST', `/v1/swaps/${s.swap_id}/cancel`);
   });
 
   test('refuses bad bodies with 400 naming the field, and starts no workflow', async () => {

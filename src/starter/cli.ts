@@ -38,6 +38,13 @@ export function parseCount(value: string): number {
   return n;
 }
 
+/** A positive whole number (seconds to wait). */
+export function parsePositive(value: string): number {
+  const n = parseCount(value);
+  if (n < 1) throw new InvalidArgumentError('must be at least 1');
+  return n;
+}
+
 /** A positive decimal amount as typed ("100", "12.50"); the contract checks bounds and decimals. */
 export function parseAmount(value: string): number {
   if (!/^\d+(\.\d+)?$/.test(value.trim())) throw new InvalidArgumentError('must be a positive number such as 100 or 12.50');
@@ -65,6 +72,7 @@ const swaps = () => lazy<typeof SwapCommands>('./commands/swap');
 const links = () => lazy<typeof LinkCommands>('./commands/link');
 const categories = () => lazy<typeof CategoriesCommands>('./commands/categories');
 const JSON_HELP = 'print machine-readable JSON instead of text';
+const WAIT_HELP = 'seconds to wait for the worker before giving up (default 60)';
 
 export function buildProgram(): Command {
   const program = new Command('mpf')
@@ -95,7 +103,7 @@ export function buildProgram(): Command {
     .option('--port <n>', 'port of the provider API, 0 = a free port', parsePort, 0)
     .option('--checkout-port <n>', 'port of the hosted checkout, 0 = a free port', parsePort, 0)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
-    .option('--expires-in <seconds>', 'swap confirmation window (expires_in_seconds) it hands out', parseCount)
+    .option('--expires-in <seconds>', 'swap confirmation window (expires_in_seconds) it hands out', parsePositive)
     .option('--seed <n>', 'seed of every random choice (faults, references)', parseCount)
     .option('--checkout-public-url <url>', 'base of pay_link when browsers reach the checkout by another address (default: SIMULATOR_CHECKOUT_PUBLIC_URL)', parseHttpUrl)
     .option('--notification-allow-hosts <hosts>', 'comma-separated non-loopback hosts it may send notifications to (default: SIMULATOR_NOTIFICATION_ALLOW_HOSTS)', parseHostList)
@@ -114,6 +122,7 @@ export function buildProgram(): Command {
     .requiredOption('--to <currency>', 'destination currency, e.g. NGN')
     .requiredOption('--amount <amount>', 'amount in the source currency', parseAmount)
     .requiredOption('--txn-ref <ref>', 'unique transaction reference (the swap id is swap-<txn-ref>)')
+    .option('--wait <seconds>', WAIT_HELP, parsePositive)
     .option('--json', JSON_HELP)
     .action(async (opts: SwapStartOptions) => {
       await swaps().swapStart(opts);
@@ -122,8 +131,9 @@ export function buildProgram(): Command {
     .command('pin')
     .description('submit the wallet PIN (typed at a hidden prompt, or piped on stdin; never an argument)')
     .argument('<swap_id>', 'the swap id, swap-<txn-ref>')
+    .option('--wait <seconds>', WAIT_HELP, parsePositive)
     .option('--json', JSON_HELP)
-    .action(async (swapId: string, opts: { json?: boolean }) => {
+    .action(async (swapId: string, opts: { json?: boolean; wait?: number }) => {
       await swaps().swapPin(swapId, opts);
     });
   swap
@@ -158,6 +168,7 @@ export function buildProgram(): Command {
     .requiredOption('--phone <phone>', "customer's phone number")
     .requiredOption('--redirect-url <url>', 'where the customer is sent after paying')
     .option('--success-message <text>', 'message shown after a successful payment')
+    .option('--wait <seconds>', WAIT_HELP, parsePositive)
     .option('--json', JSON_HELP)
     .action(async (opts: LinkCreateOptions) => {
       await links().linkCreate(opts);
@@ -177,8 +188,9 @@ export function buildProgram(): Command {
     .command('categories')
     .description("list the provider's product categories (through the worker)")
     .option('--tree', 'group sub-categories under their parents')
+    .option('--wait <seconds>', WAIT_HELP, parsePositive)
     .option('--json', JSON_HELP)
-    .action(async (opts: { tree?: boolean; json?: boolean }) => {
+    .action(async (opts: { tree?: boolean; json?: boolean; wait?: number }) => {
       await categories().listCategories(opts);
     });
 
@@ -212,6 +224,7 @@ export interface SwapStartOptions {
   to: string;
   amount: number;
   txnRef: string;
+  wait?: number;
   json?: boolean;
 }
 
@@ -224,6 +237,7 @@ export interface LinkCreateOptions {
   phone: string;
   redirectUrl: string;
   successMessage?: string;
+  wait?: number;
   json?: boolean;
 }
 
@@ -233,5 +247,8 @@ export function main(argv: string[]): void {
     .catch((err: unknown) => {
       console.error(`mpf: ${formatCliError(err)}`);
       process.exitCode = 1;
+      // An abandoned call (e.g. no worker answered in time) may keep the event loop alive: once
+      // the error is out, don't wait for it. Unref'd: a process that is done exits at once.
+      setTimeout(() => process.exit(1), 1_000).unref();
     });
 }

@@ -7,6 +7,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { request } from 'undici';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../src/starter/gateway';
 import { startStack, type Stack, type StackOptions } from './stack';
+import { getTestTemporal } from './temporal';
 
 export const API_KEY = 'gateway-test-api-key-0123456789';
 
@@ -116,6 +117,14 @@ export async function workflowExists(stack: Stack, workflowId: string): Promise<
     if (e instanceof WorkflowNotFoundError) return false;
     throw e;
   }
+}
+
+/**
+ * Stops the Temporal dev server when this test process started it (a file run on its own);
+ * without it the server's child process keeps the test process alive. A no-op under `npm test`.
+ */
+export async function stopOwnTemporal(): Promise<void> {
+  await (await getTestTemporal()).shutdown();
 }
 
 export const uniqueRef = (p: string): string => `${p}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;

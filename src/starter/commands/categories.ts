@@ -1,6 +1,6 @@
 /** `mpf categories [--tree]`: the provider's categories through the worker (a short workflow). */
 import type { CategoriesResult } from '../client';
-import { printJson, printLines, withClient } from './context';
+import { answerWithin, DEFAULT_WAIT_SECONDS, printJson, printLines, withClient } from './context';
 
 export function categoryLines(r: CategoriesResult, tree: boolean): string[] {
   const width = Math.max(...r.categories.map((c) => c.code.length));
@@ -20,9 +20,9 @@ export function categoryLines(r: CategoriesResult, tree: boolean): string[] {
   return lines;
 }
 
-export async function listCategories(opts: { tree?: boolean; json?: boolean }): Promise<void> {
-  await withClient(async ({ mpf }) => {
-    const r = await mpf.listCategories();
+export async function listCategories(opts: { tree?: boolean; json?: boolean; wait?: number }): Promise<void> {
+  await withClient(async (c) => {
+    const r = await answerWithin(c.mpf.listCategories(), opts.wait ?? DEFAULT_WAIT_SECONDS, c);
     if (opts.json) printJson(opts.tree ? { tree: r.tree } : { categories: r.categories });
     else printLines(categoryLines(r, Boolean(opts.tree)));
   });

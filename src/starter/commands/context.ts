@@ -51,6 +51,37 @@ export async function withClient<T>(fn: (c: CliClient) => Promise<T>): Promise<T
   }
 }
 
+/** How long a command waits for the worker by default (`--wait` changes it). */
+export const DEFAULT_WAIT_SECONDS = 60;
+
+export class NoAnswerError extends Error {
+  override name = 'NoAnswerError';
+}
+
+/**
+ * Resolves with `work`, or rejects after `seconds` with a message saying what to check (no
+ * worker polling the task queue is the usual cause). The connection is closed afterwards by
+ * withClient, which ends the abandoned call.
+ */
+export async function answerWithin<T>(work: Promise<T>, seconds: number, c: CliClient, after = ''): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const target = temporalTargetFromEnv(c.env);
+      reject(
+        new NoAnswerError(
+          `no answer within ${seconds} s: is \`mpf worker\` polling task queue ${c.env.TEMPORAL_TASK_QUEUE} on ${target.address} (namespace ${target.namespace})?${after ? ` ${after}` : ''}`,
+        ),
+      );
+    }, seconds * 1000);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
@@ -68,7 +99,8 @@ export function rows(pairs: Array<[string, string | number | undefined]>, indent
 
 export function formatAmount(n: number | undefined, currency: string): string | undefined {
   if (n === undefined) return undefined;
-  return `${n.toLocaleString('en-US', { maximumFractionDigits: 8 })} ${currency}`;
+  const decimals = Number.isInteger(n) ? 0 : 2;
+  return `${n.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: 8 })} ${currency}`;
 }
 
 /** "2025-01-01T10:00:00.000Z (in 4 min 55 s)". */

@@ -34,7 +34,7 @@ export async function payLink(opts: {
   const executablePath = chromiumPath();
   let why: string;
   if (!existsSync(executablePath)) {
-    why = `no Chromium at ${executablePath} (set CHROMIUM_PATH)`;
+    why = `no Chromium at ${executablePath}; set CHROMIUM_PATH to use one`;
   } else {
     let chromium: typeof Playwright.chromium | undefined;
     try {

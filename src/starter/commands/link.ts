@@ -2,7 +2,7 @@
 import type { LinkView } from '../../workflows/messages';
 import type { LinkCreateOptions } from '../cli';
 import { LinkCreateBody, parseOrThrow } from '../client';
-import { formatAmount, printJson, printLines, rows, withClient } from './context';
+import { answerWithin, DEFAULT_WAIT_SECONDS, formatAmount, printJson, printLines, rows, withClient } from './context';
 
 export function linkLines(l: LinkView): string[] {
   return [
@@ -39,8 +39,13 @@ export async function linkCreate(opts: LinkCreateOptions): Promise<void> {
     redirect_url: opts.redirectUrl,
     ...(opts.successMessage !== undefined ? { success_message: opts.successMessage } : {}),
   });
-  await withClient(async ({ mpf }) => {
-    const { link } = await mpf.createLink(body);
+  await withClient(async (c) => {
+    const { link } = await answerWithin(
+      c.mpf.createLink(body),
+      opts.wait ?? DEFAULT_WAIT_SECONDS,
+      c,
+      `(the link paylink-${body.txn_merchant_ref} may have been started: see \`mpf link status paylink-${body.txn_merchant_ref}\`)`,
+    );
     if (opts.json) printJson(link);
     else printLines(linkLines(link));
     if (link.state !== 'awaiting_payment') process.exitCode = 1;
@@ -48,8 +53,8 @@ export async function linkCreate(opts: LinkCreateOptions): Promise<void> {
 }
 
 export async function linkStatus(linkId: string, opts: { json?: boolean }): Promise<void> {
-  await withClient(async ({ mpf }) => {
-    const l = await mpf.getLink(linkId);
+  await withClient(async (c) => {
+    const l = await answerWithin(c.mpf.getLink(linkId), DEFAULT_WAIT_SECONDS, c);
     if (opts.json) printJson(l);
     else printLines(linkLines(l));
   });

@@ -1,12 +1,19 @@
 /** `mpf swap start|pin|status|cancel`: the swap flow through the typed client. */
 import type { PinOutcome, SwapView } from '../../workflows/messages';
-import { SWAP_TERMINAL_STATES } from '../../workflows/messages';
+import { type SwapState, SWAP_TERMINAL_STATES } from '../../workflows/messages';
+import { FlowNotFoundError } from '../errors';
 import type { SwapStartOptions } from '../cli';
 import { parseOrThrow, SwapStartBody } from '../client';
-import { formatAmount, printJson, printLines, rows, withClient, withTimeLeft } from './context';
+import { answerWithin, DEFAULT_WAIT_SECONDS, formatAmount, printJson, printLines, rows, withClient, withTimeLeft } from './context';
 import { readPin } from './pin-input';
 
-export function swapLines(s: SwapView): string[] {
+const CANCELLABLE: readonly SwapState[] = ['initializing', 'awaiting_pin'];
+
+export class NotCancellableError extends Error {
+  override name = 'NotCancellableError';
+}
+
+export function swapLines(s: SwapView, extra: Array<[string, string | undefined]> = []): string[] {
   return [
     `swap ${s.swap_id}: ${s.state}`,
     ...rows([
@@ -21,6 +28,7 @@ export function swapLines(s: SwapView): string[] {
       ['reason', s.reason],
       ['provider', s.provider_message],
       ['notifications', s.notifications.length > 0 ? s.notifications.map((n) => `${n.outcome} at ${n.received_at}`).join('; ') : undefined],
+      ...extra,
     ]),
   ];
 }
@@ -34,10 +42,15 @@ export async function swapStart(opts: SwapStartOptions): Promise<void> {
     amount: opts.amount,
     txn_ref: opts.txnRef,
   });
-  await withClient(async ({ mpf }) => {
-    const started = await mpf.startSwap(body);
+  await withClient(async (c) => {
+    const started = await answerWithin(
+      c.mpf.startSwap(body),
+      opts.wait ?? DEFAULT_WAIT_SECONDS,
+      c,
+      `(the swap swap-${body.txn_ref} may have been started: see \`mpf swap status swap-${body.txn_ref}\`)`,
+    );
     if (opts.json) return printJson(started);
-    printLines([...swapLines(started.swap), ...rows([['pin_url', started.pin_url]])]);
+    printLines(swapLines(started.swap, [['pin_url', started.pin_url]]));
     if (started.swap.state !== 'awaiting_pin') process.exitCode = 1;
   });
 }
@@ -56,10 +69,15 @@ export function pinOutcomeLine(o: PinOutcome): string {
   }
 }
 
-export async function swapPin(swapId: string, opts: { json?: boolean }): Promise<void> {
+export async function swapPin(swapId: string, opts: { json?: boolean; wait?: number }): Promise<void> {
   const walletPin = await readPin();
-  await withClient(async ({ mpf }) => {
-    const outcome = await mpf.submitPin(swapId, { wallet_pin: walletPin });
+  await withClient(async (c) => {
+    const outcome = await answerWithin(
+      c.mpf.submitPin(swapId, { wallet_pin: walletPin }),
+      opts.wait ?? DEFAULT_WAIT_SECONDS,
+      c,
+      `(the PIN may still be confirmed: see \`mpf swap status ${swapId}\`)`,
+    );
     if (!outcome) throw new Error('the swap gave no outcome for the PIN');
     if (opts.json) printJson(outcome);
     else printLines([pinOutcomeLine(outcome)]);
@@ -68,8 +86,8 @@ export async function swapPin(swapId: string, opts: { json?: boolean }): Promise
 }
 
 export async function swapStatus(swapId: string, opts: { json?: boolean }): Promise<void> {
-  await withClient(async ({ mpf }) => {
-    const s = await mpf.getSwap(swapId);
+  await withClient(async (c) => {
+    const s = await answerWithin(c.mpf.getSwap(swapId), DEFAULT_WAIT_SECONDS, c);
     if (opts.json) printJson(s);
     else printLines(swapLines(s));
   });
@@ -77,7 +95,17 @@ export async function swapStatus(swapId: string, opts: { json?: boolean }): Prom
 
 export async function swapCancel(swapId: string, opts: { json?: boolean; reason?: string }): Promise<void> {
   await withClient(async ({ mpf }) => {
-    let s = await mpf.cancelSwap(swapId, opts.reason ?? 'cancelled from the command line');
+    const before = await mpf.getSwap(swapId);
+    if (!CANCELLABLE.includes(before.state)) {
+      throw new NotCancellableError(`swap ${swapId} is ${before.state}: only a swap awaiting its PIN can be cancelled`);
+    }
+    let s: SwapView;
+    try {
+      s = await mpf.cancelSwap(swapId, opts.reason ?? 'cancelled from the command line');
+    } catch (err) {
+      if (!(err instanceof FlowNotFoundError)) throw err;
+      s = await mpf.getSwap(swapId); // it closed meanwhile
+    }
     // The signal is handled asynchronously: wait briefly for the swap to leave awaiting_pin.
     const deadline = Date.now() + 5_000;
     while (!SWAP_TERMINAL_STATES.includes(s.state) && Date.now() < deadline) {

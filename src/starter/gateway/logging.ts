@@ -3,7 +3,8 @@
  * - Requests are logged by a custom serializer that keeps method, a sanitised URL and the peer
  *   address only (no headers at all, so no Authorization, x-api-key or cookies).
  * - The URL loses the token segment of /v1/notifications/{kind}/{flow_id}/{token}, its query
- *   string, and anything that looks like a fragment (`#…`, `%23…`) a careless client sent.
+ *   string, and anything that looks like a fragment (`#…`, `%23…`) a careless client sent; a URL
+ *   that matched no route keeps only its first segment.
  * - Header paths are redacted as well, in case any code logs a request's headers explicitly.
  * Bodies (PINs) are never logged by fastify; the error handler logs errors without request data.
  */
@@ -37,12 +38,14 @@ export function sanitizeUrl(url: string | undefined): string {
   return out;
 }
 
+/**
+ * What a request's log line says about it. A URL that matched no route (a typo, a probe) may
+ * carry anything in its path, so only its first segment is kept.
+ */
 export function serializeRequest(req: FastifyRequest): Record<string, unknown> {
-  return {
-    method: req.method,
-    url: sanitizeUrl(req.url),
-    remoteAddress: req.ip,
-  };
+  const routed = typeof req.routeOptions?.url === 'string';
+  const url = routed ? sanitizeUrl(req.url) : `${(sanitizeUrl(req.url).match(/^\/[^/?#]*/) ?? [''])[0]}/${REDACTED}`;
+  return { method: req.method, url, remoteAddress: req.ip };
 }
 
 /**

@@ -62,19 +62,13 @@ export function registerMiscRoutes(root: FastifyInstance, ctx: GatewayContext): 
       },
     },
     async (_req, reply) => {
-      let timer: NodeJS.Timeout | undefined;
+      const conn = ctx.mpf.temporal.connection;
       try {
-        await Promise.race([
-          ctx.mpf.temporal.connection.workflowService.getSystemInfo({}),
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
-          }),
-        ]);
+        // The deadline ends the call itself (retries included), so nothing outlives the answer.
+        await conn.withDeadline(Date.now() + READY_TIMEOUT_MS, () => conn.workflowService.getSystemInfo({}));
         return { ok: true as const };
       } catch {
         return reply.code(503).send({ ok: false as const, error: 'temporal_unavailable' });
-      } finally {
-        clearTimeout(timer);
       }
     },
   );

@@ -56,7 +56,7 @@ export const NotificationParams = z.object({
 });
 export const CancelBody = z
   .object({ reason: z.string().max(200, 'must be at most 200 characters').optional() })
-  .optional()
+  .nullish()
   .describe('optional reason, kept in the flow');
 
 // ---------------------------------------------------------------------------------------------

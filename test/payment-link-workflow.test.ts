@@ -126,3 +126,46 @@ describe('the payment-link workflow through the typed client', () => {
     assert.equal((await stack.control.ledger({ endpoint: 'link.create' })).requests.length, 1);
   });
 });
+
+describe('late notifications after a payment link ended', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ client: { linkLifetimeSeconds: 2, linkLateNotificationGraceSeconds: 4 } });
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+  const deliver = (id: string, payload: unknown) => stack.mpf.deliverNotification(id, payload, JSON.stringify(payload));
+
+  test('are kept after paid without changing it', async () => {
+    const { link } = await stack.mpf.createLink(linkBody(ref('late-paid')));
+    await deliver(link.link_id, note('p1', 'successful'));
+    await deliver(link.link_id, note('p1', 'successful'));
+    await deliver(link.link_id, note('stale', 'pending'));
+    await deliver(link.link_id, note('f1', 'failed'));
+    const final = (await stack.client.workflow.getHandle(link.link_id).result()) as LinkView;
+    assert.equal(final.state, 'paid');
+    assert.deepEqual(
+      final.notifications.map((n) => [n.dedup_key, n.outcome, n.applied, n.deliveries]),
+      [
+        ['id:p1', 'paid', true, 2],
+        ['id:stale', 'pending', false, 1],
+        ['id:f1', 'failed', false, 1],
+      ],
+    );
+  });
+
+  test('a payment notified after the link expired is flagged for reconciliation, never ignored', async () => {
+    const { link } = await stack.mpf.createLink(linkBody(ref('late-expired')));
+    const handle = stack.client.workflow.getHandle(link.link_id);
+    const deadline = Date.now() + 20_000;
+    while ((await stack.mpf.getLink(link.link_id)).state !== 'expired') {
+      assert.ok(Date.now() < deadline, 'link expired');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await deliver(link.link_id, note('late-money', 'successful'));
+    const final = (await handle.result()) as LinkView;
+    assert.equal(final.state, 'needs_reconciliation');
+    assert.match(final.reason!, /after the link was expired/);
+  });
+});

@@ -21,26 +21,6 @@ export function isLoopbackUrl(url: string): boolean {
   }
 }
 
-/** Whether `url`'s host is one of `allowHosts` (exact, case-insensitive host names). */
-export function isAllowedHostUrl(url: string, allowHosts: readonly string[]): boolean {
-  try {
-    return allowHosts.includes(new URL(url).hostname.toLowerCase());
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Whether the provider at MPS_BASE_URL may be dialled without MPS_LIVE: unset (the embedded
- * simulator), a loopback address, or a host listed in MPS_ALLOW_HOSTS (a known simulator).
- * The provider client applies the same rule: `live: env.MPS_LIVE || isAllowedHostUrl(baseUrl,
- * env.MPS_ALLOW_HOSTS)` (the live flag guards real money).
- */
-export function providerHostAllowedWithoutLive(env: Pick<AppEnv, 'MPS_BASE_URL' | 'MPS_ALLOW_HOSTS'>): boolean {
-  if (!env.MPS_BASE_URL) return true;
-  return isLoopbackUrl(env.MPS_BASE_URL) || isAllowedHostUrl(env.MPS_BASE_URL, env.MPS_ALLOW_HOSTS);
-}
-
 const optionalNonEmpty = z.string().min(1).optional();
 /** A comma-separated list ("a, b,c"), trimmed, empty entries dropped. */
 const csv = z
@@ -66,13 +46,11 @@ const flag = z.enum(['0', '1', 'true', 'false']).optional().transform((v) => v =
 
 export const EnvSchema = z
   .object({
-    MPS_BASE_URL: httpUrl.optional(),
     /**
-     * Non-loopback provider hosts that may be dialled WITHOUT MPS_LIVE, because they are known
-     * simulators (the compose service name `simulator`). Every other non-loopback host needs
-     * MPS_LIVE=1.
+     * The provider's base URL; unset = the embedded simulator. A non-loopback address needs
+     * MPS_LIVE=1 (there is no allowlist: compose reaches its simulator over loopback).
      */
-    MPS_ALLOW_HOSTS: hostList,
+    MPS_BASE_URL: httpUrl.optional(),
     MPS_SECRET_KEY: optionalNonEmpty,
     MPS_ACCESS_TOKEN: optionalNonEmpty,
     MPS_MERCHANT_REF: optionalNonEmpty,
@@ -103,15 +81,16 @@ export const EnvSchema = z
     SWAP_PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
     SWAP_NOTIFICATION_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(0),
     LINK_LIFETIME_SECONDS: z.coerce.number().int().min(1).max(30 * 86_400).default(86_400),
+    LINK_LATE_NOTIFICATION_GRACE_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3_600),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {
-    if (env.MPS_BASE_URL && !isLoopbackUrl(env.MPS_BASE_URL) && !env.MPS_LIVE && !isAllowedHostUrl(env.MPS_BASE_URL, env.MPS_ALLOW_HOSTS)) {
+    if (env.MPS_BASE_URL && !isLoopbackUrl(env.MPS_BASE_URL) && !env.MPS_LIVE) {
       ctx.addIssue({
         code: 'custom',
         path: ['MPS_BASE_URL'],
         message:
-          'is not a loopback address; set MPS_LIVE=1 to dial the live provider (every call moves real money), or list a simulator host in MPS_ALLOW_HOSTS',
+          'is not a loopback address; set MPS_LIVE=1 to dial the live provider (every call moves real money)',
       });
     }
   });

@@ -72,6 +72,8 @@ export interface MpfClientOptions {
   pinMaxAttempts?: number;
   swapNotificationWaitSeconds?: number;
   linkLifetimeSeconds?: number;
+  /** How long a finished link keeps recording late notifications (default 0). */
+  linkLateNotificationGraceSeconds?: number;
 }
 
 export interface StartedSwap {
@@ -209,6 +211,7 @@ export class MpfClient {
     const input: LinkWorkflowInput = {
       request: { ...req, notification_url: this.notificationUrl('paylink', workflowId, notifyToken) },
       lifetime_seconds: this.opts.linkLifetimeSeconds ?? 86_400,
+      late_notification_grace_seconds: this.opts.linkLateNotificationGraceSeconds ?? 0,
     };
     const memo: TokenMemo = { notify_token_sha256: sha256(notifyToken) };
     const start = new WithStartWorkflowOperation(LINK_WORKFLOW_TYPE, {

@@ -23,6 +23,11 @@ export interface DevServerOptions {
   /** Where the server's own log goes; default a temp file. */
   logFile?: string;
   readyTimeoutMs?: number;
+  /**
+   * Don't let the server keep this process alive (a test file run on its own exits when its tests
+   * end; the server is then killed by the exit hook).
+   */
+  unref?: boolean;
 }
 
 export interface DevServer {
@@ -68,6 +73,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   const child = spawn(binary, args, { stdio: ['ignore', log, log] });
   fs.closeSync(log);
   live.add(child);
+  if (opts.unref) child.unref();
   let exited: number | null | undefined;
   const exitedPromise = new Promise<void>((resolve) =>
     child.once('exit', (code, signal) => {

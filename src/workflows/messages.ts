@@ -142,6 +142,11 @@ export interface LinkWorkflowInput {
   request: HostedLinkRequest;
   /** How long the link is awaited before it ends `expired`. */
   lifetime_seconds: number;
+  /**
+   * After a terminal state, keep recording late notifications this long (0 = end at once).
+   * A payment notified after the link expired or was cancelled moves it to needs_reconciliation.
+   */
+  late_notification_grace_seconds?: number;
 }
 
 export interface LinkView {

@@ -117,7 +117,12 @@ export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<Lin
     if (!record) return; // a duplicate delivery: counted, nothing else
     if (state === 'awaiting_payment') apply(record);
     else if (state === 'creating') early.push(record);
-    // after a terminal state: recorded, changes nothing
+    else if (record.outcome === 'paid' && (state === 'expired' || state === 'cancelled')) {
+      // Money arrived for a link we had given up on: never silently ignored.
+      record.applied = true;
+      setState('needs_reconciliation', `payment notified after the link was ${state}: reconcile (fulfil or refund)`);
+    }
+    // any other notification after a terminal state: recorded, changes nothing
   });
 
   // --- 1. Create the link ---------------------------------------------------------------------
@@ -145,6 +150,9 @@ export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<Lin
     if (settled && cancelRequested !== undefined) setState('cancelled', cancelRequested);
     else setState('expired', 'no payment notification before the link lifetime ended');
   }
+  // --- 3. Keep late notifications for a while (retries, duplicates, money after expiry) --------
+  const graceMs = Math.max(0, input.late_notification_grace_seconds ?? 0) * 1000;
+  if (graceMs > 0) await condition(() => false, graceMs);
   await condition(allHandlersFinished);
   return view();
 }

@@ -32,7 +32,7 @@ export function getTestTemporal(): Promise<TestTemporal> {
       await conn.close();
       return { address: external, namespace, shutdown: async () => {} };
     }
-    const server = await startDevServer();
+    const server = await startDevServer({ unref: true });
     return { address: server.address, namespace: server.namespace, server, shutdown: () => server.stop() };
   })();
   return shared;

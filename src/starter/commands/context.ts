@@ -37,6 +37,7 @@ export async function openClient(env: AppEnv = loadEnv()): Promise<CliClient> {
     pinMaxAttempts: env.SWAP_PIN_MAX_ATTEMPTS,
     swapNotificationWaitSeconds: env.SWAP_NOTIFICATION_WAIT_SECONDS,
     linkLifetimeSeconds: env.LINK_LIFETIME_SECONDS,
+    linkLateNotificationGraceSeconds: env.LINK_LATE_NOTIFICATION_GRACE_SECONDS,
   });
   return { mpf, env, close: () => client.connection.close() };
 }

@@ -153,6 +153,7 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
     pinMaxAttempts: env.SWAP_PIN_MAX_ATTEMPTS,
     swapNotificationWaitSeconds: env.SWAP_NOTIFICATION_WAIT_SECONDS,
     linkLifetimeSeconds: env.LINK_LIFETIME_SECONDS,
+    linkLateNotificationGraceSeconds: env.LINK_LATE_NOTIFICATION_GRACE_SECONDS,
   });
   let gateway: RunningGateway;
   try {

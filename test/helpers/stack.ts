@@ -34,6 +34,8 @@ export interface StackOptions {
   client?: Partial<Omit<MpfClientOptions, 'client' | 'taskQueue' | 'keys'>>;
   /** Don't start the in-process worker (tests that run the worker as a process). */
   noWorker?: boolean;
+  /** PAYLOAD_ENCRYPTION_KEYS; default: fresh dev keys. */
+  keys?: string;
 }
 
 export interface Stack {
@@ -54,7 +56,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const temporal = await getTestTemporal();
   const sim = await startSimulator(opts.simulator);
   const control = createControlClient(sim.baseUrl);
-  const keys = generateDevKeys();
+  const keys = opts.keys ?? generateDevKeys();
   const taskQueue = uniqueTaskQueue('mpf');
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter: clientDataConverter(keys) });

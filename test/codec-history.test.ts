@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, type Payload } from '@temporalio/common';
-import { NativeConnection, Runtime, Worker, DefaultLogger } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { AesGcmCodec } from '../src/codec/aes-gcm-codec';
 import { clientDataConverter, workerDataConverter } from '../src/codec/data-converter';
 import { startCodecServer } from '../src/codec/codec-server';
@@ -73,7 +73,6 @@ describe('Temporal history with payload encryption', { timeout: 240_000 }, () =>
   let echoWorkflowId: string | undefined;
 
   before(async () => {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
     temporal = await getTestTemporal();
     connection = await Connection.connect({ address: temporal.address });
     client = new Client({ connection, namespace: temporal.namespace, dataConverter: clientDataConverter(keys) });

@@ -11,7 +11,7 @@ import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { CommanderError, type Command } from 'commander';
 import { parse } from 'yaml';
-import { EnvSchema, loadEnv } from '../src/config/env';
+import { EnvSchema, isLoopbackUrl, loadEnv } from '../src/config/env';
 import { providerClientFromEnv } from '../src/provider/client';
 import { buildProgram } from '../src/starter/cli';
 
@@ -32,6 +32,9 @@ interface Service {
   depends_on?: Record<string, { condition: string }> | string[];
   healthcheck?: { test: string[] | string };
   ports?: string[];
+  network_mode?: string;
+  networks?: unknown;
+  hostname?: string;
 }
 interface Compose {
   services: Record<string, Service>;
@@ -134,14 +137,26 @@ describe('docker-compose.yml', () => {
     assert.equal(env('gateway').GATEWAY_API_KEY_FILE, '/run/secrets/gateway_api_key');
   });
 
-  test('points the worker at the simulator, never the live provider', () => {
+  test("points the worker at the simulator over the loopback of the simulator's network namespace, without MPS_LIVE", () => {
+    const worker = svc('worker');
+    assert.equal(worker.network_mode, 'service:simulator');
+    // Compose refuses these next to `network_mode: service:…`.
+    for (const key of ['ports', 'networks', 'hostname'] as const) assert.equal(worker[key], undefined, `worker sets ${key}`);
+    const e = env('worker');
     const simPort = argOf(svc('simulator').command as string[], '--port');
-    for (const role of ['worker', 'gateway']) {
-      const e = env(role);
-      assert.equal(e.MPS_BASE_URL, `http://simulator:${simPort}`);
-      assert.equal(e.MPS_ALLOW_HOSTS, 'simulator');
-      assert.ok(!['1', 'true'].includes(e.MPS_LIVE ?? ''), `${role} sets MPS_LIVE`);
-    }
+    const url = e.MPS_BASE_URL ?? '';
+    assert.ok(isLoopbackUrl(url), `worker MPS_BASE_URL ${url} is not loopback`);
+    assert.equal(new URL(url).port, simPort);
+    assert.equal(e.MPS_LIVE, undefined, 'worker sets MPS_LIVE');
+    // The simulator listens on every interface of the namespace, loopback included.
+    assert.equal(argOf(svc('simulator').command as string[], '--host'), '0.0.0.0');
+    // Temporal is still reached by service name (the shared namespace keeps Docker's DNS).
+    assert.equal(e.TEMPORAL_ADDRESS, 'temporal:7233');
+  });
+
+  test('gives the gateway, which never calls the provider, no provider address', () => {
+    const e = env('gateway');
+    for (const key of Object.keys(e)) assert.ok(!key.startsWith('MPS_'), `gateway sets ${key}`);
   });
 
   test('checks the gateway through GET /readyz on the port it listens on, and waits for healthy dependencies', () => {
@@ -257,14 +272,15 @@ describe('docker-compose.yml and the mpf CLI', () => {
     }
   });
 
-  test("lets the worker build its provider client for the simulator service without MPS_LIVE", async () => {
+  test('lets the worker build its provider client for the simulator without MPS_LIVE (nothing is dialled)', async () => {
     const plain = Object.fromEntries(Object.entries(env('worker')).filter(([k]) => !k.endsWith('_FILE')));
     // The secrets come from files in Docker; any non-empty values stand in for them here.
     const e = loadEnv({ ...plain, MPS_SECRET_KEY: 'stand-in-secret', MPS_ACCESS_TOKEN: 'stand-in-token' });
+    assert.equal(e.MPS_LIVE, false);
     const provider = providerClientFromEnv(e, e.MPS_BASE_URL as string);
     await provider.close();
-    // …and the same rule still refuses a host MPS_ALLOW_HOSTS does not list.
-    assert.throws(() => loadEnv({ ...plain, MPS_BASE_URL: 'http://provider.example' }), /MPS_BASE_URL/);
+    // …and the same environment pointed at the simulator's service name is refused without MPS_LIVE.
+    assert.throws(() => loadEnv({ ...plain, MPS_BASE_URL: 'http://simulator:8090' }), /MPS_BASE_URL: is not a loopback address/);
   });
 });
 

@@ -1,14 +1,14 @@
 /**
  * The process configuration (src/config/env.ts): every bad value is an error naming the variable
- * (never echoing the value), non-loopback providers need MPS_LIVE unless listed in
- * MPS_ALLOW_HOSTS, and every variable can come from a NAME_FILE.
+ * (never echoing the value), every non-loopback provider needs MPS_LIVE (there is no host
+ * allowlist), and every variable can come from a NAME_FILE.
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadEnv, providerHostAllowedWithoutLive } from '../src/config/env';
+import { ConfigError, loadEnv } from '../src/config/env';
 
 function configError(source: NodeJS.ProcessEnv): ConfigError {
   try {
@@ -36,26 +36,20 @@ describe('provider address safety', () => {
   test('accepts a non-loopback provider with MPS_LIVE=1', () => {
     const env = loadEnv({ MPS_BASE_URL: 'https://api.provider.example', MPS_LIVE: '1' });
     assert.equal(env.MPS_LIVE, true);
-    assert.equal(providerHostAllowedWithoutLive(env), false, 'a live host is not a known simulator');
   });
 
-  test('lets MPS_ALLOW_HOSTS name a simulator host (the compose service) without MPS_LIVE', () => {
-    const env = loadEnv({ MPS_BASE_URL: 'http://simulator:8090', MPS_ALLOW_HOSTS: ' Simulator , other-sim ' });
-    assert.deepEqual(env.MPS_ALLOW_HOSTS, ['simulator', 'other-sim']);
-    assert.equal(env.MPS_LIVE, false);
-    assert.equal(providerHostAllowedWithoutLive(env), true);
+  test('treats a simulator service name like any other non-loopback host: refused without MPS_LIVE, accepted with it', () => {
+    const err = configError({ MPS_BASE_URL: 'http://simulator:8090' });
+    assert.match(err.message, /^invalid configuration: MPS_BASE_URL: is not a loopback address/);
+    assert.ok(!err.message.includes('simulator:8090'), 'the message echoes the value');
+    for (const off of ['0', 'false']) configError({ MPS_BASE_URL: 'http://simulator:8090', MPS_LIVE: off });
+    assert.equal(loadEnv({ MPS_BASE_URL: 'http://simulator:8090', MPS_LIVE: '1' }).MPS_LIVE, true);
   });
 
-  test('keeps the MPS_LIVE rule for every host MPS_ALLOW_HOSTS does not list', () => {
-    const err = configError({ MPS_BASE_URL: 'http://api.provider.example', MPS_ALLOW_HOSTS: 'simulator' });
-    assert.match(err.message, /MPS_BASE_URL/);
-    // A suffix or prefix of an allowed name is a different host.
-    configError({ MPS_BASE_URL: 'http://simulator.evil.example', MPS_ALLOW_HOSTS: 'simulator' });
-  });
-
-  test('refuses MPS_ALLOW_HOSTS entries that are URLs instead of host names, naming the variable', () => {
-    const err = configError({ MPS_ALLOW_HOSTS: 'http://simulator:8090' });
-    assert.match(err.message, /^invalid configuration: MPS_ALLOW_HOSTS: must be a comma-separated list of host names/);
+  test('offers no provider host allowlist (MPS_ALLOW_HOSTS is not a setting)', () => {
+    const err = configError({ MPS_BASE_URL: 'http://simulator:8090', MPS_ALLOW_HOSTS: 'simulator' });
+    assert.match(err.message, /MPS_BASE_URL: is not a loopback address/);
+    assert.ok(!('MPS_ALLOW_HOSTS' in loadEnv({ MPS_ALLOW_HOSTS: 'simulator' })));
   });
 });
 
@@ -115,11 +109,11 @@ describe('NAME_FILE variables', () => {
 
   test('reads the variables added for compose from files too', () => {
     const hosts = path.join(dir, 'hosts');
-    writeFileSync(hosts, 'simulator\n');
+    writeFileSync(hosts, 'gateway\n');
     const token = path.join(dir, 'codec');
     writeFileSync(token, 'codec-token-of-enough-length\n');
-    const env = loadEnv({ MPS_ALLOW_HOSTS_FILE: hosts, CODEC_AUTH_TOKEN_FILE: token, MPS_BASE_URL: 'http://simulator:8090' });
-    assert.deepEqual(env.MPS_ALLOW_HOSTS, ['simulator']);
+    const env = loadEnv({ SIMULATOR_NOTIFICATION_ALLOW_HOSTS_FILE: hosts, CODEC_AUTH_TOKEN_FILE: token });
+    assert.deepEqual(env.SIMULATOR_NOTIFICATION_ALLOW_HOSTS, ['gateway']);
     assert.equal(env.CODEC_AUTH_TOKEN, 'codec-token-of-enough-length');
   });
 

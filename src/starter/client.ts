@@ -13,7 +13,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
+import type { QueryDefinition, SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import { z } from 'zod';
 import { createSealer, type Sealer } from '../codec/seal';
 import { buildCategoryTree, type CategoryTree } from '../contract/categories';
@@ -147,25 +147,10 @@ export class MpfClient {
       notification_wait_seconds: this.opts.swapNotificationWaitSeconds ?? 0,
     };
     const memo: TokenMemo = { pin_token_sha256: sha256(pinToken), notify_token_sha256: sha256(notifyToken) };
-    const start = new WithStartWorkflowOperation(SWAP_WORKFLOW_TYPE, {
-      workflowId,
-      taskQueue: this.opts.taskQueue,
-      args: [input],
-      workflowIdConflictPolicy: 'FAIL',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      memo: memo as Record<string, unknown>,
-    });
-    try {
-      const swap = await this.temporal.workflow.executeUpdateWithStart(swapInitializedUpdate, {
-        startWorkflowOperation: start,
-      });
-      return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError || isAlreadyStarted(err)) {
-        throw new DuplicateFlowError('swap', workflowId, await this.getSwap(workflowId).catch(() => undefined));
-      }
-      throw err;
-    }
+    const swap = await this.startWithUpdate(SWAP_WORKFLOW_TYPE, workflowId, input, memo, swapInitializedUpdate, 'swap', () =>
+      this.getSwap(workflowId),
+    );
+    return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
   }
 
   async getSwap(swapId: string): Promise<SwapView> {
@@ -214,23 +199,10 @@ export class MpfClient {
       late_notification_grace_seconds: this.opts.linkLateNotificationGraceSeconds ?? 0,
     };
     const memo: TokenMemo = { notify_token_sha256: sha256(notifyToken) };
-    const start = new WithStartWorkflowOperation(LINK_WORKFLOW_TYPE, {
-      workflowId,
-      taskQueue: this.opts.taskQueue,
-      args: [input],
-      workflowIdConflictPolicy: 'FAIL',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      memo: memo as Record<string, unknown>,
-    });
-    try {
-      const link = await this.temporal.workflow.executeUpdateWithStart(linkCreatedUpdate, { startWorkflowOperation: start });
-      return { link };
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError || isAlreadyStarted(err)) {
-        throw new DuplicateFlowError('payment_link', workflowId, await this.getLink(workflowId).catch(() => undefined));
-      }
-      throw err;
-    }
+    const link = await this.startWithUpdate(LINK_WORKFLOW_TYPE, workflowId, input, memo, linkCreatedUpdate, 'payment_link', () =>
+      this.getLink(workflowId),
+    );
+    return { link };
   }
 
   async getLink(linkId: string): Promise<LinkView> {
@@ -287,6 +259,36 @@ export class MpfClient {
   }
 
   // --------------------------------------------------------------------------------------------
+
+  /**
+   * Starts a flow with update-with-start (the caller gets the update's answer in the same call).
+   * The workflow id is the merchant's reference: a second start, running or finished, is a
+   * DuplicateFlowError carrying the existing flow's view, and never reaches the provider.
+   */
+  private async startWithUpdate<V>(
+    workflowType: string,
+    workflowId: string,
+    input: SwapWorkflowInput | LinkWorkflowInput,
+    memo: TokenMemo,
+    update: UpdateDefinition<V, []>,
+    kind: 'swap' | 'payment_link',
+    existing: () => Promise<V>,
+  ): Promise<V> {
+    const startWorkflowOperation = new WithStartWorkflowOperation(workflowType, {
+      workflowId,
+      taskQueue: this.opts.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      memo: memo as Record<string, unknown>,
+    });
+    try {
+      return await this.temporal.workflow.executeUpdateWithStart(update, { startWorkflowOperation });
+    } catch (err) {
+      if (isAlreadyStarted(err)) throw new DuplicateFlowError(kind, workflowId, await existing().catch(() => undefined));
+      throw err;
+    }
+  }
 
   private async queryFlow<T>(flowId: string, query: QueryDefinition<T>): Promise<T> {
     try {

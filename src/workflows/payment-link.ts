@@ -9,9 +9,7 @@
  * terminal state changes nothing. An ambiguous creation is never repeated: needs_reconciliation.
  */
 import {
-  ActivityFailure,
   allHandlersFinished,
-  ApplicationFailure,
   condition,
   log,
   proxyActivities,
@@ -37,6 +35,7 @@ import {
   notificationSignal,
   type NotificationRecord,
 } from './messages';
+import { describeFailure, failureType } from './failures';
 import { NotificationBook } from './notifications';
 import { FLOW_KIND, FLOW_REF, FLOW_STATE } from './search-attributes';
 
@@ -45,16 +44,6 @@ const { createPaymentLink } = proxyActivities<ProviderActivities>({
   scheduleToCloseTimeout: '2 minutes',
   retry: providerRetryPolicy,
 });
-
-function failureType(err: unknown): string | undefined {
-  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause.type ?? undefined;
-  return undefined;
-}
-
-function describeFailure(err: unknown): string {
-  if (err instanceof ActivityFailure) return `${failureType(err) ?? 'activity failed'}: ${err.cause?.message ?? err.message}`;
-  return err instanceof Error ? err.message : String(err);
-}
 
 export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<LinkView> {
   const { request } = input;

@@ -11,7 +11,6 @@
 import {
   ActivityFailure,
   allHandlersFinished,
-  ApplicationFailure,
   condition,
   log,
   proxyActivities,
@@ -40,6 +39,7 @@ import {
   type SwapView,
   type SwapWorkflowInput,
 } from './messages';
+import { describeFailure, failureType } from './failures';
 import { NotificationBook } from './notifications';
 import { FLOW_KIND, FLOW_REF, FLOW_STATE } from './search-attributes';
 
@@ -51,19 +51,6 @@ const { initSwap } = proxyActivities<ProviderActivities>({
   scheduleToCloseTimeout: '2 minutes',
   retry: providerRetryPolicy,
 });
-
-/** Failure type of an activity failure (the ProviderError class name), if any. */
-function failureType(err: unknown): string | undefined {
-  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause.type ?? undefined;
-  return undefined;
-}
-
-function describeFailure(err: unknown): string {
-  const type = failureType(err);
-  if (type) return `${type}: ${(err as ActivityFailure).cause?.message ?? ''}`.trim();
-  if (err instanceof ActivityFailure) return `activity failed: ${err.cause?.message ?? err.message}`;
-  return err instanceof Error ? err.message : String(err);
-}
 
 export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> {
   const { request } = input;

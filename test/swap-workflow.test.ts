@@ -158,4 +158,17 @@ describe('the swap workflow through the typed client', () => {
     const json = JSON.stringify(await stack.mpf.getSwap(swap.swap_id));
     assert.ok(!json.includes('4321') && !json.includes('sealed') && !json.includes('auth_token'));
   });
+
+  test('two PINs submitted at once lead to exactly one confirmation call', async () => {
+    const { swap } = await stack.mpf.startSwap(swapBody(ref('race')));
+    const results = await Promise.allSettled([
+      stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' }),
+      stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' }),
+    ]);
+    const outcomes = results.map((r) => (r.status === 'fulfilled' ? r.value?.outcome : (r.reason as Error).name));
+    assert.ok(outcomes.includes('confirmed'), outcomes.join(','));
+    for (const o of outcomes) assert.ok(o === 'confirmed' || o === 'PinNotAcceptedError', o);
+    assert.equal(await confirmRequests(), 1);
+    assert.equal((await result(swap.swap_id)).state, 'confirmed');
+  });
 });

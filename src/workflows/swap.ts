@@ -11,6 +11,7 @@
 import {
   ActivityFailure,
   allHandlersFinished,
+  ApplicationFailure,
   condition,
   log,
   proxyActivities,
@@ -154,8 +155,10 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
     async (sub) => {
       if (outcomes.has(sub.submission_id)) return outcomes.get(sub.submission_id)!;
       if (!accept(sub)) {
-        // Raced with another PIN or a state change after validation: answer with the current state.
-        return SWAP_TERMINAL_STATES.includes(state) ? outcomeOf(state) : { outcome: 'failed', state, reason: 'swap is busy' };
+        // Raced with another PIN or a state change after validation: a terminal swap answers with
+        // its outcome; otherwise this update fails (the swap does not) and the caller may retry.
+        if (SWAP_TERMINAL_STATES.includes(state)) return outcomeOf(state);
+        throw ApplicationFailure.create({ type: 'PinNotAccepted', message: `a PIN for this swap is already being confirmed (state: ${state})` });
       }
       await condition(() => outcomes.has(sub.submission_id));
       return outcomes.get(sub.submission_id)!;

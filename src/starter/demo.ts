@@ -15,6 +15,7 @@
  * paid. Otherwise it keeps running, prints where everything is, and stops cleanly on Ctrl-C.
  */
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { request } from 'undici';
@@ -272,12 +273,17 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
         txn_ref: uniqueRef('demo-pin-page'),
       }).catch(() => undefined);
       say('— running; press Ctrl-C to stop —');
-      say(`gateway:       ${gateway.url} (OpenAPI ${gateway.url}/openapi.json; header x-api-key: ${apiKey})`);
+      // This run's API key and codec token go to a file only the owner can read, never to the console.
+      const secretsFile = path.join(path.dirname(DEMO_DB_FILE), 'demo-secrets.env');
+      fs.writeFileSync(secretsFile, `GATEWAY_API_KEY=${apiKey}\nCODEC_AUTH_TOKEN=${codecToken}\n`, { mode: 0o600 });
+      fs.chmodSync(secretsFile, 0o600);
+      say(`this run's API key and codec token: ${path.relative(process.cwd(), secretsFile) || secretsFile} (source it in your shell)`);
+      say(`gateway:       ${gateway.url} (OpenAPI ${gateway.url}/openapi.json; header x-api-key: $GATEWAY_API_KEY)`);
       if (example && (example.status === 200 || example.status === 201)) {
         say(`PIN page:      ${String(example.json.pin_url)} (enter the simulator's default wallet PIN)`);
       }
       say(`Temporal Web:  ${uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows` : '(TEMPORAL_UI_URL unset)'}`);
-      say(`decode history: temporal workflow show --address ${address} -w ${swapId ?? 'WORKFLOW_ID'} --codec-endpoint ${gateway.url}/codec --codec-auth 'Bearer ${codecToken}'`);
+      say(`decode history: temporal workflow show --address ${address} -w ${swapId ?? 'WORKFLOW_ID'} --codec-endpoint ${gateway.url}/codec --codec-auth "Bearer $CODEC_AUTH_TOKEN"`);
       say(`checkout:      ${sim.checkoutUrl} (simulator control API ${sim.baseUrl}/_sim)`);
       await Promise.race([stopSignal, workerRun]);
       say('stopping …');

@@ -5,16 +5,14 @@
  * lifetime ends (expired), or until cancelled.
  *
  * Every notification is kept (deduplicated); a status-like field is mapped tolerantly (contract
- * module); unknown payloads are recorded without moving the state; a notification after a
+ * module); unknown payloads are recorded without moving the status.state; a notification after a
  * terminal state changes nothing. An ambiguous creation is never repeated: needs_reconciliation.
  */
 import {
   allHandlersFinished,
   condition,
-  log,
   proxyActivities,
   setHandler,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/types';
@@ -37,7 +35,7 @@ import {
 } from './messages';
 import { describeFailure, failureType } from './failures';
 import { NotificationBook } from './notifications';
-import { FLOW_KIND, FLOW_REF, FLOW_STATE } from './search-attributes';
+import { FlowStatus } from './flow-status';
 
 const { createPaymentLink } = proxyActivities<ProviderActivities>({
   startToCloseTimeout: PROVIDER_ACTIVITY_START_TO_CLOSE,
@@ -48,16 +46,14 @@ const { createPaymentLink } = proxyActivities<ProviderActivities>({
 export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<LinkView> {
   const { request } = input;
   const notifications = new NotificationBook();
-  let state = 'creating' as LinkState;
+  const status = new FlowStatus<LinkState>('creating', 'payment_link', request.txn_merchant_ref);
   let link: HostedLinkData | undefined;
-  let reason: string | undefined;
   let expiresAtMs: number | undefined;
   let cancelRequested: string | undefined;
-  let updatedAt = new Date().toISOString();
 
   const view = (): LinkView => ({
     link_id: workflowInfo().workflowId,
-    state,
+    state: status.state,
     txn_merchant_ref: request.txn_merchant_ref,
     user_ref: request.user_ref,
     amount: link?.amount ?? request.amount,
@@ -66,32 +62,20 @@ export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<Lin
     pay_link: link?.pay_link,
     redirect_url: link?.redirect_url ?? request.redirect_url,
     expires_at: expiresAtMs === undefined ? undefined : new Date(expiresAtMs).toISOString(),
-    reason,
+    reason: status.reason,
     notifications: notifications.list(),
-    updated_at: updatedAt,
+    updated_at: status.updatedAt,
   });
 
-  const setState = (next: LinkState, why?: string): void => {
-    state = next;
-    if (why !== undefined) reason = why;
-    updatedAt = new Date().toISOString();
-    upsertSearchAttributes([{ key: FLOW_STATE, value: next }]);
-    log.info('payment link state', { state: next, reason: why });
-  };
-
-  upsertSearchAttributes([
-    { key: FLOW_KIND, value: 'payment_link' },
-    { key: FLOW_REF, value: request.txn_merchant_ref },
-    { key: FLOW_STATE, value: state },
-  ]);
+  const setState = (next: LinkState, why?: string): void => status.set(next, why);
 
   setHandler(linkStateQuery, view);
   setHandler(linkCreatedUpdate, async () => {
-    await condition(() => state !== 'creating');
+    await condition(() => status.state !== 'creating');
     return view();
   });
   setHandler(cancelLinkSignal, (arg) => {
-    if (!LINK_TERMINAL_STATES.includes(state)) cancelRequested = arg?.reason?.slice(0, 200) || 'cancelled by request';
+    if (!LINK_TERMINAL_STATES.includes(status.state)) cancelRequested = arg?.reason?.slice(0, 200) || 'cancelled by request';
   });
   /** Moves an awaiting link by a notification's outcome; pending/unknown change nothing. */
   const apply = (record: NotificationRecord): void => {
@@ -104,12 +88,12 @@ export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<Lin
   setHandler(notificationSignal, (n) => {
     const record = notifications.add(n);
     if (!record) return; // a duplicate delivery: counted, nothing else
-    if (state === 'awaiting_payment') apply(record);
-    else if (state === 'creating') early.push(record);
-    else if (record.outcome === 'paid' && (state === 'expired' || state === 'cancelled')) {
+    if (status.state === 'awaiting_payment') apply(record);
+    else if (status.state === 'creating') early.push(record);
+    else if (record.outcome === 'paid' && (status.state === 'expired' || status.state === 'cancelled')) {
       // Money arrived for a link we had given up on: never silently ignored.
       record.applied = true;
-      setState('needs_reconciliation', `payment notified after the link was ${state}: reconcile (fulfil or refund)`);
+      setState('needs_reconciliation', `payment notified after the link was ${status.state}: reconcile (fulfil or refund)`);
     }
     // any other notification after a terminal state: recorded, changes nothing
   });
@@ -128,14 +112,14 @@ export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<Lin
   }
   expiresAtMs = Date.now() + input.lifetime_seconds * 1000;
   setState('awaiting_payment');
-  for (const record of early) if (state === 'awaiting_payment') apply(record);
+  for (const record of early) if (status.state === 'awaiting_payment') apply(record);
 
   // --- 2. Await the outcome -------------------------------------------------------------------
   const settled = await condition(
-    () => state !== 'awaiting_payment' || cancelRequested !== undefined,
+    () => status.state !== 'awaiting_payment' || cancelRequested !== undefined,
     Math.max(1, expiresAtMs - Date.now()),
   );
-  if (state === 'awaiting_payment') {
+  if (status.state === 'awaiting_payment') {
     if (settled && cancelRequested !== undefined) setState('cancelled', cancelRequested);
     else setState('expired', 'no payment notification before the link lifetime ended');
   }

@@ -16,7 +16,6 @@ import {
   log,
   proxyActivities,
   setHandler,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ProviderActivities, SwapInitResult } from '../activities/types';
@@ -42,7 +41,7 @@ import {
 } from './messages';
 import { describeFailure, failureType } from './failures';
 import { NotificationBook } from './notifications';
-import { FLOW_KIND, FLOW_REF, FLOW_STATE } from './search-attributes';
+import { FlowStatus } from './flow-status';
 
 const SEALED_PREFIX = 'sealed:v1:';
 const MIN_CONFIRM_BUDGET_MS = 1_000;
@@ -58,21 +57,19 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
   const maxAttempts = Math.max(1, input.pin_max_attempts);
   const notifications = new NotificationBook();
 
-  let state = 'initializing' as SwapState;
+  const status = new FlowStatus<SwapState>('initializing', 'swap', request.txn_ref);
   let init: SwapInitResult | undefined;
   let deadlineMs: number | undefined;
   let attemptsUsed = 0;
-  let reason: string | undefined;
   let providerMessage: string | undefined;
   let cancelRequested: string | undefined;
   /** The one PIN waiting to be used (sealed). Cleared as soon as it has been sent. */
   let pending: PinSubmission | undefined;
   const outcomes = new Map<string, PinOutcome>();
-  let updatedAt = new Date().toISOString();
 
   const view = (): SwapView => ({
     swap_id: workflowInfo().workflowId,
-    state,
+    state: status.state,
     txn_ref: request.txn_ref,
     user_ref: request.user_ref,
     payment_ref: init?.payment_ref,
@@ -85,25 +82,13 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
     expires_at: deadlineMs === undefined ? undefined : new Date(deadlineMs).toISOString(),
     pin_attempts_used: attemptsUsed,
     pin_attempts_left: Math.max(0, maxAttempts - attemptsUsed),
-    reason,
+    reason: status.reason,
     provider_message: providerMessage,
     notifications: notifications.list(),
-    updated_at: updatedAt,
+    updated_at: status.updatedAt,
   });
 
-  const setState = (next: SwapState, why?: string): void => {
-    state = next;
-    if (why !== undefined) reason = why;
-    updatedAt = new Date().toISOString();
-    upsertSearchAttributes([{ key: FLOW_STATE, value: next }]);
-    log.info('swap state', { state: next, reason: why });
-  };
-
-  upsertSearchAttributes([
-    { key: FLOW_KIND, value: 'swap' },
-    { key: FLOW_REF, value: request.txn_ref },
-    { key: FLOW_STATE, value: state },
-  ]);
+  const setState = (next: SwapState, why?: string): void => status.set(next, why);
 
   const outcomeOf = (s: SwapState): PinOutcome => {
     switch (s) {
@@ -114,9 +99,9 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
       case 'cancelled':
         return { outcome: 'cancelled', state: s };
       case 'needs_reconciliation':
-        return { outcome: 'needs_reconciliation', state: s, reason };
+        return { outcome: 'needs_reconciliation', state: s, reason: status.reason };
       default:
-        return { outcome: 'failed', state: s, reason };
+        return { outcome: 'failed', state: s, reason: status.reason };
     }
   };
 
@@ -132,14 +117,14 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
   };
 
   const accept = (sub: PinSubmission): boolean => {
-    if (state !== 'awaiting_pin' || pending !== undefined || cancelRequested !== undefined) return false;
+    if (status.state !== 'awaiting_pin' || pending !== undefined || cancelRequested !== undefined) return false;
     pending = { sealed_pin: sub.sealed_pin, submission_id: sub.submission_id };
     return true;
   };
 
   setHandler(swapStateQuery, view);
   setHandler(swapInitializedUpdate, async () => {
-    await condition(() => state !== 'initializing');
+    await condition(() => status.state !== 'initializing');
     return view();
   });
   setHandler(submitPinSignal, (sub) => {
@@ -148,7 +133,7 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
       log.warn('PIN signal ignored: malformed', { problem });
       return;
     }
-    if (!accept(sub)) log.warn('PIN signal ignored: swap not awaiting a PIN', { state });
+    if (!accept(sub)) log.warn('PIN signal ignored: swap not awaiting a PIN', { state: status.state });
   });
   setHandler(
     submitPinUpdate,
@@ -157,8 +142,8 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
       if (!accept(sub)) {
         // Raced with another PIN or a state change after validation: a terminal swap answers with
         // its outcome; otherwise this update fails (the swap does not) and the caller may retry.
-        if (SWAP_TERMINAL_STATES.includes(state)) return outcomeOf(state);
-        throw ApplicationFailure.create({ type: 'PinNotAccepted', message: `a PIN for this swap is already being confirmed (state: ${state})` });
+        if (SWAP_TERMINAL_STATES.includes(status.state)) return outcomeOf(status.state);
+        throw ApplicationFailure.create({ type: 'PinNotAccepted', message: `a PIN for this swap is already being confirmed (state: ${status.state})` });
       }
       await condition(() => outcomes.has(sub.submission_id));
       return outcomes.get(sub.submission_id)!;
@@ -168,13 +153,13 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
         const problem = checkSubmission(sub);
         if (problem) throw new Error(problem);
         if (outcomes.has(sub.submission_id)) return; // idempotent replay of a finished submission
-        if (state !== 'awaiting_pin') throw new Error(`swap is not awaiting a PIN (state: ${state})`);
+        if (status.state !== 'awaiting_pin') throw new Error(`swap is not awaiting a PIN (state: ${status.state})`);
         if (pending !== undefined) throw new Error('a PIN for this swap is already being confirmed');
       },
     },
   );
   setHandler(cancelSwapSignal, (arg) => {
-    if (state === 'initializing' || state === 'awaiting_pin') cancelRequested = arg?.reason?.slice(0, 200) || 'cancelled by request';
+    if (status.state === 'initializing' || status.state === 'awaiting_pin') cancelRequested = arg?.reason?.slice(0, 200) || 'cancelled by request';
   });
   setHandler(notificationSignal, (n) => {
     notifications.add(n);
@@ -231,25 +216,25 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
       providerMessage = res.message;
       if (res.outcome === 'confirmed') {
         setState('confirmed');
-        outcome = outcomeOf(state);
+        outcome = outcomeOf(status.state);
       } else if (res.outcome === 'wrong_pin') {
         const left = maxAttempts - attemptsUsed;
         if (left <= 0) {
           setState('failed', `PIN rejected ${attemptsUsed} times: attempts exhausted`);
-          outcome = { outcome: 'pin_rejected', state, attempts_left: 0 };
+          outcome = { outcome: 'pin_rejected', state: status.state, attempts_left: 0 };
         } else if (Date.now() >= deadlineMs) {
           setState('expired', 'PIN rejected and the confirmation window closed');
-          outcome = { outcome: 'pin_rejected', state, attempts_left: left };
+          outcome = { outcome: 'pin_rejected', state: status.state, attempts_left: left };
         } else {
           setState('awaiting_pin');
-          outcome = { outcome: 'pin_rejected', state, attempts_left: left };
+          outcome = { outcome: 'pin_rejected', state: status.state, attempts_left: left };
         }
       } else if (res.outcome === 'token_invalid') {
         setState(Date.now() >= deadlineMs ? 'expired' : 'failed', `the provider refused the swap's auth_token: ${res.message}`);
-        outcome = outcomeOf(state);
+        outcome = outcomeOf(status.state);
       } else {
         setState('failed', `the provider rejected the confirmation: ${res.message}`);
-        outcome = outcomeOf(state);
+        outcome = outcomeOf(status.state);
       }
     } catch (err) {
       const type = failureType(err);
@@ -261,21 +246,21 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
       } else {
         setState('failed', `confirmation failed (${describeFailure(err)})`);
       }
-      outcome = outcomeOf(state);
+      outcome = outcomeOf(status.state);
     } finally {
       pending = undefined; // the PIN is dropped as soon as it has been used
     }
     outcomes.set(sub.submission_id, outcome);
-    if (state !== 'awaiting_pin') break;
+    if (status.state !== 'awaiting_pin') break;
   }
 
   // --- 3. Optionally wait (bounded) for the provider's notification of the confirmed swap -------
-  if (state === 'confirmed' && input.notification_wait_seconds > 0) {
+  if (status.state === 'confirmed' && input.notification_wait_seconds > 0) {
     await condition(() => notifications.size() > 0, input.notification_wait_seconds * 1000);
   }
   // A PIN accepted in the same instant as a cancel or the deadline gets the final state as answer.
   if (pending !== undefined) {
-    outcomes.set(pending.submission_id, outcomeOf(state));
+    outcomes.set(pending.submission_id, outcomeOf(status.state));
     pending = undefined;
   }
   // Let in-flight update handlers return their outcome before the run completes.

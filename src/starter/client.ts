@@ -45,7 +45,7 @@ import {
   swapWorkflowId,
   type SwapWorkflowInput,
 } from '../workflows/messages';
-import { InputError, DuplicateFlowError, FlowNotFoundError, PinNotAcceptedError } from './errors';
+import { InputError, DuplicateFlowError, FlowNotFoundError, FlowPendingError, PinNotAcceptedError } from './errors';
 
 export const SwapStartBody = SwapInitRequest.omit({ notification_url: true });
 export type SwapStartBody = z.infer<typeof SwapStartBody>;
@@ -74,6 +74,8 @@ export interface MpfClientOptions {
   linkLifetimeSeconds?: number;
   /** How long a finished link keeps recording late notifications (default 0). */
   linkLateNotificationGraceSeconds?: number;
+  /** How long a start waits for the flow's first answer before FlowPendingError (default 30 s). */
+  startAnswerTimeoutMs?: number;
 }
 
 export interface StartedSwap {
@@ -282,10 +284,14 @@ export class MpfClient {
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       memo: memo as Record<string, unknown>,
     });
+    const waitMs = this.opts.startAnswerTimeoutMs ?? 30_000;
     try {
-      return await this.temporal.workflow.executeUpdateWithStart(update, { startWorkflowOperation });
+      return await this.temporal.withDeadline(Date.now() + waitMs, () =>
+        this.temporal.workflow.executeUpdateWithStart(update, { startWorkflowOperation }),
+      );
     } catch (err) {
       if (isAlreadyStarted(err)) throw new DuplicateFlowError(kind, workflowId, await existing().catch(() => undefined));
+      if (isDeadlineExceeded(err)) throw new FlowPendingError(kind, workflowId, waitMs);
       throw err;
     }
   }
@@ -311,6 +317,16 @@ export class MpfClient {
 
 function flowKindOf(flowId: string): string {
   return flowId.startsWith('swap-') ? 'swap' : flowId.startsWith('paylink-') ? 'payment_link' : 'flow';
+}
+
+function isDeadlineExceeded(err: unknown): boolean {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 4 /* grpc DEADLINE_EXCEEDED */ || /deadline exceeded/i.test((e as Error).message ?? '')) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 function isAlreadyStarted(err: unknown): boolean {

@@ -37,6 +37,23 @@ export class FlowNotFoundError extends Error {
   }
 }
 
+/**
+ * The flow was started but its first answer (initialization / link creation) did not come back in
+ * time, typically because no worker is running. Nothing is lost: the flow goes on when a worker
+ * polls; look it up by id. -> 504
+ */
+export class FlowPendingError extends Error {
+  override name = 'FlowPendingError';
+  readonly status = 504;
+  constructor(
+    readonly kind: 'swap' | 'payment_link',
+    readonly flowId: string,
+    waitedMs: number,
+  ) {
+    super(`the ${kind.replace('_', ' ')} ${flowId} was started but did not answer within ${Math.round(waitedMs / 1000)} s (is a worker running?); look it up by its id`);
+  }
+}
+
 /** The swap's validator refused the PIN (not awaiting a PIN, one already in flight). -> 409 */
 export class PinNotAcceptedError extends Error {
   override name = 'PinNotAcceptedError';

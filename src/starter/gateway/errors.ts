@@ -11,7 +11,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { DuplicateFlowError, FlowNotFoundError, InputError, PinNotAcceptedError } from '../errors';
+import { DuplicateFlowError, FlowNotFoundError, FlowPendingError, InputError, PinNotAcceptedError } from '../errors';
 
 export interface ErrorBody {
   error: string;
@@ -64,6 +64,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
     }
     if (err instanceof FlowNotFoundError) return sendError(reply, 404, 'not_found', err.message);
     if (err instanceof PinNotAcceptedError) return sendError(reply, 409, 'pin_not_accepted', err.message);
+    if (err instanceof FlowPendingError) return sendError(reply, 504, 'pending', err.message, { flow_id: err.flowId });
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status === 429) return sendError(reply, 429, 'rate_limited', 'too many requests; try again later');
     if (status === 415) return sendError(reply, 415, 'unsupported_media_type', 'send the body as application/json');

@@ -11,13 +11,14 @@
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { KEYS_ENV, type KeyRing, toKeyRing } from './keys';
+import { SEALED_PREFIX } from './sealed-prefix';
 
 export interface Sealer {
   seal(plain: string): string;
   unseal(sealed: string): string;
 }
 
-export const SEALED_PREFIX = 'sealed:v1:';
+export { SEALED_PREFIX };
 export const SEAL_HKDF_INFO = 'mpf-seal-v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;

@@ -25,6 +25,7 @@ import {
   toProviderSwapInitBody,
 } from '../contract/provider';
 import { classifyNetworkError, type ExchangeContext, type HttpMethod, interpretResponse, type WireResponse } from './classify';
+import { SIMULATOR_DEFAULT_CREDENTIALS } from '../simulator/options';
 import { ProviderRequestInvalidError } from './errors';
 
 export interface ProviderClientConfig {
@@ -48,11 +49,7 @@ export const MAX_RESPONSE_BYTES = 1024 * 1024;
 const USER_AGENT = 'merchant-payment-flows/0.1';
 
 /** Credentials the embedded simulator accepts by default (used only when MPS_BASE_URL is unset). */
-export const EMBEDDED_SIMULATOR_CREDENTIALS = {
-  secretKey: 'sim-secret-key',
-  accessToken: 'sim-access-token',
-  merchantRef: 'sim-merchant',
-} as const;
+export const EMBEDDED_SIMULATOR_CREDENTIALS = SIMULATOR_DEFAULT_CREDENTIALS;
 
 export class ProviderClient {
   private readonly origin: string;

@@ -5,6 +5,13 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 
+/** Credentials the simulator accepts unless configured otherwise (never real ones). */
+export const SIMULATOR_DEFAULT_CREDENTIALS = {
+  secretKey: 'sim-secret-key',
+  accessToken: 'sim-access-token',
+  merchantRef: 'sim-merchant',
+} as const;
+
 export interface SimulatorOptions {
   host?: string; // default '127.0.0.1'
   port?: number; // provider API + control API port, 0 = free (default 0)
@@ -69,9 +76,9 @@ export function resolveConfig(opts: SimulatorOptions): SimConfig {
   });
   return {
     host: opts.host ?? '127.0.0.1',
-    secretKey: opts.secretKey ?? 'sim-secret-key',
-    accessToken: opts.accessToken ?? 'sim-access-token',
-    merchantRef: opts.merchantRef ?? 'sim-merchant',
+    secretKey: opts.secretKey ?? SIMULATOR_DEFAULT_CREDENTIALS.secretKey,
+    accessToken: opts.accessToken ?? SIMULATOR_DEFAULT_CREDENTIALS.accessToken,
+    merchantRef: opts.merchantRef ?? SIMULATOR_DEFAULT_CREDENTIALS.merchantRef,
     seed: (opts.seed ?? randomInt(0, 2 ** 31)) >>> 0,
     swapExpiresInSeconds: patch.swapExpiresInSeconds ?? 300,
     pins: { ...(patch.pins ?? {}) },

@@ -39,11 +39,11 @@ import {
   type SwapView,
   type SwapWorkflowInput,
 } from './messages';
+import { SEALED_PREFIX } from '../codec/sealed-prefix';
 import { describeFailure, failureType } from './failures';
 import { NotificationBook } from './notifications';
 import { FlowStatus } from './flow-status';
 
-const SEALED_PREFIX = 'sealed:v1:';
 const MIN_CONFIRM_BUDGET_MS = 1_000;
 
 const { initSwap } = proxyActivities<ProviderActivities>({

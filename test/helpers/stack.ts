@@ -7,7 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { clientDataConverter, FAILURE_CONVERTER_PATH } from '../../src/codec/data-converter';
 import { generateDevKeys } from '../../src/codec/keys';
-import { ProviderClient } from '../../src/provider/client';
+import { EMBEDDED_SIMULATOR_CREDENTIALS, ProviderClient } from '../../src/provider/client';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator';
 import { createControlClient, type SimulatorControl } from '../../src/simulator/control-client';
 import { MpfClient, type MpfClientOptions } from '../../src/starter/client';
@@ -69,9 +69,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   });
   const provider = new ProviderClient({
     baseUrl: sim.baseUrl,
-    secretKey: 'sim-secret-key',
-    accessToken: 'sim-access-token',
-    merchantRef: 'sim-merchant',
+    ...EMBEDDED_SIMULATOR_CREDENTIALS,
   });
   let native: NativeConnection | undefined;
   let worker: Worker | undefined;

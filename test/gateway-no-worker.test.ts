@@ -6,7 +6,7 @@ import { eventually } from './helpers/stack';
 describe('starting a flow while no worker is running', () => {
   let h: GatewayHarness;
   before(async () => {
-    h = await startGatewayStack({ noWorker: true, client: { startAnswerTimeoutMs: 2_000 } });
+    h = await startGatewayStack({ noWorker: true, client: { startAnswerTimeoutMs: 2_000, pinAnswerTimeoutMs: 2_000 } });
   });
   after(async () => {
     await h?.stop();
@@ -17,7 +17,7 @@ describe('starting a flow while no worker is running', () => {
     const txn = uniqueRef('noworker');
     const started = Date.now();
     const res = await h.api('POST', '/v1/swaps', { user_ref: 'u', from_currency: 'USD', to_currency: 'NGN', amount: 3, txn_ref: txn });
-    assert.equal(res.status, 504, res.text);
+    assert.equal(res.status, 504, `${res.text}\n${h.logs.filter((l) => l.includes('request failed')).join('\n')}`);
     assert.equal(res.json.error, 'pending');
     assert.equal(res.json.flow_id, `swap-${txn}`);
     assert.ok(Date.now() - started < 20_000, 'answered within the configured bound (not a hang)');
@@ -29,5 +29,31 @@ describe('starting a flow while no worker is running', () => {
     }, 30_000, 'the swap to initialise');
     assert.equal(view.txn_ref, txn);
     assert.equal((await h.stack.control.ledger({ endpoint: 'swap.init' })).requests.length, 1);
+  });
+
+  test('a PIN sent while the worker is down answers 504 instead of hanging, and is applied once the worker is back', async () => {
+    await h.stack.startWorker();
+    const txn = uniqueRef('noworker-pin');
+    const started = await h.api('POST', '/v1/swaps', { user_ref: 'u', from_currency: 'USD', to_currency: 'NGN', amount: 4, txn_ref: txn });
+    assert.equal(started.status, 201, started.text);
+    await h.stack.stopWorker();
+    const sent = Date.now();
+    const res = await h.call('POST', `/v1/swaps/swap-${txn}/pin`, {
+      body: { wallet_pin: '1234' },
+      headers: { authorization: `Bearer ${started.json.pin_token}` },
+    });
+    assert.equal(res.status, 504, res.text);
+    assert.equal(res.json.error, 'pending');
+    assert.equal(res.json.flow_id, `swap-${txn}`);
+    assert.ok(!res.text.includes('1234'), 'the PIN is not echoed');
+    assert.ok(Date.now() - sent < 20_000, 'answered within the configured bound (not a hang)');
+    await h.stack.startWorker();
+    // The server holds the admitted update and delivers it with the next workflow task.
+    const view = await eventually(async () => {
+      const v = await h.api('GET', `/v1/swaps/swap-${txn}`);
+      return v.json?.state === 'confirmed' && v.json;
+    }, 30_000, 'the PIN to be applied');
+    assert.equal(view.pin_attempts_left, 2, 'one attempt used, counted once');
+    assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.confirm' })).requests.length, 1, 'one confirmation');
   });
 });

@@ -9,7 +9,6 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import {
   type Client,
   WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
@@ -45,6 +44,7 @@ import {
   swapWorkflowId,
   type SwapWorkflowInput,
 } from '../workflows/messages';
+import { isAlreadyStarted, isDeadlineExceeded } from './temporal-errors';
 import { InputError, DuplicateFlowError, FlowNotFoundError, FlowPendingError, PinNotAcceptedError } from './errors';
 
 export const SwapStartBody = SwapInitRequest.omit({ notification_url: true });
@@ -76,6 +76,8 @@ export interface MpfClientOptions {
   linkLateNotificationGraceSeconds?: number;
   /** How long a start waits for the flow's first answer before FlowPendingError (default 30 s). */
   startAnswerTimeoutMs?: number;
+  /** How long a PIN submitted by update waits for the swap's answer before FlowPendingError (default 30 s). */
+  pinAnswerTimeoutMs?: number;
 }
 
 export interface StartedSwap {
@@ -172,8 +174,17 @@ export class MpfClient {
         await handle.signal(submitPinSignal, submission);
         return undefined;
       }
-      return await handle.executeUpdate(submitPinUpdate, { args: [submission] });
+      const waitMs = this.opts.pinAnswerTimeoutMs ?? 30_000;
+      try {
+        return await this.temporal.withDeadline(Date.now() + waitMs, () =>
+          handle.executeUpdate(submitPinUpdate, { args: [submission] }),
+        );
+      } catch (err) {
+        if (isDeadlineExceeded(err)) throw new FlowPendingError('swap', swapId, waitMs, 'the PIN was sent');
+        throw err;
+      }
     } catch (err) {
+      if (err instanceof FlowPendingError) throw err;
       if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError('swap', swapId);
       if (err instanceof WorkflowUpdateFailedError) {
         throw new PinNotAcceptedError(err.cause?.message ?? 'the swap did not accept a PIN');
@@ -319,24 +330,6 @@ function flowKindOf(flowId: string): string {
   return flowId.startsWith('swap-') ? 'swap' : flowId.startsWith('paylink-') ? 'payment_link' : 'flow';
 }
 
-function isDeadlineExceeded(err: unknown): boolean {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e; i++) {
-    const code = (e as { code?: unknown }).code;
-    if (code === 4 /* grpc DEADLINE_EXCEEDED */ || /deadline exceeded/i.test((e as Error).message ?? '')) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
-function isAlreadyStarted(err: unknown): boolean {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e; i++) {
-    if (e instanceof WorkflowExecutionAlreadyStartedError) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
 
 /** The payload's own notification id when it has one, else a hash of the raw body. */
 export function notificationDedupKey(payload: unknown, rawBody: string): string {

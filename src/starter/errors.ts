@@ -38,9 +38,9 @@ export class FlowNotFoundError extends Error {
 }
 
 /**
- * The flow was started but its first answer (initialization / link creation) did not come back in
- * time, typically because no worker is running. Nothing is lost: the flow goes on when a worker
- * polls; look it up by id. -> 504
+ * The flow was started (or sent a PIN) but its answer (initialization, link creation, PIN outcome)
+ * did not come back in time, typically because no worker is running. Nothing is lost: the flow goes
+ * on when a worker polls; look it up by id. -> 504
  */
 export class FlowPendingError extends Error {
   override name = 'FlowPendingError';
@@ -49,8 +49,9 @@ export class FlowPendingError extends Error {
     readonly kind: 'swap' | 'payment_link',
     readonly flowId: string,
     waitedMs: number,
+    what = 'was started',
   ) {
-    super(`the ${kind.replace('_', ' ')} ${flowId} was started but did not answer within ${Math.round(waitedMs / 1000)} s (is a worker running?); look it up by its id`);
+    super(`the ${kind.replace('_', ' ')} ${flowId} ${what} but did not answer within ${Math.round(waitedMs / 1000)} s (is a worker running?); look it up by its id`);
   }
 }
 

@@ -76,6 +76,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   let running: Promise<void> | undefined;
 
   const startWorker = async (): Promise<void> => {
+    if (worker) return; // one worker per stack; starting it again is a no-op
     native ??= await NativeConnection.connect({ address: temporal.address });
     worker = await createMpfWorker({
       connection: native,

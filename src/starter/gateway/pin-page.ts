@@ -135,6 +135,7 @@ const SCRIPT = `
         }
         if (res.status === 409) { say('This swap is not waiting for a PIN right now. Try again in a moment.', 'bad'); setBusy(false); return; }
         if (res.status === 410) { closed = true; return load(); }
+        if (res.status === 504) { say('Your PIN was sent but the swap has not answered yet. Do not type it again; this page checks again in a few seconds.', 'info'); setTimeout(load, 5000); return; }
         if (res.status === 400) { say('That PIN could not be read. Please type it again.', 'bad'); setBusy(false); return; }
         authProblem(res.status);
         if (!closed) setBusy(false);

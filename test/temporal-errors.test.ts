@@ -1,0 +1,35 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { isAlreadyStarted, isDeadlineExceeded } from '../src/starter/temporal-errors';
+
+/** The shape @grpc/grpc-js gives a failed call: an Error with a numeric status code and details. */
+const grpcError = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details });
+
+describe('reading the Temporal client failures', () => {
+  test('a deadline the SDK reports as DEADLINE_EXCEEDED counts as no answer in time', () => {
+    const cause = grpcError(4, 'Deadline exceeded after 1.983s');
+    assert.equal(isDeadlineExceeded(new WorkflowUpdateRPCTimeoutOrCancelledError(cause.details, { cause })), true);
+    assert.equal(isDeadlineExceeded(cause), true);
+  });
+
+  test('a deadline that fires while the call is set up (CANCELLED "Call cancelled") counts too', () => {
+    const cause = grpcError(1, 'Call cancelled');
+    assert.equal(isDeadlineExceeded(new WorkflowUpdateRPCTimeoutOrCancelledError('Call cancelled', { cause })), true);
+    assert.equal(isDeadlineExceeded(cause), true);
+  });
+
+  test('other failures are not mistaken for a timeout', () => {
+    assert.equal(isDeadlineExceeded(grpcError(14, 'No connection established')), false);
+    assert.equal(isDeadlineExceeded(grpcError(10, 'MultiOperation could not be executed.')), false);
+    assert.equal(isDeadlineExceeded(new Error('boom')), false);
+    assert.equal(isDeadlineExceeded(undefined), false);
+  });
+
+  test('a taken workflow id is recognised directly or as a cause', () => {
+    const taken = new WorkflowExecutionAlreadyStartedError('Workflow execution already started', 'swap-x', 'swapWorkflow');
+    assert.equal(isAlreadyStarted(taken), true);
+    assert.equal(isAlreadyStarted(new Error('wrapped', { cause: taken })), true);
+    assert.equal(isAlreadyStarted(grpcError(6, 'already exists')), false);
+  });
+});

@@ -1,14 +1,18 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type GatewayHarness, startGatewayStack, stopOwnTemporal, uniqueRef } from './helpers/gateway';
+import type { Browser } from 'playwright-core';
+import { launchBrowser } from './helpers/browser';
 import { eventually } from './helpers/stack';
 
 describe('starting a flow while no worker is running', () => {
   let h: GatewayHarness;
+  let browser: Browser | undefined;
   before(async () => {
-    h = await startGatewayStack({ noWorker: true, client: { startAnswerTimeoutMs: 2_000, pinAnswerTimeoutMs: 2_000 } });
+    h = await startGatewayStack({ noWorker: true, client: { startAnswerTimeoutMs: 2_000, pinAnswerTimeoutMs: 2_000, queryAnswerTimeoutMs: 2_000 } });
   });
   after(async () => {
+    await browser?.close();
     await h?.stop();
     await stopOwnTemporal();
   });
@@ -47,6 +51,16 @@ describe('starting a flow while no worker is running', () => {
     assert.equal(res.json.flow_id, `swap-${txn}`);
     assert.ok(!res.text.includes('1234'), 'the PIN is not echoed');
     assert.ok(Date.now() - sent < 20_000, 'answered within the configured bound (not a hang)');
+
+    const looked = Date.now();
+    const down = await h.api('GET', `/v1/swaps/swap-${txn}`);
+    assert.equal(down.status, 503, down.text);
+    assert.equal(down.json.error, 'worker_unavailable');
+    assert.equal(down.json.flow_id, `swap-${txn}`);
+    assert.equal(down.json.last_known_state, 'awaiting_pin');
+    assert.equal(down.headers['retry-after'], '5');
+    assert.ok(Date.now() - looked < 20_000, 'a state lookup is bounded too');
+
     await h.stack.startWorker();
     // The server holds the admitted update and delivers it with the next workflow task.
     const view = await eventually(async () => {
@@ -55,5 +69,38 @@ describe('starting a flow while no worker is running', () => {
     }, 30_000, 'the PIN to be applied');
     assert.equal(view.pin_attempts_left, 2, 'one attempt used, counted once');
     assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.confirm' })).requests.length, 1, 'one confirmation');
+
+    // A finished swap's final view is its result, which the server keeps: no worker needed.
+    await eventually(async () => (await h.stack.client.workflow.getHandle(`swap-${txn}`).describe()).status.name === 'COMPLETED', 30_000, 'the swap to close');
+    await h.stack.stopWorker();
+    const closed = await h.api('GET', `/v1/swaps/swap-${txn}`);
+    assert.equal(closed.status, 200, closed.text);
+    assert.equal(closed.json.state, 'confirmed');
+    assert.equal(closed.json.txn_ref, txn);
+    assert.ok(!closed.text.includes('auth_token') && !closed.text.includes('sealed:'), 'the same allow-listed view');
+  });
+
+  test('the PIN page waits for the answer while the worker is down, without asking for the PIN again, then says "confirmed"', async () => {
+    browser = await launchBrowser();
+    await h.stack.startWorker();
+    const txn = uniqueRef('noworker-page');
+    const started = await h.api('POST', '/v1/swaps', { user_ref: 'u', from_currency: 'USD', to_currency: 'NGN', amount: 5, txn_ref: txn });
+    assert.equal(started.status, 201, started.text);
+    const page = await browser.newPage();
+    try {
+      await page.goto(started.json.pin_url);
+      await page.waitForFunction(() => !(document.getElementById('pin') as HTMLInputElement).disabled);
+      await h.stack.stopWorker(); // the worker goes down while the user types
+      await page.fill('#pin', '1234');
+      await page.click('#submit');
+      await page.waitForFunction(() => /has not answered yet/.test(document.getElementById('outcome')?.textContent ?? ''), undefined, { timeout: 20_000 });
+      assert.equal(await page.isDisabled('#pin'), true, 'the PIN field stays closed while the PIN is pending');
+      assert.equal(await page.inputValue('#pin'), '');
+      await h.stack.startWorker();
+      await page.waitForFunction(() => document.getElementById('outcome')?.textContent === 'Swap confirmed', undefined, { timeout: 30_000 });
+      assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.confirm' })).requests.length, 1, 'one confirmation');
+    } finally {
+      await page.close();
+    }
   });
 });

@@ -45,7 +45,15 @@ import {
   type SwapWorkflowInput,
 } from '../workflows/messages';
 import { isAlreadyStarted, isDeadlineExceeded } from './temporal-errors';
-import { InputError, DuplicateFlowError, FlowNotFoundError, FlowPendingError, PinNotAcceptedError } from './errors';
+import {
+  InputError,
+  DuplicateFlowError,
+  FlowNotFoundError,
+  FlowPendingError,
+  PinNotAcceptedError,
+  WorkerUnavailableError,
+} from './errors';
+import { FLOW_STATE } from '../workflows/search-attributes';
 
 export const SwapStartBody = SwapInitRequest.omit({ notification_url: true });
 export type SwapStartBody = z.infer<typeof SwapStartBody>;
@@ -78,6 +86,8 @@ export interface MpfClientOptions {
   startAnswerTimeoutMs?: number;
   /** How long a PIN submitted by update waits for the swap's answer before FlowPendingError (default 30 s). */
   pinAnswerTimeoutMs?: number;
+  /** How long a state lookup waits for a worker to answer before falling back (default 10 s). */
+  queryAnswerTimeoutMs?: number;
 }
 
 export interface StartedSwap {
@@ -307,13 +317,26 @@ export class MpfClient {
     }
   }
 
+  /**
+   * A flow's state by query, answered by a worker. When no worker answers in time, a finished
+   * flow's final view is its result (kept by the server, no worker needed); a running flow is a
+   * WorkerUnavailableError carrying its last state from the search attributes.
+   */
   private async queryFlow<T>(flowId: string, query: QueryDefinition<T>): Promise<T> {
+    const handle = this.temporal.workflow.getHandle(flowId);
+    const waitMs = this.opts.queryAnswerTimeoutMs ?? 10_000;
     try {
-      return await this.temporal.workflow.getHandle(flowId).query(query);
+      return await this.temporal.withDeadline(Date.now() + waitMs, () => handle.query(query));
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowKindOf(flowId), flowId);
-      throw err;
+      if (!isDeadlineExceeded(err)) throw err;
     }
+    const described = await handle.describe().catch((err: unknown) => {
+      throw err instanceof WorkflowNotFoundError ? new FlowNotFoundError(flowKindOf(flowId), flowId) : err;
+    });
+    if (described.status.name === 'COMPLETED') return (await handle.result()) as T;
+    const lastState = described.typedSearchAttributes.get(FLOW_STATE);
+    throw new WorkerUnavailableError(flowKindOf(flowId), flowId, waitMs, lastState);
   }
 
   private async signalFlow<A extends unknown[]>(flowId: string, signal: SignalDefinition<A>, ...args: A): Promise<void> {

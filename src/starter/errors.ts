@@ -60,3 +60,24 @@ export class PinNotAcceptedError extends Error {
   override name = 'PinNotAcceptedError';
   readonly status = 409;
 }
+
+/**
+ * No worker answered a state lookup in time and the flow is still running. Nothing is lost: the
+ * flow goes on when a worker polls. Carries the last state the flow published (search attribute).
+ * -> 503 with Retry-After
+ */
+export class WorkerUnavailableError extends Error {
+  override name = 'WorkerUnavailableError';
+  readonly status = 503;
+  constructor(
+    readonly kind: string,
+    readonly flowId: string,
+    waitedMs: number,
+    readonly lastKnownState: string | undefined,
+  ) {
+    super(
+      `no worker answered for the ${kind.replace('_', ' ')} ${flowId} within ${Math.round(waitedMs / 1000)} s (is a worker running?); ` +
+        `its last known state is ${lastKnownState ?? 'unknown'}; try again shortly`,
+    );
+  }
+}

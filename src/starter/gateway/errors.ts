@@ -6,12 +6,14 @@
  *   DuplicateFlowError                 -> 409 duplicate, with the existing flow's view
  *   FlowNotFoundError                  -> 404 not_found
  *   PinNotAcceptedError                -> 409 pin_not_accepted
+ *   FlowPendingError                   -> 504 pending, with flow_id
+ *   WorkerUnavailableError             -> 503 worker_unavailable, with flow_id, last_known_state, Retry-After
  *   rate limit                         -> 429 rate_limited
  *   anything else                      -> 500 internal (generic message; logged without secrets)
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { DuplicateFlowError, FlowNotFoundError, FlowPendingError, InputError, PinNotAcceptedError } from '../errors';
+import { DuplicateFlowError, FlowNotFoundError, FlowPendingError, InputError, PinNotAcceptedError, WorkerUnavailableError } from '../errors';
 
 export interface ErrorBody {
   error: string;
@@ -65,6 +67,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (err instanceof FlowNotFoundError) return sendError(reply, 404, 'not_found', err.message);
     if (err instanceof PinNotAcceptedError) return sendError(reply, 409, 'pin_not_accepted', err.message);
     if (err instanceof FlowPendingError) return sendError(reply, 504, 'pending', err.message, { flow_id: err.flowId });
+    if (err instanceof WorkerUnavailableError) {
+      reply.header('retry-after', '5');
+      return sendError(reply, 503, 'worker_unavailable', err.message, { flow_id: err.flowId, last_known_state: err.lastKnownState });
+    }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status === 429) return sendError(reply, 429, 'rate_limited', 'too many requests; try again later');
     if (status === 415) return sendError(reply, 415, 'unsupported_media_type', 'send the body as application/json');

@@ -87,9 +87,25 @@ const SCRIPT = `
     if (json) h['content-type'] = 'application/json';
     return h;
   }
+  // The PIN was sent but the swap has not answered in time (no worker polling): the server keeps
+  // the PIN and the swap applies it once a worker is back, so watch the state rather than asking
+  // for the PIN again; after a minute, let the user try again.
+  function awaitAnswer(until) {
+    say('Your PIN was sent; the swap has not answered yet. Please wait \u2014 do not type it again.');
+    fetch(api + '/summary', { headers: headers(false), cache: 'no-store', credentials: 'omit' })
+      .then(function (res) { return res.ok ? res.json() : null; })
+      .catch(function () { return null; })
+      .then(function (s) {
+        if (closed) return;
+        if (s && s.state !== 'awaiting_pin' && s.state !== 'confirming') { load(); return; }
+        if (Date.now() < until) { setTimeout(function () { awaitAnswer(until); }, 3000); return; }
+        load().then(function () { if (!closed) say('The swap has still not answered. If nothing changes, type your PIN again.', 'bad'); });
+      });
+  }
   function load() {
     return fetch(api + '/summary', { headers: headers(false), cache: 'no-store', credentials: 'omit' })
       .then(function (res) {
+        if (res.status === 503) { say('The swap service is busy. Checking again\u2026'); setTimeout(load, 5000); return; }
         if (!res.ok) { authProblem(res.status); return; }
         return res.json().then(function (s) {
           $('amount').textContent = money(s.amount, s.from_currency);
@@ -135,7 +151,7 @@ const SCRIPT = `
         }
         if (res.status === 409) { say('This swap is not waiting for a PIN right now. Try again in a moment.', 'bad'); setBusy(false); return; }
         if (res.status === 410) { closed = true; return load(); }
-        if (res.status === 504) { say('Your PIN was sent but the swap has not answered yet. Do not type it again; this page checks again in a few seconds.', 'info'); setTimeout(load, 5000); return; }
+        if (res.status === 504) { awaitAnswer(Date.now() + 60000); return; }
         if (res.status === 400) { say('That PIN could not be read. Please type it again.', 'bad'); setBusy(false); return; }
         authProblem(res.status);
         if (!closed) setBusy(false);

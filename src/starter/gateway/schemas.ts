@@ -71,6 +71,23 @@ export const ErrorBody = z
   })
   .meta({ id: 'Error' });
 
+export const PendingBody = z
+  .object({
+    error: z.literal('pending'),
+    message: z.string(),
+    flow_id: z.string().describe('the flow was started (or sent the PIN) and goes on when a worker polls; look it up by this id'),
+  })
+  .meta({ id: 'Pending' });
+
+export const WorkerUnavailableBody = z
+  .object({
+    error: z.literal('worker_unavailable'),
+    message: z.string(),
+    flow_id: z.string(),
+    last_known_state: z.string().optional().describe('the last state the flow published (search attribute MpfState)'),
+  })
+  .meta({ id: 'WorkerUnavailable' });
+
 export const NotificationRecordSchema = z
   .object({
     dedup_key: z.string(),

@@ -11,6 +11,9 @@ import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { request } from 'undici';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { AesGcmCodec } from '../src/codec/aes-gcm-codec';
+import { payloadFromJson, payloadToJson } from '../src/codec/codec-server';
 import { generateDevKeys } from '../src/codec/keys';
 import { EMBEDDED_SIMULATOR_CREDENTIALS, ProviderClient } from '../src/provider/client';
 import { createControlClient } from '../src/simulator/control-client';
@@ -366,6 +369,8 @@ describe('mpf client commands against a worker process', () => {
 
 describe('mpf gateway', () => {
   let gw: Server | undefined;
+  const gatewayKeys = generateDevKeys('cli');
+  const CODEC_TOKEN = 'cli-test-codec-token-0123456789';
   after(() => gw?.stop());
 
   test('prints exactly "listening on http://127.0.0.1:PORT" and answers there', async () => {
@@ -376,7 +381,8 @@ describe('mpf gateway', () => {
         TEMPORAL_ADDRESS: temporal.address,
         TEMPORAL_NAMESPACE: temporal.namespace,
         GATEWAY_API_KEY: 'cli-test-gateway-api-key-0123456789',
-        PAYLOAD_ENCRYPTION_KEYS: generateDevKeys(),
+        PAYLOAD_ENCRYPTION_KEYS: gatewayKeys,
+        CODEC_AUTH_TOKEN: CODEC_TOKEN,
       }),
       LISTENING,
     );
@@ -388,6 +394,29 @@ describe('mpf gateway', () => {
     const unauth = await request(`http://127.0.0.1:${port}/v1/categories`);
     assert.equal(unauth.statusCode, 401);
     await unauth.body.dump();
+  });
+
+  test('codec-web-endpoint prints the Temporal Web codec URL, which decodes on that gateway without the Bearer token', async () => {
+    assert.ok(gw, 'the gateway test ran first');
+    const base = `http://127.0.0.1:${portOf(gw.lines[0])}`;
+    const r = await mpf(['codec-web-endpoint', '--base-url', base], baseEnv({ CODEC_AUTH_TOKEN: CODEC_TOKEN }));
+    assert.equal(r.code, 0, r.stderr);
+    const endpoint = r.stdout.trim();
+    assert.match(endpoint, new RegExp(`^${base}/codec/web/[A-Za-z0-9_-]{43}$`));
+    assert.ok(!endpoint.includes(CODEC_TOKEN));
+    const [encrypted] = await new AesGcmCodec(gatewayKeys).encode([defaultPayloadConverter.toPayload('cli-codec-marker')]);
+    const res = await request(`${endpoint}/decode`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ payloads: [payloadToJson(encrypted!)] }),
+    });
+    assert.equal(res.statusCode, 200);
+    const body = (await res.body.json()) as { payloads: Parameters<typeof payloadFromJson>[0][] };
+    assert.equal(defaultPayloadConverter.fromPayload(payloadFromJson(body.payloads[0]!)), 'cli-codec-marker');
+
+    const off = await mpf(['codec-web-endpoint'], baseEnv({}));
+    assert.equal(off.code, 1);
+    assert.match(off.stderr, /^mpf: CODEC_AUTH_TOKEN \(or CODEC_AUTH_TOKEN_FILE\) is not set/);
   });
 });
 

@@ -2,7 +2,14 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { AesGcmCodec } from '../src/codec/aes-gcm-codec';
-import { payloadFromJson, payloadToJson, startCodecServer, type StartedCodecServer } from '../src/codec/codec-server';
+import {
+  codecWebEndpoint,
+  codecWebToken,
+  payloadFromJson,
+  payloadToJson,
+  startCodecServer,
+  type StartedCodecServer,
+} from '../src/codec/codec-server';
 import { generateDevKeys } from '../src/codec/keys';
 import { createSealer } from '../src/codec/seal';
 
@@ -54,6 +61,30 @@ describe('codec server over HTTP', () => {
     assert.equal(value.note, MARKER);
     assert.match(value.wallet_pin, /^sealed:v1:srv:/);
     assert.ok(!Buffer.from(body.payloads[0]?.data ?? '', 'base64').toString().includes(PIN));
+  });
+
+  test('decodes for Temporal Web at its capability path, which never shows the Bearer token', async () => {
+    const endpoint = codecWebEndpoint(server.url, TOKEN);
+    assert.ok(!endpoint.includes(TOKEN));
+    assert.match(endpoint, /\/codec\/web\/[A-Za-z0-9_-]{43}$/);
+    const res = await fetch(`${endpoint}/decode`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-namespace': 'default', origin: UI_ORIGIN },
+      body: encryptedBody,
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('access-control-allow-origin'), UI_ORIGIN);
+    const body = (await res.json()) as { payloads: { metadata: Record<string, string>; data?: string }[] };
+    const value = defaultPayloadConverter.fromPayload(payloadFromJson(body.payloads[0] as never)) as { note: string };
+    assert.equal(value.note, MARKER);
+  });
+
+  test('refuses a capability path with another token, the Bearer token itself, or another server\'s token', async () => {
+    for (const token of [`${codecWebToken(TOKEN)}x`, TOKEN, codecWebToken(`${TOKEN}-other`), 'x']) {
+      const res = await fetch(`${server.url}/codec/web/${token}/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: encryptedBody });
+      assert.equal(res.status, 401, token);
+      assert.ok(!(await res.text()).includes(MARKER));
+    }
   });
 
   test('encodes payloads that its own decode and the worker codec can read back', async () => {

@@ -179,7 +179,8 @@ describe('docker-compose.yml', () => {
   test('lets Temporal Web decode through the gateway codec server it is allowed to call', () => {
     const ui = env('temporal-ui');
     const gatewayHost = hostPort('gateway', Number(argOf(svc('gateway').command as string[], '--port')));
-    assert.equal(ui.TEMPORAL_CODEC_ENDPOINT, `http://localhost:${gatewayHost}/codec`);
+    // The capability URL from .env when the operator set one, else the Bearer-protected endpoint.
+    assert.equal(ui.TEMPORAL_CODEC_ENDPOINT, `\${MPF_CODEC_WEB_ENDPOINT:-http://localhost:${gatewayHost}/codec}`);
     assert.equal(ui.TEMPORAL_ADDRESS, 'temporal:7233');
     const uiOrigin = `http://localhost:${hostPort('temporal-ui', 8080)}`;
     assert.ok((env('gateway').CODEC_CORS_ORIGINS ?? '').split(',').includes(uiOrigin));

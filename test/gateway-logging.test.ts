@@ -12,7 +12,8 @@ const API_KEY = 'logging-test-api-key-0123456789';
 const TOKEN = 'Zx9_secretNotificationToken-0123456789abcdefABCDEF';
 
 describe('gateway logs', () => {
-  test('strip the token of notification URLs, query strings and fragments', () => {
+  test('strip the token of notification URLs and Temporal Web codec URLs, query strings and fragments', () => {
+    assert.equal(sanitizeUrl(`/codec/web/${TOKEN}/decode`), '/codec/web/[redacted]/decode');
     assert.equal(sanitizeUrl(`/v1/notifications/paylink/paylink-o1/${TOKEN}`), '/v1/notifications/paylink/paylink-o1/[redacted]');
     assert.equal(sanitizeUrl(`/v1/notifications/swap/swap-1/${TOKEN}/extra?x=1`), '/v1/notifications/swap/swap-1/[redacted]?[redacted]');
     assert.equal(sanitizeUrl(`/pin/swap-1#token=${TOKEN}`), '/pin/swap-1#[redacted]');

@@ -5,14 +5,20 @@
  * Protocol (Temporal's remote codec protocol): POST <prefix>/encode and POST <prefix>/decode with
  * body `{ payloads: [{ metadata: { key: base64 }, data: base64 }] }` (protobuf JSON of Payloads),
  * answered in the same shape. Every POST needs `Authorization: Bearer <authToken>` (compared in
- * constant time); anything else gets 401. CORS is answered for the configured Temporal Web
+ * constant time); anything else gets 401.
+ *
+ * Temporal Web without its own login cannot send that header, so the same routes are also served
+ * under a capability path, `<prefix>/web/<webToken>/{encode,decode}` (the protocol only reads the
+ * last path segment). `webToken` is derived from the auth token (HMAC-SHA256), so the URL a UI
+ * holds never reveals the Bearer token; the gateway's logs strip it. Give that URL only to a
+ * Temporal Web that only operators can open (the demo's loopback dev UI). CORS is answered for the configured Temporal Web
  * origins only, preflight included (Temporal Web sends Content-Type, X-Namespace and, when
  * configured to pass its access token, Authorization; with includeCredentials it sends cookies).
  *
  * Decoding removes the payload encryption only: values sealed with ./seal stay sealed, because
  * this server never holds a Sealer.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Payload } from '@temporalio/common';
@@ -70,6 +76,16 @@ export function bearerMatches(header: string | undefined, expectedDigest: Buffer
 
 const normaliseOrigin = (o: string): string => o.trim().replace(/\/+$/, '').toLowerCase();
 
+/** The capability-path token for Temporal Web, derived from the codec auth token. */
+export function codecWebToken(authToken: string): string {
+  return createHmac('sha256', authToken).update('mpf codec: temporal web path v1', 'utf8').digest('base64url');
+}
+
+/** The codec endpoint to give Temporal Web (`--ui-codec-endpoint`), e.g. http://host:port/codec/web/<token>. */
+export function codecWebEndpoint(baseUrl: string, authToken: string, prefix = '/codec'): string {
+  return `${baseUrl.replace(/\/+$/, '')}${prefix.replace(/\/+$/, '')}/web/${codecWebToken(authToken)}`;
+}
+
 /** Adds the codec routes to `app` (the gateway mounts it; see also startCodecServer). */
 export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptions): void {
   if (typeof opts.authToken !== 'string' || opts.authToken.length < 16) {
@@ -77,6 +93,7 @@ export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptio
   }
   const codec = new AesGcmCodec(toKeyRing(opts.keys));
   const tokenDigest = digest(opts.authToken);
+  const webTokenDigest = digest(codecWebToken(opts.authToken));
   const origins = new Set(opts.corsOrigins.map(normaliseOrigin));
   const prefix = (opts.prefix ?? '/codec').replace(/\/+$/, '');
 
@@ -89,41 +106,52 @@ export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptio
     return true;
   };
 
+  const authorised = {
+    bearer: (req: FastifyRequest): boolean => bearerMatches(req.headers.authorization, tokenDigest),
+    web: (req: FastifyRequest): boolean => {
+      const presented = digest(String((req.params as { token?: unknown }).token ?? ''));
+      return timingSafeEqual(presented, webTokenDigest);
+    },
+  };
+
   for (const op of ['encode', 'decode'] as const) {
-    const url = `${prefix}/${op}`;
+    for (const [url, isAuthorised] of [
+      [`${prefix}/${op}`, authorised.bearer],
+      [`${prefix}/web/:token/${op}`, authorised.web],
+    ] as const) {
+      app.options(url, async (req, reply) => {
+        if (applyCors(req, reply)) {
+          reply.header('Access-Control-Allow-Methods', 'POST, OPTIONS');
+          reply.header('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+          reply.header('Access-Control-Max-Age', '600');
+        }
+        return reply.code(204).send();
+      });
 
-    app.options(url, async (req, reply) => {
-      if (applyCors(req, reply)) {
-        reply.header('Access-Control-Allow-Methods', 'POST, OPTIONS');
-        reply.header('Access-Control-Allow-Headers', ALLOWED_HEADERS);
-        reply.header('Access-Control-Max-Age', '600');
-      }
-      return reply.code(204).send();
-    });
-
-    app.post(url, { bodyLimit: CODEC_BODY_LIMIT }, async (req, reply) => {
-      applyCors(req, reply);
-      if (!bearerMatches(req.headers.authorization, tokenDigest)) {
-        return reply
-          .code(401)
-          .header('WWW-Authenticate', 'Bearer realm="codec"')
-          .send({ error: 'unauthorized: send Authorization: Bearer <codec token>' });
-      }
-      const parsed = PayloadsBody.safeParse(req.body);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        return reply.code(400).send({ error: `invalid body: ${issue?.path.join('.') || 'body'}: ${issue?.message}` });
-      }
-      const input = parsed.data.payloads.map(payloadFromJson);
-      try {
-        const output = op === 'encode' ? await codec.encode(input) : await codec.decode(input);
-        return reply.send({ payloads: output.map(payloadToJson) });
-      } catch (err) {
-        if (err instanceof PayloadDecryptionError) return reply.code(422).send({ error: err.message });
-        req.log.error({ err: { name: (err as Error).name } }, `codec ${op} failed`);
-        return reply.code(500).send({ error: `codec ${op} failed` });
-      }
-    });
+      app.post(url, { bodyLimit: CODEC_BODY_LIMIT }, async (req, reply) => {
+        applyCors(req, reply);
+        if (!isAuthorised(req)) {
+          return reply
+            .code(401)
+            .header('WWW-Authenticate', 'Bearer realm="codec"')
+            .send({ error: 'unauthorized: send Authorization: Bearer <codec token>' });
+        }
+        const parsed = PayloadsBody.safeParse(req.body);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0];
+          return reply.code(400).send({ error: `invalid body: ${issue?.path.join('.') || 'body'}: ${issue?.message}` });
+        }
+        const input = parsed.data.payloads.map(payloadFromJson);
+        try {
+          const output = op === 'encode' ? await codec.encode(input) : await codec.decode(input);
+          return reply.send({ payloads: output.map(payloadToJson) });
+        } catch (err) {
+          if (err instanceof PayloadDecryptionError) return reply.code(422).send({ error: err.message });
+          req.log.error({ err: { name: (err as Error).name } }, `codec ${op} failed`);
+          return reply.code(500).send({ error: `codec ${op} failed` });
+        }
+      });
+    }
   }
 }
 

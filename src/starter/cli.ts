@@ -9,6 +9,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import type * as CategoriesCommands from './commands/categories';
+import type * as CodecCommands from './commands/codec';
 import { formatCliError } from './commands/errors';
 import type * as LinkCommands from './commands/link';
 import type * as ServerCommands from './commands/servers';
@@ -192,6 +193,16 @@ export function buildProgram(): Command {
     .option('--json', JSON_HELP)
     .action(async (opts: { tree?: boolean; json?: boolean; wait?: number }) => {
       await categories().listCategories(opts);
+    });
+
+  // ---- codec ----------------------------------------------------------------------------------
+
+  program
+    .command('codec-web-endpoint')
+    .description("print the codec URL for Temporal Web (a capability URL derived from CODEC_AUTH_TOKEN; keep it operator-only)")
+    .option('--base-url <url>', 'the gateway as Temporal Web reaches it (default GATEWAY_PUBLIC_URL)')
+    .action((opts: { baseUrl?: string }) => {
+      lazy<typeof CodecCommands>('./commands/codec').printCodecWebEndpoint(opts);
     });
 
   // ---- demo -----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { loadEnv } from '../config/env';
+import { codecWebEndpoint } from '../codec/codec-server';
 import { generateDevKeys } from '../codec/keys';
 import { EMBEDDED_SIMULATOR_CREDENTIALS, ProviderClient } from '../provider/client';
 import { startSimulator } from '../simulator';
@@ -120,6 +121,8 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     // ---- Temporal ------------------------------------------------------------------------------
     const gatewayPort = await freePort();
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    // Generated before the dev server so Temporal Web gets the codec's capability URL at start.
+    const codecToken = randomBytes(24).toString('base64url');
     let address: string;
     let namespace: string;
     let uiUrl: string | undefined;
@@ -131,7 +134,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       say(`using the Temporal server at ${address} (TEMPORAL_ADDRESS), namespace ${namespace}`);
     } else {
       say(`starting the Temporal dev server (Web UI on, database ${path.relative(process.cwd(), DEMO_DB_FILE) || DEMO_DB_FILE}) …`);
-      const server = await startDevServer({ ui: true, dbFile: DEMO_DB_FILE, uiCodecEndpoint: `${gatewayUrl}/codec` });
+      const server = await startDevServer({ ui: true, dbFile: DEMO_DB_FILE, uiCodecEndpoint: codecWebEndpoint(gatewayUrl, codecToken) });
       teardown.add('the Temporal dev server', () => server.stop());
       address = server.address;
       namespace = server.namespace;
@@ -170,7 +173,6 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
 
     // ---- gateway, merchant site -----------------------------------------------------------------
     const apiKey = randomBytes(24).toString('base64url');
-    const codecToken = randomBytes(24).toString('base64url');
     const corsOrigins = uiUrl ? [...new Set([new URL(uiUrl).origin, new URL(uiUrl).origin.replace('127.0.0.1', 'localhost')])] : [];
     const mpf = new MpfClient({ client, taskQueue, keys, publicUrl: gatewayUrl });
     const gateway = await startGateway({
@@ -183,7 +185,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       logger: false,
     });
     teardown.add('the gateway', () => gateway.close());
-    say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec)`);
+    say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec, which Temporal Web uses to show payloads decoded)`);
     const site = await startMerchantSite();
     teardown.add('the merchant site', () => site.close());
     say(`merchant site ${site.url} (the payment link's redirect_url)`);

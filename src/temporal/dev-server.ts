@@ -18,6 +18,8 @@ export interface DevServerOptions {
   /** Persistent SQLite file (demo); default a fresh temp file removed on stop. */
   dbFile?: string;
   namespace?: string;
+  /** The Web UI's port when it must be known in advance (a codec server's CORS); default a free one. */
+  uiPort?: number;
   /** Codec endpoint handed to the Web UI. */
   uiCodecEndpoint?: string;
   /** Where the server's own log goes; default a temp file. */
@@ -49,7 +51,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   const binary = provisionTemporalCli();
   const namespace = opts.namespace ?? 'default';
   const [port, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
-  const uiPort = opts.ui ? await freePort() : undefined;
+  const uiPort = opts.ui ? (opts.uiPort ?? (await freePort())) : undefined;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-temporal-'));
   const dbFile = opts.dbFile ?? path.join(tmp, 'temporal.db');
   fs.mkdirSync(path.dirname(dbFile), { recursive: true });

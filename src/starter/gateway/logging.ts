@@ -2,7 +2,8 @@
  * The gateway's pino logger options: secrets never reach a log line.
  * - Requests are logged by a custom serializer that keeps method, a sanitised URL and the peer
  *   address only (no headers at all, so no Authorization, x-api-key or cookies).
- * - The URL loses the token segment of /v1/notifications/{kind}/{flow_id}/{token}, its query
+ * - The URL loses the token segment of /v1/notifications/{kind}/{flow_id}/{token} and of
+ *   /codec/web/{token}/…, its query
  *   string, and anything that looks like a fragment (`#…`, `%23…`) a careless client sent; a URL
  *   that matched no route keeps only its first segment.
  * - Header paths are redacted as well, in case any code logs a request's headers explicitly.
@@ -25,6 +26,7 @@ export const REDACT_PATHS = [
 ];
 
 const NOTIFICATION_PATH = /^(\/v1\/notifications\/[^/?#]*\/[^/?#]*)\/[^?#]*/i;
+const CODEC_WEB_PATH = /^(\/codec\/web)\/[^/?#]*/i;
 
 /** A request URL safe to log (see the module comment). */
 export function sanitizeUrl(url: string | undefined): string {
@@ -35,6 +37,7 @@ export function sanitizeUrl(url: string | undefined): string {
   const q = out.indexOf('?');
   if (q >= 0) out = `${out.slice(0, q)}?${REDACTED}`;
   out = out.replace(NOTIFICATION_PATH, `$1/${REDACTED}`);
+  out = out.replace(CODEC_WEB_PATH, `$1/${REDACTED}`);
   return out;
 }
 

@@ -185,7 +185,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       logger: false,
     });
     teardown.add('the gateway', () => gateway.close());
-    say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec, which Temporal Web uses to show payloads decoded)`);
+    say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec${env.TEMPORAL_ADDRESS ? '' : ', which Temporal Web uses to show payloads decoded'})`);
     const site = await startMerchantSite();
     teardown.add('the merchant site', () => site.close());
     say(`merchant site ${site.url} (the payment link's redirect_url)`);

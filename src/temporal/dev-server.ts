@@ -15,6 +15,8 @@ import { provisionTemporalCli } from './provision';
 export interface DevServerOptions {
   /** Web UI on (demo) or off (tests). Default off. */
   ui?: boolean;
+  /** The frontend (gRPC) port; default a free one. A restart on the same dbFile passes the old one. */
+  port?: number;
   /** Persistent SQLite file (demo); default a fresh temp file removed on stop. */
   dbFile?: string;
   namespace?: string;
@@ -40,6 +42,8 @@ export interface DevServer {
   binary: string;
   logFile: string;
   stop(): Promise<void>;
+  /** SIGKILL, as a crash would (tests of durability); the database file is kept. */
+  kill(): Promise<void>;
 }
 
 const live = new Set<ChildProcess>();
@@ -50,7 +54,7 @@ process.once('exit', () => {
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
   const binary = provisionTemporalCli();
   const namespace = opts.namespace ?? 'default';
-  const [port, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, httpPort, metricsPort] = [opts.port ?? (await freePort()), await freePort(), await freePort()];
   const uiPort = opts.ui ? (opts.uiPort ?? (await freePort())) : undefined;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-temporal-'));
   const dbFile = opts.dbFile ?? path.join(tmp, 'temporal.db');
@@ -124,6 +128,11 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     binary,
     logFile,
     stop,
+    async kill() {
+      if (exited !== undefined) return;
+      child.kill('SIGKILL');
+      await exitedPromise;
+    },
   };
 }
 

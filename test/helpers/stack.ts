@@ -36,6 +36,8 @@ export interface StackOptions {
   noWorker?: boolean;
   /** PAYLOAD_ENCRYPTION_KEYS; default: fresh dev keys. */
   keys?: string;
+  /** A Temporal server of the test's own (one it kills); default the run's shared server. */
+  temporal?: { address: string; namespace: string };
 }
 
 export interface Stack {
@@ -53,7 +55,7 @@ export interface Stack {
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  const temporal = await getTestTemporal();
+  const temporal = opts.temporal ?? (await getTestTemporal());
   const sim = await startSimulator(opts.simulator);
   const control = createControlClient(sim.baseUrl);
   const keys = opts.keys ?? generateDevKeys();

@@ -24,18 +24,14 @@ import {
 import {
   ProviderAmbiguousError,
   ProviderAuthError,
-  ProviderClient,
+  type ProviderClient,
   ProviderRateLimitedError,
   ProviderRejectedError,
   ProviderRequestInvalidError,
   ProviderTransientError,
 } from '../src/provider';
 import type { HostedLinkRequest, SwapInitRequest } from '../src/contract/provider';
-
-const SIM_SECRET = 'sim-secret-key';
-const SIM_ACCESS = 'sim-access-token';
-const SIM_MERCHANT = 'sim-merchant';
-const SIM_PIN = '1234';
+import { providerClients, SIM_ACCESS, SIM_CREDENTIALS, SIM_PIN, SIM_SECRET, uniq } from './helpers/provider';
 
 class CapturingLogger implements Logger {
   readonly lines: string[] = [];
@@ -59,8 +55,6 @@ class CapturingLogger implements Logger {
   }
 }
 
-let seq = 0;
-const uniq = (p: string): string => `${p}-${process.pid}-${Date.now()}-${(seq += 1)}`;
 const swapReq = (): SwapInitRequest => ({
   user_ref: 'user-9',
   from_currency: 'NGN',
@@ -104,11 +98,12 @@ describe('provider activities', () => {
   let acts: ProviderActivities;
   /** Every plaintext secret seen in this file; none may reach a log line. */
   const secretsSeen = new Set<string>([SIM_SECRET, SIM_ACCESS]);
+  const { clientFor, withClient } = providerClients(() => ({ baseUrl: sim.baseUrl, ...SIM_CREDENTIALS }));
 
   before(async () => {
     sim = await startSimulator({ seed: 11, defaultPin: SIM_PIN });
     control = new SimulatorControl(sim.baseUrl);
-    client = new ProviderClient({ baseUrl: sim.baseUrl, secretKey: SIM_SECRET, accessToken: SIM_ACCESS, merchantRef: SIM_MERCHANT });
+    client = clientFor();
     acts = createActivities({ client, sealer });
   });
   after(async () => {
@@ -216,14 +211,7 @@ describe('provider activities', () => {
     });
 
     test('a confirmation that hangs becomes a non-retryable ProviderAmbiguousError failure', async () => {
-      const impatient = new ProviderClient({
-        baseUrl: sim.baseUrl,
-        secretKey: SIM_SECRET,
-        accessToken: SIM_ACCESS,
-        merchantRef: SIM_MERCHANT,
-        timeouts: { headersMs: 300 },
-      });
-      try {
+      await withClient({ timeouts: { headersMs: 300 } }, async (impatient) => {
         const { req, res } = await initSwap();
         await control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'hang', maxMs: 10_000, times: 1 }] });
         const f = await failure(
@@ -237,9 +225,7 @@ describe('provider activities', () => {
         assert.equal(f.nonRetryable, true);
         assert.equal((f.details?.[0] as ProviderFailureDetails).kind, 'ambiguous');
         assertLogsClean();
-      } finally {
-        await impatient.close();
-      }
+      });
     });
 
     test('a rate-limited confirmation is retryable after the provider Retry-After', async () => {
@@ -294,17 +280,14 @@ describe('provider activities', () => {
     });
 
     test('wrong credentials are a non-retryable ProviderAuthError failure that names no credential', async () => {
-      const wrong = new ProviderClient({ baseUrl: sim.baseUrl, secretKey: SIM_SECRET, accessToken: 'wrong-token-xyz', merchantRef: SIM_MERCHANT });
       secretsSeen.add('wrong-token-xyz');
-      try {
+      await withClient({ accessToken: 'wrong-token-xyz' }, async (wrong) => {
         const f = await failure(run(createActivities({ client: wrong, sealer }).createPaymentLink, linkReq()));
         assert.equal(f.type, 'ProviderAuthError');
         assert.equal(f.nonRetryable, true);
         for (const s of secretsSeen) assert.ok(!`${f.message}${JSON.stringify(f.details)}`.includes(s));
         assertLogsClean();
-      } finally {
-        await wrong.close();
-      }
+      });
     });
   });
 });

@@ -14,22 +14,13 @@ import {
   classifyConfirmRejection,
   ProviderAmbiguousError,
   ProviderAuthError,
-  ProviderClient,
-  type ProviderClientConfig,
-  type ProviderError,
+  type ProviderClient,
   ProviderRateLimitedError,
   ProviderRejectedError,
   ProviderTransientError,
 } from '../src/provider';
 import type { HostedLinkRequest, SwapInitRequest } from '../src/contract/provider';
-
-const SIM_SECRET = 'sim-secret-key';
-const SIM_ACCESS = 'sim-access-token';
-const SIM_MERCHANT = 'sim-merchant';
-const SIM_PIN = '1234';
-
-let seq = 0;
-const uniq = (p: string): string => `${p}-${process.pid}-${Date.now()}-${(seq += 1)}`;
+import { failsWith, providerClients, SIM_ACCESS, SIM_CREDENTIALS, SIM_MERCHANT, SIM_PIN, SIM_SECRET, uniq } from './helpers/provider';
 
 const swapReq = (txn_ref = uniq('swap')): SwapInitRequest => ({
   user_ref: 'user-7',
@@ -54,15 +45,6 @@ const linkReq = (txn_merchant_ref = uniq('link')): HostedLinkRequest => ({
   notification_url: 'http://127.0.0.1:9/notify',
 });
 
-async function failsWith<E extends ProviderError>(p: Promise<unknown>, cls: abstract new (...a: never[]) => E): Promise<E> {
-  const err = await p.then(
-    () => assert.fail(`expected ${cls.name}, but the call succeeded`),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof cls, `expected ${cls.name}, got ${(err as Error)?.name}: ${(err as Error)?.message}`);
-  return err as E;
-}
-
 function assertNoSecrets(err: unknown, extra: string[] = []): void {
   const text = `${(err as Error).message}\n${JSON.stringify(err)}`;
   for (const s of [SIM_SECRET, SIM_ACCESS, SIM_PIN, ...extra]) {
@@ -83,8 +65,7 @@ describe('provider client against the provider simulator', () => {
   let sim: RunningSimulator;
   let control: SimulatorControl;
   let client: ProviderClient;
-  const clientFor = (over: Partial<ProviderClientConfig> = {}): ProviderClient =>
-    new ProviderClient({ baseUrl: sim.baseUrl, secretKey: SIM_SECRET, accessToken: SIM_ACCESS, merchantRef: SIM_MERCHANT, ...over });
+  const { clientFor, withClient } = providerClients(() => ({ baseUrl: sim.baseUrl, ...SIM_CREDENTIALS }));
 
   before(async () => {
     sim = await startSimulator({ seed: 7 });
@@ -149,12 +130,9 @@ describe('provider client against the provider simulator', () => {
       await control.setConfig({ categoriesRequireBearer: true });
       try {
         await failsWith(client.listCategories(), ProviderAuthError);
-        const withBearer = clientFor({ categoriesBearer: true });
-        try {
+        await withClient({ categoriesBearer: true }, async (withBearer) => {
           assert.equal((await withBearer.listCategories()).length, 77);
-        } finally {
-          await withBearer.close();
-        }
+        });
       } finally {
         await control.setConfig({ categoriesRequireBearer: false });
       }
@@ -207,29 +185,23 @@ describe('provider client against the provider simulator', () => {
     });
 
     test('a wrong secret key is an auth failure', async () => {
-      const wrong = clientFor({ secretKey: 'not-the-key-123' });
-      try {
+      await withClient({ secretKey: 'not-the-key-123' }, async (wrong) => {
         const err = await failsWith(wrong.initSwap(swapReq()), ProviderAuthError);
         assert.equal(err.httpStatus, 401);
         assertNoSecrets(err, ['not-the-key-123']);
-      } finally {
-        await wrong.close();
-      }
+      });
     });
 
     test('a wrong access token and an unknown merchant are auth failures', async () => {
-      const wrongToken = clientFor({ accessToken: 'bad-access-token-456' });
-      const wrongMerchant = clientFor({ merchantRef: 'someone-else' });
-      try {
+      await withClient({ accessToken: 'bad-access-token-456' }, async (wrongToken) => {
         const e1 = await failsWith(wrongToken.createHostedLink(linkReq()), ProviderAuthError);
         assert.equal(e1.httpStatus, 401);
         assertNoSecrets(e1, ['bad-access-token-456']);
+      });
+      await withClient({ merchantRef: 'someone-else' }, async (wrongMerchant) => {
         const e2 = await failsWith(wrongMerchant.listCategories(), ProviderAuthError);
         assert.equal(e2.httpStatus, 403);
-      } finally {
-        await wrongToken.close();
-        await wrongMerchant.close();
-      }
+      });
     });
   });
 
@@ -264,22 +236,14 @@ describe('provider client against the provider simulator', () => {
 
     test('a closed port is transient even for a swap confirmation: nothing was sent', async () => {
       const port = await closedPort();
-      const dead = new ProviderClient({
-        baseUrl: `http://127.0.0.1:${port}`,
-        secretKey: SIM_SECRET,
-        accessToken: SIM_ACCESS,
-        merchantRef: SIM_MERCHANT,
-      });
-      try {
+      await withClient({ baseUrl: `http://127.0.0.1:${port}` }, async (dead) => {
         const err = await failsWith(
           dead.confirmSwap({ user_ref: 'user-7', auth_token: 'tok-abc', wallet_pin: SIM_PIN }),
           ProviderTransientError,
         );
         assert.equal(err.networkCode, 'ECONNREFUSED');
         assertNoSecrets(err, ['tok-abc']);
-      } finally {
-        await dead.close();
-      }
+      });
     });
   });
 
@@ -300,17 +264,14 @@ describe('provider client against the provider simulator', () => {
       const req = swapReq();
       const init = await client.initSwap(req);
       await control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'hang', maxMs: 10_000, times: 1 }] });
-      const impatient = clientFor({ timeouts: { headersMs: 300 } });
-      try {
+      await withClient({ timeouts: { headersMs: 300 } }, async (impatient) => {
         const err = await failsWith(
           impatient.confirmSwap({ user_ref: req.user_ref, auth_token: init.auth_token, wallet_pin: SIM_PIN }),
           ProviderAmbiguousError,
         );
         assert.equal(err.networkCode, 'UND_ERR_HEADERS_TIMEOUT');
         assertNoSecrets(err, [init.auth_token]);
-      } finally {
-        await impatient.close();
-      }
+      });
     });
 
     test('a 5xx on a swap initialization is ambiguous', async () => {

@@ -25,6 +25,7 @@ import {
 } from '../src/provider';
 import { ASSUMPTIONS, classifyConfirmRejectionMessage, type HostedLinkRequest, type SwapInitRequest } from '../src/contract/provider';
 import { ConfigError, loadEnv } from '../src/config/env';
+import { failsWith, providerClients } from './helpers/provider';
 
 // ------------------------------------------------------------------------------------------------
 // A scripted server: records what it received, answers with the current handler
@@ -87,6 +88,7 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
 const SECRET = 'test-secret-key-9f8e7d';
 const ACCESS = 'test-access-token-1a2b3c';
 const MERCHANT = 'merchant-42';
+const CREDS = { secretKey: SECRET, accessToken: ACCESS, merchantRef: MERCHANT };
 const AUTH_TOKEN = 'provider-auth-token-77aa';
 const PIN = '8642';
 
@@ -139,16 +141,6 @@ const categories = [
   { code: '13.10', name: 'eVouchers > Something' },
 ];
 
-/** Asserts the rejection is a given ProviderError class and returns it. */
-async function failsWith<E extends ProviderError>(p: Promise<unknown>, cls: abstract new (...a: never[]) => E): Promise<E> {
-  const err = await p.then(
-    () => assert.fail(`expected ${cls.name}, but the call succeeded`),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof cls, `expected ${cls.name}, got ${(err as Error)?.name}: ${(err as Error)?.message}`);
-  return err as E;
-}
-
 function assertNoSecrets(err: unknown, extra: string[] = []): void {
   const text = `${(err as Error).message}\n${JSON.stringify(err)}`;
   for (const s of [SECRET, ACCESS, AUTH_TOKEN, PIN, ...extra]) {
@@ -159,10 +151,12 @@ function assertNoSecrets(err: unknown, extra: string[] = []): void {
 describe('provider client against a scripted server', () => {
   let srv: Scripted;
   let client: ProviderClient;
+  /** Clients on the scripted server with the test credentials; `withClient` closes its own. */
+  const { clientFor, withClient } = providerClients(() => ({ baseUrl: srv.url, ...CREDS }));
 
   before(async () => {
     srv = await startScripted();
-    client = new ProviderClient({ baseUrl: srv.url, secretKey: SECRET, accessToken: ACCESS, merchantRef: MERCHANT });
+    client = clientFor();
   });
   after(async () => {
     await client.close();
@@ -239,33 +233,21 @@ describe('provider client against a scripted server', () => {
     });
 
     test('adds the Bearer access token to the category listing when categoriesBearer is set', async () => {
-      const c = new ProviderClient({
-        baseUrl: srv.url,
-        secretKey: SECRET,
-        accessToken: ACCESS,
-        merchantRef: MERCHANT,
-        categoriesBearer: true,
-      });
-      try {
+      await withClient({ categoriesBearer: true }, async (c) => {
         srv.handle((_r, res) => json(res, 200, { status: 'success', message: 'ok', data: { data: categories } }));
         await c.listCategories();
         assert.equal(srv.seen[0].headers.authorization, `Bearer ${ACCESS}`);
         assert.equal(srv.seen[0].headers['x-merchant-ref'], MERCHANT);
-      } finally {
-        await c.close();
-      }
+      });
     });
 
     test('keeps the path prefix of a base URL in front of /api/v1', async () => {
-      const c = new ProviderClient({ baseUrl: `${srv.url}/provider/`, secretKey: SECRET, accessToken: ACCESS, merchantRef: MERCHANT });
-      try {
+      await withClient({ baseUrl: `${srv.url}/provider/` }, async (c) => {
         srv.handle((_r, res) => json(res, 200, { status: 'success', message: 'ok', data: { data: categories } }));
         await c.listCategories();
         assert.equal(srv.seen[0].url, '/provider/api/v1/utility/categories');
         assert.equal(c.urlOf('swapConfirm'), `${srv.url}/provider/api/v1/user/wallet/swap/confirm`);
-      } finally {
-        await c.close();
-      }
+      });
     });
 
     test('accepts any documented success value of status, case-insensitively', async () => {
@@ -282,13 +264,6 @@ describe('provider client against a scripted server', () => {
     });
 
     test('never has more requests in flight than maxConnections', async () => {
-      const c = new ProviderClient({
-        baseUrl: srv.url,
-        secretKey: SECRET,
-        accessToken: ACCESS,
-        merchantRef: MERCHANT,
-        maxConnections: 2,
-      });
       let inFlight = 0;
       let maxInFlight = 0;
       srv.handle((_r, res) => {
@@ -299,13 +274,11 @@ describe('provider client against a scripted server', () => {
           json(res, 200, { status: 'success', message: 'ok', data: { data: categories } });
         }, 30);
       });
-      try {
+      await withClient({ maxConnections: 2 }, async (c) => {
         await Promise.all(Array.from({ length: 6 }, () => c.listCategories()));
         assert.equal(srv.seen.length, 6);
         assert.equal(maxInFlight, 2);
-      } finally {
-        await c.close();
-      }
+      });
     });
   });
 
@@ -447,73 +420,43 @@ describe('provider client against a scripted server', () => {
       const closed = await startScripted();
       const url = closed.url;
       await closed.close();
-      const c = new ProviderClient({ baseUrl: url, secretKey: SECRET, accessToken: ACCESS, merchantRef: MERCHANT });
-      try {
+      await withClient({ baseUrl: url }, async (c) => {
         const err = await failsWith(c.initSwap(swapInitReq), ProviderTransientError);
         assert.equal(err.networkCode, 'ECONNREFUSED');
         assert.match(err.message, /nothing was sent/);
-      } finally {
-        await c.close();
-      }
+      });
     });
 
     test('treats a POST whose answer never comes as ambiguous once the headers timeout passes', async () => {
-      const c = new ProviderClient({
-        baseUrl: srv.url,
-        secretKey: SECRET,
-        accessToken: ACCESS,
-        merchantRef: MERCHANT,
-        timeouts: { headersMs: 200 },
-      });
       srv.handle(() => {
         /* never answer */
       });
-      try {
+      await withClient({ timeouts: { headersMs: 200 } }, async (c) => {
         const err = await failsWith(
           c.confirmSwap({ user_ref: 'user-1', auth_token: AUTH_TOKEN, wallet_pin: PIN }),
           ProviderAmbiguousError,
         );
         assert.equal(err.networkCode, 'UND_ERR_HEADERS_TIMEOUT');
         assertNoSecrets(err);
-      } finally {
-        await c.close();
-      }
+      });
     });
 
     test('treats the same silence on the category read as transient', async () => {
-      const c = new ProviderClient({
-        baseUrl: srv.url,
-        secretKey: SECRET,
-        accessToken: ACCESS,
-        merchantRef: MERCHANT,
-        timeouts: { headersMs: 200 },
-      });
       srv.handle(() => {});
-      try {
+      await withClient({ timeouts: { headersMs: 200 } }, async (c) => {
         const err = await failsWith(c.listCategories(), ProviderTransientError);
         assert.equal(err.networkCode, 'UND_ERR_HEADERS_TIMEOUT');
-      } finally {
-        await c.close();
-      }
+      });
     });
 
     test('treats a body that stops arriving on a POST as ambiguous', async () => {
-      const c = new ProviderClient({
-        baseUrl: srv.url,
-        secretKey: SECRET,
-        accessToken: ACCESS,
-        merchantRef: MERCHANT,
-        timeouts: { bodyMs: 200 },
-      });
       srv.handle((_r, res) => {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
         res.write('{"status":"success",');
       });
-      try {
+      await withClient({ timeouts: { bodyMs: 200 } }, async (c) => {
         await failsWith(c.initSwap(swapInitReq), ProviderAmbiguousError);
-      } finally {
-        await c.close();
-      }
+      });
     });
 
     test('treats a connection reset after the POST was written as ambiguous', async () => {
@@ -600,16 +543,14 @@ describe('provider client against a scripted server', () => {
 });
 
 describe('the live-environment guard', () => {
-  const creds = { secretKey: SECRET, accessToken: ACCESS, merchantRef: MERCHANT };
-
   test('refuses a non-loopback base URL unless live is set', () => {
-    assert.throws(() => new ProviderClient({ baseUrl: 'https://api.provider.example/', ...creds }), (e: unknown) => {
+    assert.throws(() => new ProviderClient({ baseUrl: 'https://api.provider.example/', ...CREDS }), (e: unknown) => {
       assert.ok(e instanceof ConfigError);
       assert.match(e.message, /not a loopback address/);
       assert.ok(!e.message.includes(SECRET));
       return true;
     });
-    assert.throws(() => new ProviderClient({ baseUrl: 'http://10.0.0.5:8080', ...creds, live: false }), ConfigError);
+    assert.throws(() => new ProviderClient({ baseUrl: 'http://10.0.0.5:8080', ...CREDS, live: false }), ConfigError);
   });
 
   test('accepts a non-loopback base URL with live: true without dialling it', async () => {
@@ -621,23 +562,23 @@ describe('the live-environment guard', () => {
         throw new Error('must not dial');
       }
     }
-    const c = new ProviderClient({ baseUrl: 'https://api.provider.example/', ...creds, live: true, dispatcher: new Tripwire() });
+    const c = new ProviderClient({ baseUrl: 'https://api.provider.example/', ...CREDS, live: true, dispatcher: new Tripwire() });
     assert.equal(c.urlOf('categories'), 'https://api.provider.example/api/v1/utility/categories');
     await c.close();
     assert.deepEqual(dispatched, []);
-    const own = new ProviderClient({ baseUrl: 'https://api.provider.example/', ...creds, live: true });
+    const own = new ProviderClient({ baseUrl: 'https://api.provider.example/', ...CREDS, live: true });
     await own.close();
   });
 
   test('refuses base URLs carrying credentials, queries or odd schemes', () => {
-    assert.throws(() => new ProviderClient({ baseUrl: 'http://user:pw@127.0.0.1:1/', ...creds }), /must not carry credentials/);
-    assert.throws(() => new ProviderClient({ baseUrl: 'http://127.0.0.1:1/?a=1', ...creds }), /query or fragment/);
-    assert.throws(() => new ProviderClient({ baseUrl: 'ftp://127.0.0.1/', ...creds }), /http or https/);
-    assert.throws(() => new ProviderClient({ baseUrl: 'not a url', ...creds }), /not a valid URL/);
+    assert.throws(() => new ProviderClient({ baseUrl: 'http://user:pw@127.0.0.1:1/', ...CREDS }), /must not carry credentials/);
+    assert.throws(() => new ProviderClient({ baseUrl: 'http://127.0.0.1:1/?a=1', ...CREDS }), /query or fragment/);
+    assert.throws(() => new ProviderClient({ baseUrl: 'ftp://127.0.0.1/', ...CREDS }), /http or https/);
+    assert.throws(() => new ProviderClient({ baseUrl: 'not a url', ...CREDS }), /not a valid URL/);
   });
 
   test('refuses empty credentials', () => {
-    assert.throws(() => new ProviderClient({ baseUrl: 'http://127.0.0.1:1', ...creds, secretKey: '' }), /secretKey/);
+    assert.throws(() => new ProviderClient({ baseUrl: 'http://127.0.0.1:1', ...CREDS, secretKey: '' }), /secretKey/);
   });
 });
 

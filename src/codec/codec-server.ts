@@ -11,9 +11,11 @@
  * under a capability path, `<prefix>/web/<webToken>/{encode,decode}` (the protocol only reads the
  * last path segment). `webToken` is derived from the auth token (HMAC-SHA256), so the URL a UI
  * holds never reveals the Bearer token; the gateway's logs strip it. Give that URL only to a
- * Temporal Web that only operators can open (the demo's loopback dev UI). CORS is answered for the configured Temporal Web
- * origins only, preflight included (Temporal Web sends Content-Type, X-Namespace and, when
- * configured to pass its access token, Authorization; with includeCredentials it sends cookies).
+ * Temporal Web that only operators can open (the demo's loopback dev UI).
+ *
+ * CORS is answered for the configured Temporal Web origins only, preflight included (Temporal Web
+ * sends Content-Type, X-Namespace and, when configured to pass its access token, Authorization;
+ * with includeCredentials it sends cookies).
  *
  * Decoding removes the payload encryption only: values sealed with ./seal stay sealed, because
  * this server never holds a Sealer.

@@ -179,22 +179,17 @@ export class MpfClient {
     const { wallet_pin } = parseOrThrow(PinBody, body);
     const submission = { sealed_pin: this.sealer.seal(wallet_pin), submission_id: randomUUID() };
     const handle = this.temporal.workflow.getHandle(swapId);
+    const waitMs = this.opts.pinAnswerTimeoutMs ?? 30_000;
     try {
       if (opts.wait === false) {
         await handle.signal(submitPinSignal, submission);
         return undefined;
       }
-      const waitMs = this.opts.pinAnswerTimeoutMs ?? 30_000;
-      try {
-        return await this.temporal.withDeadline(Date.now() + waitMs, () =>
-          handle.executeUpdate(submitPinUpdate, { args: [submission] }),
-        );
-      } catch (err) {
-        if (isDeadlineExceeded(err)) throw new FlowPendingError('swap', swapId, waitMs, 'the PIN was sent');
-        throw err;
-      }
+      return await this.temporal.withDeadline(Date.now() + waitMs, () =>
+        handle.executeUpdate(submitPinUpdate, { args: [submission] }),
+      );
     } catch (err) {
-      if (err instanceof FlowPendingError) throw err;
+      if (opts.wait !== false && isDeadlineExceeded(err)) throw new FlowPendingError('swap', swapId, waitMs, 'was sent a PIN');
       if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError('swap', swapId);
       if (err instanceof WorkflowUpdateFailedError) {
         throw new PinNotAcceptedError(err.cause?.message ?? 'the swap did not accept a PIN');
@@ -352,7 +347,6 @@ export class MpfClient {
 function flowKindOf(flowId: string): string {
   return flowId.startsWith('swap-') ? 'swap' : flowId.startsWith('paylink-') ? 'payment_link' : 'flow';
 }
-
 
 /** The payload's own notification id when it has one, else a hash of the raw body. */
 export function notificationDedupKey(payload: unknown, rawBody: string): string {

@@ -7,8 +7,9 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateRPCTimeoutOrCancell
 /**
  * Our own deadline passed. The SDK reports it as WorkflowUpdateRPCTimeoutOrCancelledError whose
  * cause is gRPC DEADLINE_EXCEEDED (4) or, when the deadline fires while the call is being set up,
- * CANCELLED (1) "Call cancelled" (4 of 40 concurrent starts with 1 s deadlines on this machine; it failed CI once as a 500). Nothing else here
- * cancels these calls, so both mean "no answer in time".
+ * CANCELLED (1) "Call cancelled" (4 of 40 concurrent starts with 1 s deadlines on this machine;
+ * it failed CI once as a 500). Nothing else here cancels these calls, so both mean "no answer in
+ * time". A query past its deadline is a ServiceError whose cause has code 4.
  */
 export function isDeadlineExceeded(err: unknown): boolean {
   let e: unknown = err;

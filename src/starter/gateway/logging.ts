@@ -3,9 +3,8 @@
  * - Requests are logged by a custom serializer that keeps method, a sanitised URL and the peer
  *   address only (no headers at all, so no Authorization, x-api-key or cookies).
  * - The URL loses the token segment of /v1/notifications/{kind}/{flow_id}/{token} and of
- *   /codec/web/{token}/…, its query
- *   string, and anything that looks like a fragment (`#…`, `%23…`) a careless client sent; a URL
- *   that matched no route keeps only its first segment.
+ *   /codec/web/{token}/…, its query string, and anything that looks like a fragment (`#…`,
+ *   `%23…`) a careless client sent; a URL that matched no route keeps only its first segment.
  * - Header paths are redacted as well, in case any code logs a request's headers explicitly.
  * Bodies (PINs) are never logged by fastify; the error handler logs errors without request data.
  */

@@ -1,8 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
+import { startDevServer } from '../src/temporal/dev-server';
 import { connectTest, uniqueTaskQueue } from './helpers/temporal';
 import * as activities from './fixtures/hello-activities';
 
@@ -66,5 +68,25 @@ describe('a real Temporal dev server', () => {
     }
     const scheduled = history.events!.find((e) => e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
     assert.equal(scheduled?.activityTaskScheduledEventAttributes?.activityType?.name, 'greet');
+  });
+});
+
+describe('starting a dev server on a busy machine', () => {
+  test('a port another process holds fails with the server\'s own reason, not a bare panic', async () => {
+    // Holds the port and accepts connections without ever speaking gRPC (the readiness probe's too).
+    const sockets = new Set<net.Socket>();
+    const holder = net.createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    try {
+      await assert.rejects(startDevServer({ port, unref: true }), (e: Error) => {
+        assert.match(e.message, /exited \(\d+\) before it was ready/);
+        assert.match(e.message, new RegExp(`127\\.0\\.0\\.1:${port}: bind: address already in use`));
+        return true;
+      });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      holder.close();
+    }
   });
 });

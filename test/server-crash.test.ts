@@ -12,7 +12,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
-import { freePort } from '../src/temporal/ports';
 import type { LinkView, SwapView } from '../src/workflows/messages';
 import { eventually, startStack, type Stack } from './helpers/stack';
 import { uniqueRef } from './helpers/gateway';
@@ -25,8 +24,8 @@ describe('flows survive the Temporal server killed with SIGKILL', () => {
   let stack: Stack;
 
   before(async () => {
-    port = await freePort();
-    server = await startDevServer({ dbFile, port, unref: true });
+    server = await startDevServer({ dbFile, unref: true });
+    port = Number(server.address.split(':').pop()); // the restart comes back on the same address
     stack = await startStack({ temporal: { address: server.address, namespace: server.namespace } });
   });
   after(async () => {

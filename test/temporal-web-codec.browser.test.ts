@@ -23,16 +23,24 @@ const PIN = '5551!'; // '!' is outside base64url: it can only show if the PIN le
 
 describe('Temporal Web with the codec server', () => {
   const keys = generateDevKeys('web');
-  let server: DevServer;
+  let server: DevServer | undefined;
   let codec: StartedCodecServer;
   let client: Client;
   let browser: Browser;
 
   before(async () => {
-    const uiPort = await freePort();
-    const uiOrigin = `http://127.0.0.1:${uiPort}`;
-    codec = await startCodecServer({ port: 0, keys, authToken: CODEC_TOKEN, corsOrigins: [uiOrigin] });
-    server = await startDevServer({ ui: true, uiPort, uiCodecEndpoint: codecWebEndpoint(codec.url, CODEC_TOKEN), unref: true });
+    // The codec server must know the UI's origin (CORS) and the UI the codec's URL, so the UI port
+    // is chosen first; on a busy machine another process may take it before the server binds it.
+    for (let attempt = 1; !server; attempt++) {
+      const uiPort = await freePort();
+      codec = await startCodecServer({ port: 0, keys, authToken: CODEC_TOKEN, corsOrigins: [`http://127.0.0.1:${uiPort}`] });
+      try {
+        server = await startDevServer({ ui: true, uiPort, uiCodecEndpoint: codecWebEndpoint(codec.url, CODEC_TOKEN), unref: true });
+      } catch (e) {
+        await codec.close();
+        if (attempt >= 3 || !/address already in use/.test((e as Error).message)) throw e;
+      }
+    }
     client = await connectClient({ address: server.address, namespace: server.namespace }, keys);
     browser = await launchBrowser();
   });
@@ -50,7 +58,7 @@ describe('Temporal Web with the codec server', () => {
     await client.workflow.start('swapWorkflow', { workflowId, taskQueue: uniqueTaskQueue('webui'), args: [input] });
 
     // What the server holds: an encrypted payload, no marker.
-    const raw = new Client({ connection: client.connection, namespace: server.namespace });
+    const raw = new Client({ connection: client.connection, namespace: server!.namespace });
     const history = await raw.workflow.getHandle(workflowId).fetchHistory();
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     assert.equal(Buffer.from(started?.metadata?.encoding ?? new Uint8Array()).toString(), 'binary/encrypted');
@@ -62,7 +70,7 @@ describe('Temporal Web with the codec server', () => {
       if (r.url().startsWith(codec.url)) codecCalls.push(`${r.status()} ${r.url()}`);
     });
     try {
-      await page.goto(`${server.uiUrl}/namespaces/default/workflows/${workflowId}`);
+      await page.goto(`${server!.uiUrl}/namespaces/default/workflows/${workflowId}`);
       await page.waitForFunction((m) => document.body.innerText.includes(m), MARKER, { timeout: 60_000 });
       const text = await page.innerText('body');
       assert.match(text, /sealed:v1:web:/, 'the PIN stays sealed: the codec server holds no sealing key');

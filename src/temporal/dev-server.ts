@@ -51,8 +51,26 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
+/** The server could not bind a port it was given (another process took it after freePort()). */
+class PortTakenError extends Error {}
+
+const START_ATTEMPTS = 3;
+
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
   const binary = provisionTemporalCli();
+  // freePort() closes the port before the server binds it, so on a busy machine another process
+  // can take it in between: the server then exits with "address already in use". Ports we chose
+  // are chosen again; a port the caller fixed is retried as it is.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(binary, opts);
+    } catch (e) {
+      if (!(e instanceof PortTakenError) || attempt >= START_ATTEMPTS) throw e;
+    }
+  }
+}
+
+async function startOnce(binary: string, opts: DevServerOptions): Promise<DevServer> {
   const namespace = opts.namespace ?? 'default';
   const [port, httpPort, metricsPort] = [opts.port ?? (await freePort()), await freePort(), await freePort()];
   const uiPort = opts.ui ? (opts.uiPort ?? (await freePort())) : undefined;
@@ -102,11 +120,17 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
   for (;;) {
     if (exited !== undefined) {
-      throw new Error(`temporal server start-dev exited (${exited}) before it was ready:\n${tail(logFile)}`);
+      const log = readLog(logFile);
+      if (!opts.dbFile) fs.rmSync(tmp, { recursive: true, force: true });
+      const message = `temporal server start-dev exited (${exited}) before it was ready:\n${errorLines(log)}${tail(log)}`;
+      throw /address already in use/.test(log) ? new PortTakenError(message) : new Error(message);
     }
     try {
-      const conn = await Connection.connect({ address, connectTimeout: 1_000 });
+      // lazy + close in finally: a Connection.connect() that fails returns nothing to close, and
+      // its channel keeps retrying until collected.
+      const conn = Connection.lazy({ address, connectTimeout: 1_000 });
       try {
+        await conn.ensureConnected();
         await conn.workflowService.describeNamespace({ namespace });
         break;
       } finally {
@@ -115,7 +139,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     } catch (e) {
       if (Date.now() > deadline) {
         await stop();
-        throw new Error(`Temporal dev server not ready after ${opts.readyTimeoutMs ?? 60_000} ms: ${(e as Error).message}\n${tail(logFile)}`, { cause: e });
+        throw new Error(`Temporal dev server not ready after ${opts.readyTimeoutMs ?? 60_000} ms: ${(e as Error).message}\n${tail(readLog(logFile))}`, { cause: e });
       }
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -136,10 +160,20 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   };
 }
 
-function tail(file: string, lines = 30): string {
+function readLog(file: string): string {
   try {
-    return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-lines).join('\n');
+    return fs.readFileSync(file, 'utf8');
   } catch {
     return '(no server log)';
   }
+}
+
+/** The server's ERROR lines (the cause of a panic is there, above the goroutine dump). */
+function errorLines(log: string, max = 5): string {
+  const lines = log.split('\n').filter((l) => /level=ERROR/.test(l)).slice(0, max);
+  return lines.length ? `${lines.join('\n')}\n...\n` : '';
+}
+
+function tail(log: string, lines = 30): string {
+  return log.trim().split('\n').slice(-lines).join('\n');
 }

@@ -18,6 +18,7 @@ import { generateDevKeys } from '../src/codec/keys';
 import { EMBEDDED_SIMULATOR_CREDENTIALS, ProviderClient } from '../src/provider/client';
 import { createControlClient } from '../src/simulator/control-client';
 import { readPin } from '../src/starter/commands/pin-input';
+import { type MpfRun, runMpf } from './helpers/processes';
 import { getTestTemporal, uniqueTaskQueue } from './helpers/temporal';
 
 const ROOT = path.join(__dirname, '..');
@@ -30,32 +31,9 @@ function baseEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...Object.fromEntries(keep.filter((k) => process.env[k]).map((k) => [k, process.env[k]])), ...extra };
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `mpf args…` to completion (stdin: `input`, or nothing). */
-function mpf(args: string[], env: NodeJS.ProcessEnv, input?: string, timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MPF, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`mpf ${args.join(' ')} did not finish in ${timeoutMs} ms\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(input ?? '');
-  });
-}
+const mpf = (args: string[], env: NodeJS.ProcessEnv, input?: string, timeoutMs = 60_000): Promise<MpfRun> =>
+  runMpf(args, env, { input, timeoutMs });
 
 interface Server {
   child: ChildProcess;

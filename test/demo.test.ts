@@ -5,34 +5,12 @@
  */
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { clientDataConverter } from '../src/codec/data-converter';
 import { generateDevKeys } from '../src/codec/keys';
 import { FLOW_STATE } from '../src/workflows/search-attributes';
+import { runMpf } from './helpers/processes';
 import { getTestTemporal } from './helpers/temporal';
-
-const ROOT = path.join(__dirname, '..');
-
-function runDemo(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'mpf.cjs'), 'demo', '--once'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the demo did not finish in ${timeoutMs} ms\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
 
 after(async () => {
   await (await getTestTemporal()).shutdown();
@@ -49,7 +27,7 @@ describe('mpf demo --once', () => {
       TEMPORAL_NAMESPACE: temporal.namespace,
       PAYLOAD_ENCRYPTION_KEYS: keys,
     };
-    const r = await runDemo(env, 180_000);
+    const r = await runMpf(['demo', '--once'], env, { timeoutMs: 180_000 });
     const out = r.stdout;
     assert.equal(r.code, 0, `exit ${r.code} ${r.signal ?? ''}\nstdout:\n${out}\nstderr:\n${r.stderr}`);
 

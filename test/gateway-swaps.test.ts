@@ -9,19 +9,12 @@ import { generateDevKeys } from '../src/codec/keys';
 import { MpfClient } from '../src/starter/client';
 import { startGateway } from '../src/starter/gateway';
 import type { SwapView } from '../src/workflows/messages';
+import { swapBody } from './helpers/stack';
 import { API_KEY, type GatewayHarness, historyMessages, http, startGatewayStack, stopOwnTemporal, uniqueRef, workflowExists } from './helpers/gateway';
 
 const PIN = '908172';
 const WRONG_PIN = '111333';
 
-const swapBody = (txn_ref: string, extra: Record<string, unknown> = {}) => ({
-  user_ref: 'user-1',
-  from_currency: 'USD',
-  to_currency: 'NGN',
-  amount: 10.5,
-  txn_ref,
-  ...extra,
-});
 
 describe('the gateway: swaps', () => {
   let h: GatewayHarness;

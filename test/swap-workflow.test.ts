@@ -1,16 +1,8 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStack, type Stack } from './helpers/stack';
+import { startStack, swapBody, type Stack } from './helpers/stack';
 import type { SwapView } from '../src/workflows/messages';
 
-const swapBody = (txn_ref: string, extra: Record<string, unknown> = {}) => ({
-  user_ref: 'user-1',
-  from_currency: 'USD',
-  to_currency: 'NGN',
-  amount: 10.5,
-  txn_ref,
-  ...extra,
-});
 const ref = (p: string) => `${p}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
 
 describe('the swap workflow through the typed client', () => {

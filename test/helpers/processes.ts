@@ -3,6 +3,39 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 
 export const MPF_BIN = path.resolve(__dirname, '..', '..', 'bin', 'mpf.cjs');
+const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface MpfRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `mpf args…` to completion with exactly `env` (stdin: `input`, or nothing); rejects with the
+ * output so far if it has not exited after `timeoutMs` (and kills it).
+ */
+export function runMpf(args: string[], env: NodeJS.ProcessEnv, opts: { input?: string; timeoutMs?: number } = {}): Promise<MpfRun> {
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MPF_BIN, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`mpf ${args.join(' ')} did not finish in ${timeoutMs} ms\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
 
 export interface MpfProcess {
   child: ChildProcess;

@@ -134,3 +134,13 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A swap start body for user-1: 10.5 USD to NGN, with `extra` on top. */
+export const swapBody = (txn_ref: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  user_ref: 'user-1',
+  from_currency: 'USD',
+  to_currency: 'NGN',
+  amount: 10.5,
+  txn_ref,
+  ...extra,
+});

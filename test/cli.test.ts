@@ -301,6 +301,17 @@ describe('mpf client commands against a worker process', () => {
     await client.workflow.getHandle(`swap-${txnRef}`).terminate('test cleanup: no worker polls its queue');
   });
 
+  test('waits as long as --wait says, beyond the client\'s own 30 s bound on a start', async () => {
+    const txnRef = `cli-longwait-${runId}`;
+    const queue = uniqueTaskQueue('mpf-cli-unpolled');
+    const started = Date.now();
+    const r = await mpf(['swap', 'start', '--user-ref', 'u1', '--from', 'USD', '--to', 'NGN', '--amount', '5', '--txn-ref', txnRef, '--wait', '32'], { ...env, TEMPORAL_TASK_QUEUE: queue });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, new RegExp(`^mpf: no answer within 32 s: is \`mpf worker\` polling task queue ${queue}`));
+    assert.ok(Date.now() - started >= 32_000, 'it did not give up before --wait');
+    await client.workflow.getHandle(`swap-${txnRef}`).terminate('test cleanup: no worker polls its queue');
+  });
+
   test('creates a payment link and shows its status', async () => {
     const ref = `cli-link-${runId}`;
     const args = ['link', 'create', '--user-ref', 'u1', '--txn-merchant-ref', ref, '--amount', '2500', '--full-name', 'Ada Lovelace', '--email', 'ada@example.com', '--phone', '+2348000000000', '--redirect-url', 'http://127.0.0.1:9/thanks'];

@@ -19,7 +19,17 @@ export function gatewayPublicUrl(env: AppEnv): string {
   return env.GATEWAY_PUBLIC_URL ?? `http://127.0.0.1:${env.GATEWAY_PORT}`;
 }
 
-export async function openClient(env: AppEnv = loadEnv()): Promise<CliClient> {
+/** How long a command waits for the worker by default (`--wait` changes it). */
+export const DEFAULT_WAIT_SECONDS = 60;
+
+/**
+ * The client's own bounds on a start's or a PIN's answer sit this far beyond the command's
+ * `--wait`, so `--wait` decides when the command gives up (answerWithin, naming the task queue)
+ * and the client's bound only ends the abandoned call.
+ */
+const CLIENT_BOUND_MARGIN_SECONDS = 5;
+
+export async function openClient(env: AppEnv = loadEnv(), waitSeconds = DEFAULT_WAIT_SECONDS): Promise<CliClient> {
   const keys = requireKeys(env);
   const target = temporalTargetFromEnv(env);
   let client;
@@ -38,22 +48,21 @@ export async function openClient(env: AppEnv = loadEnv()): Promise<CliClient> {
     swapNotificationWaitSeconds: env.SWAP_NOTIFICATION_WAIT_SECONDS,
     linkLifetimeSeconds: env.LINK_LIFETIME_SECONDS,
     linkLateNotificationGraceSeconds: env.LINK_LATE_NOTIFICATION_GRACE_SECONDS,
+    startAnswerTimeoutMs: (waitSeconds + CLIENT_BOUND_MARGIN_SECONDS) * 1000,
+    pinAnswerTimeoutMs: (waitSeconds + CLIENT_BOUND_MARGIN_SECONDS) * 1000,
   });
   return { mpf, env, close: () => client.connection.close() };
 }
 
-/** Opens the client, runs `fn`, and always closes the connection. */
-export async function withClient<T>(fn: (c: CliClient) => Promise<T>): Promise<T> {
-  const c = await openClient();
+/** Opens the client (bounds set for `waitSeconds`), runs `fn`, and always closes the connection. */
+export async function withClient<T>(fn: (c: CliClient) => Promise<T>, waitSeconds = DEFAULT_WAIT_SECONDS): Promise<T> {
+  const c = await openClient(loadEnv(), waitSeconds);
   try {
     return await fn(c);
   } finally {
     await c.close();
   }
 }
-
-/** How long a command waits for the worker by default (`--wait` changes it). */
-export const DEFAULT_WAIT_SECONDS = 60;
 
 export class NoAnswerError extends Error {
   override name = 'NoAnswerError';

@@ -39,17 +39,18 @@ export async function linkCreate(opts: LinkCreateOptions): Promise<void> {
     redirect_url: opts.redirectUrl,
     ...(opts.successMessage !== undefined ? { success_message: opts.successMessage } : {}),
   });
+  const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
   await withClient(async (c) => {
     const { link } = await answerWithin(
       c.mpf.createLink(body),
-      opts.wait ?? DEFAULT_WAIT_SECONDS,
+      wait,
       c,
       `(the link paylink-${body.txn_merchant_ref} may have been started: see \`mpf link status paylink-${body.txn_merchant_ref}\`)`,
     );
     if (opts.json) printJson(link);
     else printLines(linkLines(link));
     if (link.state !== 'awaiting_payment') process.exitCode = 1;
-  });
+  }, wait);
 }
 
 export async function linkStatus(linkId: string, opts: { json?: boolean }): Promise<void> {

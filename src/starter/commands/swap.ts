@@ -42,17 +42,18 @@ export async function swapStart(opts: SwapStartOptions): Promise<void> {
     amount: opts.amount,
     txn_ref: opts.txnRef,
   });
+  const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
   await withClient(async (c) => {
     const started = await answerWithin(
       c.mpf.startSwap(body),
-      opts.wait ?? DEFAULT_WAIT_SECONDS,
+      wait,
       c,
       `(the swap swap-${body.txn_ref} may have been started: see \`mpf swap status swap-${body.txn_ref}\`)`,
     );
     if (opts.json) return printJson(started);
     printLines(swapLines(started.swap, [['pin_url', started.pin_url]]));
     if (started.swap.state !== 'awaiting_pin') process.exitCode = 1;
-  });
+  }, wait);
 }
 
 export function pinOutcomeLine(o: PinOutcome): string {
@@ -71,10 +72,11 @@ export function pinOutcomeLine(o: PinOutcome): string {
 
 export async function swapPin(swapId: string, opts: { json?: boolean; wait?: number }): Promise<void> {
   const walletPin = await readPin();
+  const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
   await withClient(async (c) => {
     const outcome = await answerWithin(
       c.mpf.submitPin(swapId, { wallet_pin: walletPin }),
-      opts.wait ?? DEFAULT_WAIT_SECONDS,
+      wait,
       c,
       `(the PIN may still be confirmed: see \`mpf swap status ${swapId}\`)`,
     );
@@ -82,7 +84,7 @@ export async function swapPin(swapId: string, opts: { json?: boolean; wait?: num
     if (opts.json) printJson(outcome);
     else printLines([pinOutcomeLine(outcome)]);
     if (outcome.outcome !== 'confirmed') process.exitCode = 1;
-  });
+  }, wait);
 }
 
 export async function swapStatus(swapId: string, opts: { json?: boolean }): Promise<void> {

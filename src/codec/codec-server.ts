@@ -20,12 +20,13 @@
  * Decoding removes the payload encryption only: values sealed with ./seal stay sealed, because
  * this server never holds a Sealer.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Payload } from '@temporalio/common';
 import { AesGcmCodec, PayloadDecryptionError } from './aes-gcm-codec';
 import { type KeyRing, toKeyRing } from './keys';
+import { bearerToken, secretDigest, secretMatches } from '../auth/secrets';
 
 export interface CodecServerOptions {
   /** PAYLOAD_ENCRYPTION_KEYS (or a parsed ring). */
@@ -67,15 +68,6 @@ export function payloadToJson({ metadata, data }: Payload): { metadata: Record<s
   return out;
 }
 
-const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
-
-/** Constant-time check of `Authorization: Bearer <token>`. */
-export function bearerMatches(header: string | undefined, expectedDigest: Buffer): boolean {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  const presented = digest(m ? (m[1] as string) : '');
-  return timingSafeEqual(presented, expectedDigest) && m !== null;
-}
-
 const normaliseOrigin = (o: string): string => o.trim().replace(/\/+$/, '').toLowerCase();
 
 /** The capability-path token for Temporal Web, derived from the codec auth token. */
@@ -94,8 +86,8 @@ export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptio
     throw new Error('codec server: authToken must be at least 16 characters');
   }
   const codec = new AesGcmCodec(toKeyRing(opts.keys));
-  const tokenDigest = digest(opts.authToken);
-  const webTokenDigest = digest(codecWebToken(opts.authToken));
+  const tokenDigest = secretDigest(opts.authToken);
+  const webTokenDigest = secretDigest(codecWebToken(opts.authToken));
   const origins = new Set(opts.corsOrigins.map(normaliseOrigin));
   const prefix = (opts.prefix ?? '/codec').replace(/\/+$/, '');
 
@@ -109,11 +101,8 @@ export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptio
   };
 
   const authorised = {
-    bearer: (req: FastifyRequest): boolean => bearerMatches(req.headers.authorization, tokenDigest),
-    web: (req: FastifyRequest): boolean => {
-      const presented = digest(String((req.params as { token?: unknown }).token ?? ''));
-      return timingSafeEqual(presented, webTokenDigest);
-    },
+    bearer: (req: FastifyRequest): boolean => secretMatches(bearerToken(req.headers.authorization), tokenDigest),
+    web: (req: FastifyRequest): boolean => secretMatches((req.params as { token?: string }).token, webTokenDigest),
   };
 
   for (const op of ['encode', 'decode'] as const) {

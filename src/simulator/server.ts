@@ -10,7 +10,7 @@
  *   user_ref other than the initialization's -> 400 'auth_token is invalid, expired or already used'.
  * The swap-init request fields are the contract's own SwapInitRequest.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { bearerToken, secretDigest, secretMatches } from '../auth/secrets';
 import fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
@@ -52,15 +52,8 @@ const ok = (message: string, data?: unknown, extra: Partial<Answer> = {}): Answe
   ...extra,
 });
 
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 function bearer(request: FastifyRequest, expected: string): Answer | undefined {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-  return m && sameSecret(m[1], expected) ? undefined : fail(401, MESSAGES.unauthorized);
+  return secretMatches(bearerToken(request.headers.authorization), secretDigest(expected)) ? undefined : fail(401, MESSAGES.unauthorized);
 }
 
 function merchant(request: FastifyRequest, expected: string): Answer | undefined {

@@ -5,7 +5,7 @@
  * initialization / pay_link in one call, seals the PIN before it leaves this process, and keeps
  * only hashes of the per-flow tokens (in the workflow's encrypted memo).
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import {
   type Client,
   WithStartWorkflowOperation,
@@ -14,6 +14,7 @@ import {
 } from '@temporalio/client';
 import type { QueryDefinition, SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import { z } from 'zod';
+import { secretMatches } from '../auth/secrets';
 import { createSealer, type Sealer } from '../codec/seal';
 import { buildCategoryTree, type CategoryTree } from '../contract/categories';
 import {
@@ -250,9 +251,8 @@ export class MpfClient {
     }
     const expected = (desc.memo as TokenMemo | undefined)?.[field];
     if (typeof expected !== 'string' || typeof token !== 'string' || token.length === 0) return 'bad_token';
-    const a = Buffer.from(sha256(token), 'hex');
-    const b = Buffer.from(expected, 'hex');
-    if (a.length !== b.length || !timingSafeEqual(a, b)) return 'bad_token';
+    const stored = Buffer.from(expected, 'hex');
+    if (stored.length !== 32 || !secretMatches(token, stored)) return 'bad_token';
     return desc.status.name === 'RUNNING' ? 'ok' : 'closed';
   }
 

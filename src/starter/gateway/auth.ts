@@ -1,17 +1,13 @@
 /**
  * Credentials the gateway checks: the backend's API key (`x-api-key: KEY` or
- * `Authorization: Bearer KEY`) and per-flow bearer tokens. Comparisons are constant-time over
- * SHA-256 digests, so neither the key's length nor its prefix leaks through timing.
+ * `Authorization: Bearer KEY`) and per-flow bearer tokens, compared by ../../auth/secrets.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import { bearerToken as bearerOf, secretDigest, secretMatches } from '../../auth/secrets';
 
-const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
-
-/** The token of `Authorization: Bearer <token>`, or undefined when absent or malformed. */
+/** The token of the request's `Authorization: Bearer <token>`, or undefined when absent or malformed. */
 export function bearerToken(req: FastifyRequest): string | undefined {
-  const m = /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(req.headers.authorization ?? '');
-  return m ? m[1] : undefined;
+  return bearerOf(req.headers.authorization);
 }
 
 export interface ApiKeyCheck {
@@ -23,11 +19,11 @@ export function apiKeyChecker(apiKey: string): ApiKeyCheck {
   if (typeof apiKey !== 'string' || apiKey.length < 16) {
     throw new Error('gateway: apiKey (GATEWAY_API_KEY) must be at least 16 characters');
   }
-  const expected = digest(apiKey);
+  const expected = secretDigest(apiKey);
   return (req) => {
     const header = req.headers['x-api-key'];
     const presented = (Array.isArray(header) ? header[0] : header) ?? bearerToken(req);
     if (presented === undefined || presented === '') return 'missing';
-    return timingSafeEqual(digest(presented), expected) ? 'ok' : 'wrong';
+    return secretMatches(presented, expected) ? 'ok' : 'wrong';
   };
 }

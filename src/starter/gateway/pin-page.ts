@@ -87,12 +87,15 @@ const SCRIPT = `
     if (json) h['content-type'] = 'application/json';
     return h;
   }
+  function fetchSummary() {
+    return fetch(api + '/summary', { headers: headers(false), cache: 'no-store', credentials: 'omit' });
+  }
   // The PIN was sent but the swap has not answered in time (no worker polling): the server keeps
   // the PIN and the swap applies it once a worker is back, so watch the state rather than asking
   // for the PIN again; after a minute, let the user try again.
   function awaitAnswer(until) {
     say('Your PIN was sent; the swap has not answered yet. Please wait \u2014 do not type it again.');
-    fetch(api + '/summary', { headers: headers(false), cache: 'no-store', credentials: 'omit' })
+    fetchSummary()
       .then(function (res) { return res.ok ? res.json() : null; })
       .catch(function () { return null; })
       .then(function (s) {
@@ -103,7 +106,7 @@ const SCRIPT = `
       });
   }
   function load() {
-    return fetch(api + '/summary', { headers: headers(false), cache: 'no-store', credentials: 'omit' })
+    return fetchSummary()
       .then(function (res) {
         if (res.status === 503) { say('The swap service is busy. Checking again\u2026'); setTimeout(load, 5000); return; }
         if (!res.ok) { authProblem(res.status); return; }

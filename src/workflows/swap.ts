@@ -105,7 +105,7 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
     }
   };
 
-  /** Shape check of a submission; throws for the update validator, returns false for the signal. */
+  /** Shape check of a submission: what is wrong with it, or undefined (the validator throws it, the signal logs it). */
   const checkSubmission = (sub: PinSubmission): string | undefined => {
     if (!sub || typeof sub.sealed_pin !== 'string' || !sub.sealed_pin.startsWith(SEALED_PREFIX)) {
       return 'sealed_pin: must be a sealed PIN';

@@ -2,7 +2,7 @@
 #   docker run IMAGE node bin/mpf.cjs worker | gateway --port 8080 | simulator --port 8090 --checkout-port 8091
 # (docker-compose.yml runs all three). Build: npm ci + tsc (tsconfig.build.json -> dist/).
 
-FROM node:20-slim AS build
+FROM node:22-slim AS build
 WORKDIR /app
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 COPY package.json package-lock.json ./
@@ -12,7 +12,7 @@ COPY src ./src
 COPY bin ./bin
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-slim AS runtime
+FROM node:22-slim AS runtime
 # MPF_USE_DIST=1: bin/mpf.cjs runs the compiled dist/ (no TypeScript compiled at start-up).
 ENV NODE_ENV=production MPF_USE_DIST=1
 WORKDIR /app

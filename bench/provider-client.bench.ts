@@ -6,7 +6,8 @@
  */
 import { Pool } from 'undici';
 import { PROVIDER_PATHS } from '../src/contract/provider';
-import { EMBEDDED_SIMULATOR_CREDENTIALS, ProviderClient } from '../src/provider/client';
+import { ProviderClient } from '../src/provider/client';
+import { SIMULATOR_DEFAULT_CREDENTIALS as EMBEDDED_SIMULATOR_CREDENTIALS } from '../src/simulator/options';
 import { type BenchSection, row } from './report';
 import { opsPerSec, pairedSamples, pairedThroughput, summarize } from './stats';
 

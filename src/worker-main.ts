@@ -1,36 +1,35 @@
 /**
- * `mpf worker`: the worker process configured from the environment. With MPS_BASE_URL unset it
- * embeds the provider simulator (the default everywhere but production).
+ * `mpf worker`: the worker process configured from the environment. It fails closed: no provider
+ * configured (MPS_BASE_URL, or MPS_PROVIDER=simulator outside production) means it refuses to
+ * start. It registers our search attributes on whatever Temporal it is pointed at.
  */
-import { loadEnv, ConfigError, type AppEnv } from './config/env';
-import { providerClientFromEnv } from './provider/client';
-import { startSimulator } from './simulator';
-import { connectNative, temporalTargetFromEnv } from './temporal/connection';
+import { loadEnv, providerChoice, requireKeys } from './config/env';
+import { providerClientFromEnv, type ProviderClient } from './provider/client';
+import type * as Simulator from './simulator';
+import { temporalTargetFromEnv } from './temporal/connection';
+import { connectNative } from './temporal/native-connection';
+import { ensureSearchAttributes } from './temporal/search-attributes-admin';
 import { createMpfWorker } from './worker';
 
-export function requireKeys(env: AppEnv): string {
-  if (!env.PAYLOAD_ENCRYPTION_KEYS) {
-    throw new ConfigError('PAYLOAD_ENCRYPTION_KEYS: is required (comma-separated keyId:base64 32-byte keys; the first encrypts)');
-  }
-  return env.PAYLOAD_ENCRYPTION_KEYS;
+async function providerFromEnv(env: ReturnType<typeof loadEnv>): Promise<{ provider: ProviderClient; close?: () => Promise<void> }> {
+  const choice = providerChoice(env); // throws a ConfigError naming the variables
+  if (choice.kind === 'url') return { provider: providerClientFromEnv(env, choice.baseUrl) };
+  // Loaded only when asked for: the production path never loads the simulator.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const sim = require('./simulator') as typeof Simulator;
+  const running = await sim.startSimulator();
+  console.warn(`worker: MPS_PROVIDER=simulator: using the embedded provider simulator at ${running.baseUrl} (NO MONEY MOVES; never for production)`);
+  return { provider: providerClientFromEnv(env, running.baseUrl, undefined, sim.SIMULATOR_DEFAULT_CREDENTIALS), close: running.close };
 }
 
 export async function runWorkerMain(): Promise<void> {
   const env = loadEnv();
   const keys = requireKeys(env);
-  let baseUrl: string;
-  let closeSim: (() => Promise<void>) | undefined;
-  if (env.MPS_BASE_URL) {
-    baseUrl = env.MPS_BASE_URL;
-  } else {
-    const sim = await startSimulator();
-    baseUrl = sim.baseUrl;
-    closeSim = sim.close;
-    console.log(`worker: MPS_BASE_URL unset, using the embedded provider simulator at ${baseUrl}`);
-  }
-  const provider = providerClientFromEnv(env, baseUrl);
+  const { provider, close: closeSim } = await providerFromEnv(env);
   const target = temporalTargetFromEnv(env);
   const connection = await connectNative(target);
+  const added = await ensureSearchAttributes(connection, target.namespace);
+  if (added.length) console.log(`worker: registered search attributes ${added.join(', ')} in namespace ${target.namespace}`);
   const worker = await createMpfWorker({
     connection,
     namespace: target.namespace,
@@ -38,7 +37,7 @@ export async function runWorkerMain(): Promise<void> {
     keys,
     provider,
   });
-  console.log(`worker: polling task queue ${env.TEMPORAL_TASK_QUEUE} on ${target.address} (namespace ${target.namespace})`);
+  console.log(`worker: polling task queue ${env.TEMPORAL_TASK_QUEUE} on ${target.address} (namespace ${target.namespace}), provider at ${provider.origin}`);
   // Worker.run() installs SIGINT/SIGTERM handlers that shut down gracefully.
   await worker.run();
   await provider.close();

@@ -289,9 +289,11 @@ describe('Dockerfile', () => {
   const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
   const ignore = readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
 
-  test('builds on node:20-slim with npm ci and the TypeScript build, and runs unprivileged', () => {
+  test('builds on a supported Node LTS (node:22-slim, which package.json engines allows) with npm ci and the TypeScript build, and runs unprivileged', () => {
     const froms = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
-    assert.ok(froms.length > 0 && froms.every((f) => f === 'node:20-slim'), froms.join(','));
+    assert.ok(froms.length > 0 && froms.every((f) => f === 'node:22-slim'), froms.join(','));
+    const engines = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    assert.match(engines, /\^22\./, engines);
     assert.match(dockerfile, /^RUN npm ci\b/m);
     assert.match(dockerfile, /npm run build/);
     assert.match(dockerfile, /^USER node$/m);

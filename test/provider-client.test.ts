@@ -583,10 +583,11 @@ describe('the live-environment guard', () => {
 });
 
 describe('configuration from the environment', () => {
-  test('uses the embedded simulator credentials when MPS_BASE_URL is unset', async () => {
+  test('uses fallback credentials only when its caller (the embedded simulator) passes them', async () => {
     const srv = await startScripted();
     srv.handle((_r, res) => json(res, 200, { status: 'success', message: 'ok', data: { data: categories } }));
-    const c = providerClientFromEnv(loadEnv({}), srv.url);
+    assert.throws(() => providerClientFromEnv(loadEnv({}), srv.url), /MPS_SECRET_KEY: is required/);
+    const c = providerClientFromEnv(loadEnv({}), srv.url, undefined, { secretKey: 's', accessToken: 'a', merchantRef: 'sim-merchant' });
     try {
       await c.listCategories();
       assert.equal(srv.seen[0].headers['x-merchant-ref'], 'sim-merchant');

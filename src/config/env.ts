@@ -47,10 +47,18 @@ const flag = z.enum(['0', '1', 'true', 'false']).optional().transform((v) => v =
 export const EnvSchema = z
   .object({
     /**
-     * The provider's base URL; unset = the embedded simulator. A non-loopback address needs
-     * MPS_LIVE=1 (there is no allowlist: compose reaches its simulator over loopback).
+     * The provider's base URL. A non-loopback address needs MPS_LIVE=1 (there is no allowlist:
+     * compose reaches its simulator over loopback). Unset: the worker refuses to start unless
+     * MPS_PROVIDER=simulator asks for the embedded simulator (fail closed).
      */
     MPS_BASE_URL: httpUrl.optional(),
+    /**
+     * `simulator`: the worker embeds the local provider simulator (no money moves), only when
+     * MPS_BASE_URL is unset and never under NODE_ENV=production. `live` (or unset): MPS_BASE_URL.
+     */
+    MPS_PROVIDER: z.enum(['live', 'simulator'], { message: "must be 'live' or 'simulator'" }).optional(),
+    /** `production` forbids the embedded simulator and loopback notification URLs on a public gateway. */
+    NODE_ENV: z.string().optional(),
     MPS_SECRET_KEY: optionalNonEmpty,
     MPS_ACCESS_TOKEN: optionalNonEmpty,
     MPS_MERCHANT_REF: optionalNonEmpty,
@@ -85,6 +93,20 @@ export const EnvSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {
+    if (env.MPS_PROVIDER === 'simulator' && env.MPS_BASE_URL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MPS_PROVIDER'],
+        message: 'is simulator (the embedded one) but MPS_BASE_URL is set too: unset one of them',
+      });
+    }
+    if (env.MPS_PROVIDER === 'simulator' && env.NODE_ENV === 'production') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MPS_PROVIDER'],
+        message: 'is simulator, which NODE_ENV=production never runs: set MPS_BASE_URL to the provider (with MPS_LIVE=1 for a non-loopback address) and its credentials',
+      });
+    }
     if (env.MPS_BASE_URL && !isLoopbackUrl(env.MPS_BASE_URL) && !env.MPS_LIVE) {
       ctx.addIssue({
         code: 'custom',
@@ -95,6 +117,35 @@ export const EnvSchema = z
     }
   });
 export type AppEnv = z.infer<typeof EnvSchema>;
+
+export function isProduction(env: Pick<AppEnv, 'NODE_ENV'>): boolean {
+  return env.NODE_ENV === 'production';
+}
+
+/** PAYLOAD_ENCRYPTION_KEYS, required by every process that reads or writes flow payloads. */
+export function requireKeys(env: AppEnv): string {
+  if (!env.PAYLOAD_ENCRYPTION_KEYS) {
+    throw new ConfigError('PAYLOAD_ENCRYPTION_KEYS: is required (comma-separated keyId:base64 32-byte keys; the first encrypts)');
+  }
+  return env.PAYLOAD_ENCRYPTION_KEYS;
+}
+
+/** Which provider the worker calls: a URL (live or a simulator run as its own service), or the embedded simulator. */
+export type ProviderChoice = { kind: 'url'; baseUrl: string } | { kind: 'embedded-simulator' };
+
+/**
+ * Fails closed: with neither MPS_BASE_URL nor MPS_PROVIDER=simulator there is no provider, and a
+ * worker that guessed would "confirm" swaps against a fake while nothing moves money.
+ */
+export function providerChoice(env: AppEnv): ProviderChoice {
+  if (env.MPS_BASE_URL) return { kind: 'url', baseUrl: env.MPS_BASE_URL };
+  if (env.MPS_PROVIDER === 'simulator' && !isProduction(env)) return { kind: 'embedded-simulator' };
+  throw new ConfigError(
+    'MPS_BASE_URL: no provider is configured. Set MPS_BASE_URL to the provider\'s address (a non-loopback one also needs MPS_LIVE=1: every call moves real money) ' +
+      'with MPS_SECRET_KEY, MPS_ACCESS_TOKEN and MPS_MERCHANT_REF (or their _FILE variants); ' +
+      'or, for development only, MPS_PROVIDER=simulator to embed the local simulator (refused under NODE_ENV=production)',
+  );
+}
 
 /** Reads NAME or NAME_FILE for every known variable; NAME wins when both are set. */
 export function collectEnv(source: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {

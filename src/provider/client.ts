@@ -25,7 +25,6 @@ import {
   toProviderSwapInitBody,
 } from '../contract/provider';
 import { classifyNetworkError, type ExchangeContext, type HttpMethod, interpretResponse, type WireResponse } from './classify';
-import { SIMULATOR_DEFAULT_CREDENTIALS } from '../simulator/options';
 import { ProviderRequestInvalidError } from './errors';
 
 export interface ProviderClientConfig {
@@ -48,11 +47,9 @@ export const DEFAULT_TIMEOUTS = { connectMs: 5_000, headersMs: 10_000, bodyMs: 1
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
 const USER_AGENT = 'merchant-payment-flows/0.1';
 
-/** Credentials the embedded simulator accepts by default (used only when MPS_BASE_URL is unset). */
-export const EMBEDDED_SIMULATOR_CREDENTIALS = SIMULATOR_DEFAULT_CREDENTIALS;
-
 export class ProviderClient {
-  private readonly origin: string;
+  /** The provider's origin (scheme, host, port): logged at start-up, never a secret. */
+  readonly origin: string;
   private readonly pathPrefix: string;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
@@ -243,24 +240,28 @@ async function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: numb
 }
 
 /**
- * The client configured from MPS_* variables. `baseUrl` is passed in because an unset
- * MPS_BASE_URL means the embedded simulator, whose address only the caller knows; in that case
- * missing credentials fall back to the simulator's defaults. Against a real provider every
- * credential is required.
+ * The client configured from MPS_* variables. `baseUrl` is passed in because the embedded
+ * simulator's address only the caller knows. Every credential is required unless the caller
+ * passes `fallback` credentials (only the embedded simulator's caller does; this module never
+ * loads the simulator).
  */
-export function providerClientFromEnv(env: AppEnv, baseUrl: string, dispatcher?: Dispatcher): ProviderClient {
-  const embedded = env.MPS_BASE_URL === undefined;
-  const pick = (name: 'MPS_SECRET_KEY' | 'MPS_ACCESS_TOKEN' | 'MPS_MERCHANT_REF', fallback: string): string => {
+export function providerClientFromEnv(
+  env: AppEnv,
+  baseUrl: string,
+  dispatcher?: Dispatcher,
+  fallback?: { secretKey: string; accessToken: string; merchantRef: string },
+): ProviderClient {
+  const pick = (name: 'MPS_SECRET_KEY' | 'MPS_ACCESS_TOKEN' | 'MPS_MERCHANT_REF', fb: string | undefined): string => {
     const v = env[name];
     if (v !== undefined) return v;
-    if (embedded) return fallback;
-    throw new ConfigError(`${name}: is required when MPS_BASE_URL is set`);
+    if (fb !== undefined) return fb;
+    throw new ConfigError(`${name}: is required when MPS_BASE_URL is set (or ${name}_FILE)`);
   };
   return new ProviderClient({
     baseUrl,
-    secretKey: pick('MPS_SECRET_KEY', EMBEDDED_SIMULATOR_CREDENTIALS.secretKey),
-    accessToken: pick('MPS_ACCESS_TOKEN', EMBEDDED_SIMULATOR_CREDENTIALS.accessToken),
-    merchantRef: pick('MPS_MERCHANT_REF', EMBEDDED_SIMULATOR_CREDENTIALS.merchantRef),
+    secretKey: pick('MPS_SECRET_KEY', fallback?.secretKey),
+    accessToken: pick('MPS_ACCESS_TOKEN', fallback?.accessToken),
+    merchantRef: pick('MPS_MERCHANT_REF', fallback?.merchantRef),
     live: env.MPS_LIVE,
     categoriesBearer: env.MPS_CATEGORIES_BEARER,
     dispatcher,

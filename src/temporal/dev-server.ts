@@ -20,6 +20,11 @@ export interface DevServerOptions {
   /** Persistent SQLite file (demo); default a fresh temp file removed on stop. */
   dbFile?: string;
   namespace?: string;
+  /**
+   * Register our search attributes at start (default true). false: a plain `temporal server
+   * start-dev`, as a user's own server would be (the worker must register them itself).
+   */
+  searchAttributes?: boolean;
   /** The Web UI's port when it must be known in advance (a codec server's CORS); default a free one. */
   uiPort?: number;
   /** Codec endpoint handed to the Web UI. */
@@ -89,7 +94,7 @@ async function startOnce(binary: string, opts: DevServerOptions): Promise<DevSer
     '--sqlite-pragma', 'synchronous=OFF',
     '--log-level', 'warn',
     ...(namespace !== 'default' ? ['--namespace', namespace] : []),
-    ...Object.entries(CUSTOM_SEARCH_ATTRIBUTES).flatMap(([k, t]) => ['--search-attribute', `${k}=${t}`]),
+    ...Object.entries(opts.searchAttributes === false ? {} : CUSTOM_SEARCH_ATTRIBUTES).flatMap(([k, t]) => ['--search-attribute', `${k}=${t}`]),
     ...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']),
     ...(uiPort && opts.uiCodecEndpoint ? ['--ui-codec-endpoint', opts.uiCodecEndpoint] : []),
   ];

@@ -3,9 +3,8 @@
  * task queue, payload keys, GATEWAY_PUBLIC_URL for PIN URLs and GATEWAY_NOTIFICATION_BASE_URL or
  * GATEWAY_PUBLIC_URL for notification URLs), and output helpers.
  */
-import { loadEnv, type AppEnv } from '../../config/env';
 import { connectClient, temporalTargetFromEnv } from '../../temporal/connection';
-import { requireKeys } from '../../worker-main';
+import { loadEnv, requireKeys, type AppEnv } from '../../config/env';
 import { MpfClient } from '../client';
 
 export interface CliClient {
@@ -32,12 +31,7 @@ const CLIENT_BOUND_MARGIN_SECONDS = 5;
 export async function openClient(env: AppEnv = loadEnv(), waitSeconds = DEFAULT_WAIT_SECONDS): Promise<CliClient> {
   const keys = requireKeys(env);
   const target = temporalTargetFromEnv(env);
-  let client;
-  try {
-    client = await connectClient(target, keys);
-  } catch (e) {
-    throw new Error(`cannot connect to Temporal at ${target.address}: ${(e as Error).message}`, { cause: e });
-  }
+  const client = await connectClient(target, keys); // a TemporalConnectError names the address
   const mpf = new MpfClient({
     client,
     taskQueue: env.TEMPORAL_TASK_QUEUE,

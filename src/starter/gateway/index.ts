@@ -15,13 +15,13 @@ import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerCodecServer } from '../../codec/codec-server';
-import { ConfigError, loadEnv } from '../../config/env';
 import { connectClient, temporalTargetFromEnv } from '../../temporal/connection';
-import { requireKeys } from '../../worker-main';
+import { ConfigError, loadEnv, requireKeys } from '../../config/env';
 import { MpfClient } from '../client';
 import { apiKeyChecker } from './auth';
 import type { GatewayContext } from './context';
 import { installErrorHandlers, sendError } from './errors';
+import { checkPublicAddresses } from './public-address';
 import { gatewayLoggerOptions } from './logging';
 import { registerLinkRoutes } from './routes-links';
 import { registerMiscRoutes } from './routes-misc';
@@ -143,6 +143,8 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
   const keys = requireKeys(env);
   const port = opts.port ?? env.GATEWAY_PORT;
   const host = opts.host ?? env.GATEWAY_HOST ?? '127.0.0.1';
+  const warning = checkPublicAddresses(host, env); // throws under NODE_ENV=production
+  if (warning) console.error(`gateway: ${warning}`);
   const client = await connectClient(temporalTargetFromEnv(env), keys);
   const mpf = new MpfClient({
     client,

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Provisions the production topology's binaries (the same versions docker-compose.yml runs), built
+# from the Go module proxy with this machine's Go and cached under the project (git-ignored):
+#   .cache/cluster/temporal-server-v<V>/temporal-server     go.temporal.io/server/cmd/server@v<V>
+#   .cache/cluster/temporal-server-v<V>/temporal-sql-tool   go.temporal.io/server/cmd/tools/sql@v<V>
+#   .cache/cluster/temporal-server-v<V>/schema/postgresql/v12/...   (copied from the module)
+#   .cache/cluster/temporal-ui-v<U>/temporal-ui-server      github.com/temporalio/ui-server/v2/cmd/server@v<U>
+# and makes PostgreSQL's server binaries available (Debian's `postgresql` package, installed with
+# apt-get when missing). Versions are pinned in src/cluster/versions.json (read also by
+# docker-compose's test). Prints KEY=path lines on stdout; progress goes to stderr.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+versions="$root/src/cluster/versions.json"
+jget() { node -e "process.stdout.write(String(require(process.argv[1])[process.argv[2]]))" "$versions" "$1"; }
+server_v="$(jget temporalServer)"
+ui_v="$(jget temporalUi)"
+cache="${MPF_CLUSTER_CACHE_DIR:-$root/.cache/cluster}"
+server_dir="$cache/temporal-server-v$server_v"
+ui_dir="$cache/temporal-ui-v$ui_v"
+say() { printf 'provision-cluster: %s\n' "$*" >&2; }
+
+need_go() { command -v go >/dev/null 2>&1 || { say "ERROR: Go is needed to build the Temporal server and UI server (https://go.dev/dl/)"; exit 1; }; }
+
+build() { # $1 = package@version, $2 = out dir, $3 = built name, $4 = final name
+  local tmp; tmp="$(mktemp -d)"
+  local start=$(date +%s)
+  say "building $1 (a few minutes, once)"
+  GOBIN="$tmp" GOFLAGS=-buildvcs=false CGO_ENABLED=0 go install -ldflags "-s -w" "$1" >&2
+  mkdir -p "$2"
+  mv "$tmp/$3" "$2/$4.partial" && mv "$2/$4.partial" "$2/$4"
+  rm -rf "$tmp"
+  say "built $4 in $(( $(date +%s) - start ))s"
+}
+
+if [ ! -x "$server_dir/temporal-server" ]; then need_go; build "go.temporal.io/server/cmd/server@v$server_v" "$server_dir" server temporal-server; fi
+if [ ! -x "$server_dir/temporal-sql-tool" ]; then need_go; build "go.temporal.io/server/cmd/tools/sql@v$server_v" "$server_dir" sql temporal-sql-tool; fi
+if [ ! -d "$server_dir/schema/postgresql/v12" ]; then
+  need_go
+  mod="$(cd "$(mktemp -d)" && GOFLAGS= go mod download -json "go.temporal.io/server@v$server_v" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>process.stdout.write(JSON.parse(s).Dir))")"
+  mkdir -p "$server_dir/schema/postgresql"
+  cp -r "$mod/schema/postgresql/v12" "$server_dir/schema/postgresql/v12.partial"
+  chmod -R u+w "$server_dir/schema/postgresql/v12.partial"
+  mv "$server_dir/schema/postgresql/v12.partial" "$server_dir/schema/postgresql/v12"
+fi
+if [ ! -x "$ui_dir/temporal-ui-server" ]; then need_go; build "github.com/temporalio/ui-server/v2/cmd/server@v$ui_v" "$ui_dir" server temporal-ui-server; fi
+
+# PostgreSQL: the server binaries of Debian's package (initdb, pg_ctl, postgres).
+find_pg() {
+  if [ -n "${MPF_PG_BINDIR:-}" ] && [ -x "$MPF_PG_BINDIR/postgres" ]; then echo "$MPF_PG_BINDIR"; return 0; fi
+  local d
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    [ -x "$d/postgres" ] && [ -x "$d/initdb" ] && { echo "$d"; return 0; }
+  done
+  return 1
+}
+if ! pg_bin="$(find_pg)"; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" = "0" ] || SUDO="$(command -v sudo || true)"
+    if [ "$(id -u)" = "0" ] || [ -n "$SUDO" ]; then
+      say "installing Debian's postgresql package"
+      $SUDO apt-get update -qq >&2
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >&2
+    fi
+  fi
+  pg_bin="$(find_pg)" || { say "ERROR: PostgreSQL's server is needed: apt-get install -y postgresql (or set MPF_PG_BINDIR)"; exit 1; }
+fi
+
+echo "TEMPORAL_SERVER=$server_dir/temporal-server"
+echo "TEMPORAL_SQL_TOOL=$server_dir/temporal-sql-tool"
+echo "TEMPORAL_SCHEMA_DIR=$server_dir/schema/postgresql/v12"
+echo "TEMPORAL_UI_SERVER=$ui_dir/temporal-ui-server"
+echo "PG_BINDIR=$pg_bin"

@@ -1,10 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { linkBody, SIM_PIN, swapBody, uniqueRef } from './helpers/fixtures';
 import { startStack, type Stack } from './helpers/stack';
 import { type MpfProcess, spawnMpf } from './helpers/processes';
 import type { LinkView, SwapView } from '../src/workflows/messages';
 
-const ref = (p: string) => `${p}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
 
 describe('flows survive a worker process killed with SIGKILL', () => {
   let stack: Stack;
@@ -33,17 +33,11 @@ describe('flows survive a worker process killed with SIGKILL', () => {
 
   test('a swap awaiting its PIN still confirms exactly once after the worker is killed and restarted', async () => {
     await startWorker();
-    const { swap } = await stack.mpf.startSwap({
-      user_ref: 'user-9',
-      from_currency: 'USD',
-      to_currency: 'NGN',
-      amount: 5,
-      txn_ref: ref('kill'),
-    });
+    const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('kill')));
     assert.equal(swap.state, 'awaiting_pin');
     await worker!.kill('SIGKILL');
     await startWorker();
-    const outcome = await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '1234' });
+    const outcome = await stack.mpf.submitPin(swap.swap_id, { wallet_pin: SIM_PIN });
     assert.equal(outcome?.outcome, 'confirmed');
     const final = (await stack.client.workflow.getHandle(swap.swap_id).result()) as SwapView;
     assert.equal(final.state, 'confirmed');
@@ -55,15 +49,7 @@ describe('flows survive a worker process killed with SIGKILL', () => {
   test('a payment link notified while no worker runs completes once a worker is back', async () => {
     await worker?.kill();
     await startWorker();
-    const { link } = await stack.mpf.createLink({
-      user_ref: 'cust-9',
-      txn_merchant_ref: ref('kill-link'),
-      amount: 1000,
-      full_name: 'Ada Obi',
-      email: 'ada@example.com',
-      phone: '+2348012345678',
-      redirect_url: 'http://127.0.0.1:9/thanks',
-    });
+    const { link } = await stack.mpf.createLink(linkBody(uniqueRef('kill-link')));
     assert.equal(link.state, 'awaiting_payment');
     await worker!.kill('SIGKILL');
     const payload = { event: 'collection.completed', data: { payment_ref: link.payment_ref, status: 'successful', notification_id: 'n-1' } };
@@ -72,5 +58,25 @@ describe('flows survive a worker process killed with SIGKILL', () => {
     const final = (await stack.client.workflow.getHandle(link.link_id).result()) as LinkView;
     assert.equal(final.state, 'paid');
     assert.equal((await stack.control.ledger({ endpoint: 'link.create' })).requests.length, 1);
+  });
+
+  test('a worker SIGKILLed while the confirm POST is in flight: the retried confirm is told the token was used, and the swap settles confirmed', async () => {
+    await worker?.kill();
+    await startWorker();
+    const txn = uniqueRef('kill-confirm');
+    const { swap } = await stack.mpf.startSwap(swapBody(txn));
+    // The provider takes 7 s to answer the first confirmation; the worker dies 2 s into it.
+    await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'latency', latencyMs: [7000, 7000], times: 1 }] });
+    await stack.mpf.submitPin(swap.swap_id, { wallet_pin: SIM_PIN }, { wait: false });
+    await new Promise((r) => setTimeout(r, 2_500)); // the PIN reached the worker and the POST is in flight
+    await worker!.kill('SIGKILL');
+    await startWorker();
+    // After the activity's start-to-close timeout (30 s) Temporal runs the confirmation again.
+    const final = (await stack.client.workflow.getHandle(swap.swap_id).result()) as SwapView;
+    const ledger = await stack.control.ledger({ ref: txn });
+    assert.equal(ledger.effects.filter((e) => e.kind === 'swap.confirmed').length, 1, 'the provider converted once');
+    assert.equal(ledger.requests.filter((r) => r.endpoint === 'swap.confirm').length, 2, 'the confirmation was sent again after the crash');
+    assert.equal(final.state, 'confirmed', final.reason);
+    assert.match(final.reason!, /the provider's notification confirmed it/);
   });
 });

@@ -1,19 +1,9 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStack, type Stack } from './helpers/stack';
+import { linkBody, uniqueRef } from './helpers/fixtures';
+import { eventually, startStack, type Stack } from './helpers/stack';
 import type { LinkView } from '../src/workflows/messages';
 
-const ref = (p: string) => `${p}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
-const linkBody = (txn_merchant_ref: string, extra: Record<string, unknown> = {}) => ({
-  user_ref: 'cust-1',
-  txn_merchant_ref,
-  amount: 2500,
-  full_name: 'Ada Obi',
-  email: 'ada@example.com',
-  phone: '+2348012345678',
-  redirect_url: 'http://127.0.0.1:9/thanks',
-  ...extra,
-});
 const note = (id: string, status: string, payment_ref = 'x') => ({
   event: `collection.${status}`,
   data: { payment_ref, status, notification_id: id, sequence: 1, occurred_at: new Date().toISOString() },
@@ -21,6 +11,11 @@ const note = (id: string, status: string, payment_ref = 'x') => ({
 
 describe('the payment-link workflow through the typed client', () => {
   let stack: Stack;
+  const eventuallyState = (id: string, state: string) =>
+    eventually(async () => {
+      const v = await stack.mpf.getLink(id);
+      return v.state === state ? v : undefined;
+    }, 20_000, `${id} ${state}`);
   const result = (id: string) => stack.client.workflow.getHandle(id).result() as Promise<LinkView>;
   const deliver = (id: string, payload: unknown) => stack.mpf.deliverNotification(id, payload, JSON.stringify(payload));
 
@@ -35,7 +30,7 @@ describe('the payment-link workflow through the typed client', () => {
   });
 
   test('creates the hosted link with the documented constants and returns pay_link at once', async () => {
-    const txn = ref('create');
+    const txn = uniqueRef('create');
     const { link } = await stack.mpf.createLink(linkBody(txn));
     assert.equal(link.state, 'awaiting_payment');
     assert.equal(link.link_id, `paylink-${txn}`);
@@ -53,12 +48,12 @@ describe('the payment-link workflow through the typed client', () => {
   });
 
   test('ends paid on a success notification, keeping duplicates and stale ones without harm', async () => {
-    const { link } = await stack.mpf.createLink(linkBody(ref('paid')));
-    await deliver(link.link_id, note('n-pending', 'pending'));
+    const { link } = await stack.mpf.createLink(linkBody(uniqueRef('paid')));
+    await deliver(link.link_id, note('n-pending', 'pending', link.payment_ref));
     assert.equal((await stack.mpf.getLink(link.link_id)).state, 'awaiting_payment');
-    await deliver(link.link_id, note('n-paid', 'successful'));
-    await deliver(link.link_id, note('n-paid', 'successful'));
-    await deliver(link.link_id, note('n-failed-late', 'failed'));
+    await deliver(link.link_id, note('n-paid', 'successful', link.payment_ref));
+    await deliver(link.link_id, note('n-paid', 'successful', link.payment_ref));
+    await deliver(link.link_id, note('n-failed-late', 'failed', link.payment_ref));
     const final = await result(link.link_id);
     assert.equal(final.state, 'paid');
     const byKey = Object.fromEntries(final.notifications.map((n) => [n.dedup_key, n]));
@@ -71,7 +66,7 @@ describe('the payment-link workflow through the typed client', () => {
   });
 
   test('records an unknown payload without moving the state, then ends failed', async () => {
-    const { link } = await stack.mpf.createLink(linkBody(ref('failed')));
+    const { link } = await stack.mpf.createLink(linkBody(uniqueRef('failed')));
     await deliver(link.link_id, { hello: 'world' });
     let view = await stack.mpf.getLink(link.link_id);
     assert.equal(view.state, 'awaiting_payment');
@@ -85,7 +80,7 @@ describe('the payment-link workflow through the typed client', () => {
   test('expires when no notification arrives within its lifetime', async () => {
     const short = await startStack({ client: { linkLifetimeSeconds: 2 } });
     try {
-      const { link } = await short.mpf.createLink(linkBody(ref('expire')));
+      const { link } = await short.mpf.createLink(linkBody(uniqueRef('expire')));
       const final = (await short.client.workflow.getHandle(link.link_id).result()) as LinkView;
       assert.equal(final.state, 'expired');
     } finally {
@@ -94,7 +89,7 @@ describe('the payment-link workflow through the typed client', () => {
   });
 
   test('a second create with the same txn_merchant_ref is refused and the provider sees one', async () => {
-    const txn = ref('dup');
+    const txn = uniqueRef('dup');
     const { link } = await stack.mpf.createLink(linkBody(txn));
     await assert.rejects(stack.mpf.createLink(linkBody(txn)), { name: 'DuplicateFlowError' });
     assert.equal((await stack.control.ledger({ endpoint: 'link.create' })).requests.length, 1);
@@ -103,7 +98,7 @@ describe('the payment-link workflow through the typed client', () => {
   });
 
   test('refuses a non-NGN currency and a bad redirect_url by name, starting nothing', async () => {
-    const txn = ref('bad');
+    const txn = uniqueRef('bad');
     await assert.rejects(stack.mpf.createLink(linkBody(txn, { currency: 'USD' })), /currency: must be NGN/);
     await assert.rejects(stack.mpf.createLink(linkBody(txn, { redirect_url: 'not a url' })), /redirect_url/);
     await assert.rejects(stack.mpf.createLink(linkBody(txn, { email: 'nope' })), /email/);
@@ -111,19 +106,55 @@ describe('the payment-link workflow through the typed client', () => {
     assert.equal((await stack.control.ledger({ endpoint: 'link.create' })).requests.length, 0);
   });
 
-  test('an ambiguous creation ends needs_reconciliation and is not repeated', async () => {
+  test('a creation applied but unanswered is retried, meets the duplicate check, and ends failed saying no money moved', async () => {
+    const txn = uniqueRef('amb');
     await stack.control.setFaults({ rules: [{ endpoint: 'link.create', kind: 'apply_then_fail', times: 1 }] });
-    const { link } = await stack.mpf.createLink(linkBody(ref('amb')));
-    assert.equal(link.state, 'needs_reconciliation');
-    assert.equal((await stack.control.ledger({ endpoint: 'link.create' })).requests.length, 1);
-    assert.equal((await stack.control.ledger()).effects.filter((e) => e.kind === 'link.created').length, 1);
+    const { link } = await stack.mpf.createLink(linkBody(txn));
+    assert.equal(link.state, 'failed');
+    assert.match(link.reason!, /duplicate check: an earlier attempt was applied/);
+    assert.match(link.reason!, /No money moved: the customer never received pay_link/);
+    assert.equal((await stack.control.ledger({ ref: txn, endpoint: 'link.create' })).requests.length, 2, 'retried once');
+    assert.equal((await stack.control.ledger({ ref: txn })).effects.filter((e) => e.kind === 'link.created').length, 1, 'one link at the provider');
   });
 
-  test('a 5xx before anything was committed on create is not retried blindly either', async () => {
+  test('a 5xx on create that committed nothing is retried and the link is created once', async () => {
+    const txn = uniqueRef('5xx');
     await stack.control.setFaults({ rules: [{ endpoint: 'link.create', kind: 'status5xx', times: 1 }] });
-    const { link } = await stack.mpf.createLink(linkBody(ref('5xx')));
-    assert.equal(link.state, 'needs_reconciliation', 'a 5xx on a POST is ambiguous');
-    assert.equal((await stack.control.ledger({ endpoint: 'link.create' })).requests.length, 1);
+    const { link } = await stack.mpf.createLink(linkBody(txn));
+    assert.equal(link.state, 'awaiting_payment');
+    assert.ok(link.pay_link);
+    assert.equal((await stack.control.ledger({ ref: txn, endpoint: 'link.create' })).requests.length, 2);
+    assert.equal((await stack.control.ledger({ ref: txn })).effects.filter((e) => e.kind === 'link.created').length, 1);
+  });
+
+  test('a payment notified for another amount, currency or payment_ref needs reconciliation, not paid', async () => {
+    for (const [name, data] of [
+      ['amount', { amount: 1 }],
+      ['currency', { currency: 'USD' }],
+      ['payment_ref', { payment_ref: 'SIMPL-someone-else' }],
+    ] as const) {
+      const { link } = await stack.mpf.createLink(linkBody(uniqueRef(`mismatch-${name}`)));
+      const n = note(`m-${name}`, 'successful', link.payment_ref);
+      await deliver(link.link_id, { ...n, data: { ...n.data, ...data } });
+      const view = await eventuallyState(link.link_id, 'needs_reconciliation');
+      assert.match(view.reason!, new RegExp(`a payment was notified with ${name}`), name);
+      await stack.mpf.cancelLink(link.link_id).catch(() => undefined);
+    }
+  });
+
+  test('the payment is acted on even after 100 distinct notifications filled the book', async () => {
+    const { link } = await stack.mpf.createLink(linkBody(uniqueRef('book-full')));
+    for (let i = 0; i < 100; i++) await deliver(link.link_id, note(`pending-${i}`, 'pending', link.payment_ref));
+    await deliver(link.link_id, note('the-payment', 'successful', link.payment_ref));
+    const view = await eventuallyState(link.link_id, 'paid');
+    assert.equal(view.notifications.length, 100);
+  });
+
+  test('a cancellation from Temporal (Temporal Web\'s button) ends the link cancelled and the view says so', async () => {
+    const { link } = await stack.mpf.createLink(linkBody(uniqueRef('wf-cancel')));
+    await stack.client.workflow.getHandle(link.link_id).cancel();
+    const view = await eventuallyState(link.link_id, 'cancelled');
+    assert.match(view.reason!, /cancelled through Temporal/);
   });
 });
 
@@ -138,11 +169,11 @@ describe('late notifications after a payment link ended', () => {
   const deliver = (id: string, payload: unknown) => stack.mpf.deliverNotification(id, payload, JSON.stringify(payload));
 
   test('are kept after paid without changing it', async () => {
-    const { link } = await stack.mpf.createLink(linkBody(ref('late-paid')));
-    await deliver(link.link_id, note('p1', 'successful'));
-    await deliver(link.link_id, note('p1', 'successful'));
-    await deliver(link.link_id, note('stale', 'pending'));
-    await deliver(link.link_id, note('f1', 'failed'));
+    const { link } = await stack.mpf.createLink(linkBody(uniqueRef('late-paid')));
+    await deliver(link.link_id, note('p1', 'successful', link.payment_ref));
+    await deliver(link.link_id, note('p1', 'successful', link.payment_ref));
+    await deliver(link.link_id, note('stale', 'pending', link.payment_ref));
+    await deliver(link.link_id, note('f1', 'failed', link.payment_ref));
     const final = (await stack.client.workflow.getHandle(link.link_id).result()) as LinkView;
     assert.equal(final.state, 'paid');
     assert.deepEqual(
@@ -155,15 +186,25 @@ describe('late notifications after a payment link ended', () => {
     );
   });
 
+  test('a success notified after the provider reported failure is flagged for reconciliation', async () => {
+    const { link } = await stack.mpf.createLink(linkBody(uniqueRef('fail-then-paid')));
+    await deliver(link.link_id, note('f', 'failed', link.payment_ref));
+    await eventually(async () => (await stack.mpf.getLink(link.link_id)).state === 'failed', 10_000, 'failed');
+    await deliver(link.link_id, note('p', 'successful', link.payment_ref));
+    const view = (await stack.client.workflow.getHandle(link.link_id).result()) as LinkView;
+    assert.equal(view.state, 'needs_reconciliation');
+    assert.match(view.reason!, /payment notified after the link was failed/);
+  });
+
   test('a payment notified after the link expired is flagged for reconciliation, never ignored', async () => {
-    const { link } = await stack.mpf.createLink(linkBody(ref('late-expired')));
+    const { link } = await stack.mpf.createLink(linkBody(uniqueRef('late-expired')));
     const handle = stack.client.workflow.getHandle(link.link_id);
     const deadline = Date.now() + 20_000;
     while ((await stack.mpf.getLink(link.link_id)).state !== 'expired') {
       assert.ok(Date.now() < deadline, 'link expired');
       await new Promise((r) => setTimeout(r, 200));
     }
-    await deliver(link.link_id, note('late-money', 'successful'));
+    await deliver(link.link_id, note('late-money', 'successful', link.payment_ref));
     const final = (await handle.result()) as LinkView;
     assert.equal(final.state, 'needs_reconciliation');
     assert.match(final.reason!, /after the link was expired/);

@@ -1,9 +1,8 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStack, swapBody, type Stack } from './helpers/stack';
+import { swapBody, uniqueRef } from './helpers/fixtures';
+import { startStack, type Stack } from './helpers/stack';
 import type { SwapView } from '../src/workflows/messages';
-
-const ref = (p: string) => `${p}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
 
 describe('the swap workflow through the typed client', () => {
   let stack: Stack;
@@ -22,7 +21,7 @@ describe('the swap workflow through the typed client', () => {
   });
 
   test('initialises, shows the rate, and confirms with the right PIN', async () => {
-    const txn = ref('happy');
+    const txn = uniqueRef('happy');
     const started = await stack.mpf.startSwap(swapBody(txn));
     assert.equal(started.swap.state, 'awaiting_pin');
     assert.equal(started.swap.swap_id, `swap-${txn}`);
@@ -38,7 +37,7 @@ describe('the swap workflow through the typed client', () => {
   });
 
   test('answers pin_rejected with attempts left, then confirms', async () => {
-    const started = await stack.mpf.startSwap(swapBody(ref('wrongpin')));
+    const started = await stack.mpf.startSwap(swapBody(uniqueRef('wrongpin')));
     const first = await stack.mpf.submitPin(started.swap.swap_id, { wallet_pin: '0000' });
     assert.deepEqual(first, { outcome: 'pin_rejected', state: 'awaiting_pin', attempts_left: 2 });
     const view = await stack.mpf.getSwap(started.swap.swap_id);
@@ -49,7 +48,7 @@ describe('the swap workflow through the typed client', () => {
   });
 
   test('fails closed after three wrong PINs and makes no further confirm call', async () => {
-    const { swap } = await stack.mpf.startSwap(swapBody(ref('exhaust')));
+    const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('exhaust')));
     for (const left of [2, 1]) {
       assert.deepEqual(await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '1111' }), {
         outcome: 'pin_rejected',
@@ -68,7 +67,7 @@ describe('the swap workflow through the typed client', () => {
 
   test('expires when no PIN arrives inside a short provider window, with no confirm call', async () => {
     await stack.control.setConfig({ swapExpiresInSeconds: 2 });
-    const { swap } = await stack.mpf.startSwap(swapBody(ref('expire')));
+    const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('expire')));
     assert.equal(swap.expires_in_seconds, 2);
     const final = await result(swap.swap_id);
     assert.equal(final.state, 'expired');
@@ -77,14 +76,14 @@ describe('the swap workflow through the typed client', () => {
 
   test('the expiry leaves a safety margin before the provider window', async () => {
     await stack.control.setConfig({ swapExpiresInSeconds: 60 });
-    const { swap } = await stack.mpf.startSwap(swapBody(ref('margin')));
+    const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('margin')));
     const msLeft = Date.parse(swap.expires_at!) - Date.now();
     assert.ok(msLeft <= 55_000 && msLeft > 40_000, `expires_at is window less 5 s (left: ${msLeft} ms)`);
     await stack.mpf.cancelSwap(swap.swap_id);
   });
 
   test('cancel ends a swap awaiting its PIN, and a later PIN is refused', async () => {
-    const { swap } = await stack.mpf.startSwap(swapBody(ref('cancel')));
+    const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('cancel')));
     await stack.mpf.cancelSwap(swap.swap_id, 'user changed their mind');
     const final = await result(swap.swap_id);
     assert.equal(final.state, 'cancelled');
@@ -94,7 +93,7 @@ describe('the swap workflow through the typed client', () => {
   });
 
   test('a second start with the same txn_ref is refused and never reaches the provider', async () => {
-    const txn = ref('dup');
+    const txn = uniqueRef('dup');
     await stack.mpf.startSwap(swapBody(txn));
     await assert.rejects(stack.mpf.startSwap(swapBody(txn, { amount: 99 })), (err: Error & { existing?: SwapView }) => {
       assert.equal(err.name, 'DuplicateFlowError');
@@ -106,7 +105,7 @@ describe('the swap workflow through the typed client', () => {
   });
 
   test('bad input names the field and starts nothing', async () => {
-    const txn = ref('bad');
+    const txn = uniqueRef('bad');
     await assert.rejects(stack.mpf.startSwap(swapBody(txn, { amount: -5 })), /amount: must be greater than 0/);
     await assert.rejects(stack.mpf.startSwap(swapBody(txn, { from_currency: 'usd' })), /from_currency/);
     await assert.rejects(stack.mpf.startSwap(swapBody(txn, { amount: 1.234 })), /amount: must have at most 2 decimal places/);
@@ -114,36 +113,59 @@ describe('the swap workflow through the typed client', () => {
     assert.equal((await stack.control.ledger({ endpoint: 'swap.init' })).requests.length, 0);
   });
 
-  test('a confirmation that may have reached the provider ends needs_reconciliation and is not repeated', async () => {
-    const { swap } = await stack.mpf.startSwap(swapBody(ref('ambiguous')));
+  test('a confirmation applied but unanswered is retried, told the token was used, and settled confirmed by the provider\'s notification', async () => {
+    const txn = uniqueRef('ambiguous');
+    const { swap } = await stack.mpf.startSwap(swapBody(txn));
     await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 1 }] });
     const outcome = await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' });
-    assert.equal(outcome?.outcome, 'needs_reconciliation');
+    assert.deepEqual(outcome, { outcome: 'confirmed', state: 'confirmed' });
     const final = await result(swap.swap_id);
-    assert.equal(final.state, 'needs_reconciliation');
-    assert.match(final.reason!, /may have reached the provider/);
-    assert.equal(await confirmRequests(), 1, 'never blindly repeated');
-    const effects = (await stack.control.ledger()).effects.filter((e) => e.kind === 'swap.confirmed');
-    assert.equal(effects.length, 1, 'the provider did commit it');
+    assert.equal(final.state, 'confirmed');
+    assert.match(final.reason!, /retried confirmation was told .*already used.*the provider's notification confirmed it/);
+    assert.ok(final.notifications.some((n) => n.outcome === 'paid' && n.applied), 'the settling notification is marked applied');
+    const ledger = await stack.control.ledger({ ref: txn });
+    assert.equal(ledger.requests.filter((r) => r.endpoint === 'swap.confirm').length, 2, 'retried once: the single-use token makes that safe');
+    assert.equal(ledger.effects.filter((e) => e.kind === 'swap.confirmed').length, 1, 'one conversion at the provider');
   });
 
   test('a transient provider failure on confirm is retried inside the window and confirms once', async () => {
-    const { swap } = await stack.mpf.startSwap(swapBody(ref('retry')));
+    const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('retry')));
     await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'rate_limit', retryAfterSeconds: 1, times: 1 }] });
     const outcome = await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' });
     assert.equal(outcome?.outcome, 'confirmed');
     assert.equal(await confirmRequests(), 2);
   });
 
-  test('an ambiguous initialization ends needs_reconciliation without a second init call', async () => {
+  test('an initialization applied but unanswered is retried, meets the duplicate check, and ends failed saying no money moved', async () => {
+    const txn = uniqueRef('initamb');
     await stack.control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'apply_then_fail', times: 1 }] });
-    const { swap } = await stack.mpf.startSwap(swapBody(ref('initamb')));
-    assert.equal(swap.state, 'needs_reconciliation');
-    assert.equal((await stack.control.ledger({ endpoint: 'swap.init' })).requests.length, 1);
+    const { swap } = await stack.mpf.startSwap(swapBody(txn));
+    assert.equal(swap.state, 'failed');
+    assert.match(swap.reason!, /an earlier attempt was applied and its answer lost\. No money moved: the user never received an auth token/);
+    const ledger = await stack.control.ledger({ ref: txn });
+    assert.equal(ledger.requests.filter((r) => r.endpoint === 'swap.init').length, 2);
+    assert.deepEqual(ledger.effects.map((e) => e.kind), ['swap.initialized']);
   });
 
+  test('a 5xx on initialization that committed nothing is retried and the swap awaits its PIN', async () => {
+    const txn = uniqueRef('init5xx');
+    await stack.control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'status5xx', times: 1 }] });
+    const { swap } = await stack.mpf.startSwap(swapBody(txn));
+    assert.equal(swap.state, 'awaiting_pin');
+    assert.equal((await stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests.length, 2);
+  });
+
+  test('a cancellation from Temporal (Temporal Web\'s button) ends a swap awaiting its PIN cancelled, truthfully in the view', async () => {
+    const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('wf-cancel')));
+    await stack.client.workflow.getHandle(swap.swap_id).cancel();
+    const final = await result(swap.swap_id);
+    assert.equal(final.state, 'cancelled');
+    assert.match(final.reason!, /cancelled through Temporal/);
+    assert.equal((await stack.mpf.getSwap(swap.swap_id)).state, 'cancelled');
+    assert.equal(await confirmRequests(), 0);
+  });
   test('a PIN signal (fire and forget) confirms too, and the query never shows PIN or token', async () => {
-    const { swap } = await stack.mpf.startSwap(swapBody(ref('signal')));
+    const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('signal')));
     await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' }, { wait: false });
     const final = await result(swap.swap_id);
     assert.equal(final.state, 'confirmed');
@@ -152,7 +174,7 @@ describe('the swap workflow through the typed client', () => {
   });
 
   test('two PINs submitted at once lead to exactly one confirmation call', async () => {
-    const { swap } = await stack.mpf.startSwap(swapBody(ref('race')));
+    const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('race')));
     const results = await Promise.allSettled([
       stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' }),
       stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' }),
@@ -162,5 +184,29 @@ describe('the swap workflow through the typed client', () => {
     for (const o of outcomes) assert.ok(o === 'confirmed' || o === 'PinNotAcceptedError', o);
     assert.equal(await confirmRequests(), 1);
     assert.equal((await result(swap.swap_id)).state, 'confirmed');
+  });
+});
+
+describe('a swap confirmation in doubt that no notification settles', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack({ simulator: { pins: { 'user-1': '4321' } }, client: { swapSettleWaitSeconds: 3 } });
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  test('waits the settle period for the provider\'s notification, then needs reconciliation, with a reason saying what to check', async () => {
+    const txn = uniqueRef('nonotify');
+    await stack.control.setConfig({ swapExpiresInSeconds: 300 });
+    const { swap } = await stack.mpf.startSwap(swapBody(txn));
+    // The provider confirms but its answer is lost, and its notification is held back for 10 minutes.
+    await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 1 }], notifications: { delayMs: 600_000 } });
+    const outcome = await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' });
+    assert.equal(outcome?.outcome, 'needs_reconciliation');
+    const final = (await stack.client.workflow.getHandle(swap.swap_id).result()) as SwapView;
+    assert.equal(final.state, 'needs_reconciliation');
+    assert.match(final.reason!, /no notification from the provider settled it: check the swap at the provider/);
+    assert.equal((await stack.control.ledger({ ref: txn })).effects.filter((e) => e.kind === 'swap.confirmed').length, 1, 'the provider did convert');
   });
 });

@@ -1,14 +1,12 @@
 /**
  * The one place a ProviderError becomes a Temporal ApplicationFailure: `type` is the error class
- * name, `nonRetryable` for definitive/credential/ambiguous/invalid, the provider's Retry-After as
+ * name, `nonRetryable` from RETRYABLE_BY_KIND, the provider's Retry-After as
  * `nextRetryDelay`, and only non-secret facts in `details`.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { isProviderError, type ProviderError } from '../provider/errors';
-import { SEALED_PAYLOAD_FAILURE_TYPE } from './retry-policies';
+import { EARLIER_ATTEMPT_APPLIED_TYPE, RETRYABLE_BY_KIND, SEALED_PAYLOAD_FAILURE_TYPE } from './retry-policies';
 import type { ProviderFailureDetails } from './types';
-
-const NON_RETRYABLE_KINDS: ReadonlySet<ProviderError['kind']> = new Set(['rejected', 'auth', 'ambiguous', 'invalid_request']);
 
 export function providerFailure(err: ProviderError): ApplicationFailure {
   const details: ProviderFailureDetails = { kind: err.kind, endpoint: err.endpoint };
@@ -17,7 +15,7 @@ export function providerFailure(err: ProviderError): ApplicationFailure {
   return ApplicationFailure.create({
     type: err.name,
     message: err.message,
-    nonRetryable: NON_RETRYABLE_KINDS.has(err.kind),
+    nonRetryable: !RETRYABLE_BY_KIND[err.kind],
     nextRetryDelay: err.kind === 'rate_limited' && err.retryAfterMs ? err.retryAfterMs : undefined,
     details: [details],
   });
@@ -33,6 +31,15 @@ export function sealedPayloadFailure(field: string): ApplicationFailure {
   return ApplicationFailure.create({
     type: SEALED_PAYLOAD_FAILURE_TYPE,
     message: `could not unseal ${field} (unknown key or tampered payload)`,
+    nonRetryable: true,
+  });
+}
+
+/** A retry met the duplicate-reference check: the first attempt was applied, its answer lost. */
+export function earlierAttemptAppliedFailure(what: string, ref: string, providerMessage: string | undefined): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: EARLIER_ATTEMPT_APPLIED_TYPE,
+    message: `the provider already holds ${what} ${ref} from an earlier attempt whose answer was lost (${providerMessage ?? 'duplicate reference'})`,
     nonRetryable: true,
   });
 }

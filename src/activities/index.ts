@@ -4,15 +4,16 @@
  * sealed: initSwap seals the token, confirmSwap unseals token and PIN just for the HTTP call.
  * Logs carry references only.
  */
-import { log } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
+import { isDuplicateReferenceRejection } from '../contract/provider';
 import type { Sealer } from '../codec/seal';
 import { classifyConfirmRejection, isProviderError, ProviderRejectedError } from '../provider/errors';
 import type { ProviderClient } from '../provider/client';
-import { sealedPayloadFailure, toActivityError } from './failures';
+import { earlierAttemptAppliedFailure, sealedPayloadFailure, toActivityError } from './failures';
 import type { ConfirmOutcome, ConfirmSwapInput, ProviderActivities, SwapInitResult } from './types';
 
 export * from './types';
-export { providerRetryPolicy, PROVIDER_FAILURE_TYPES, SEALED_PAYLOAD_FAILURE_TYPE, PROVIDER_ACTIVITY_START_TO_CLOSE } from './retry-policies';
+export { providerRetryPolicy, PROVIDER_FAILURE_TYPES, SEALED_PAYLOAD_FAILURE_TYPE, EARLIER_ATTEMPT_APPLIED_TYPE, PROVIDER_ACTIVITY_START_TO_CLOSE } from './retry-policies';
 export { providerFailure, toActivityError } from './failures';
 
 export interface ActivityDeps {
@@ -31,6 +32,20 @@ function logFailure(activity: string, refs: Record<string, unknown>, err: unknow
       networkCode: err.networkCode,
     });
   }
+}
+
+/** True on the second and later attempt of this activity (an earlier one may have reached the provider). */
+function isRetry(): boolean {
+  try {
+    return Context.current().info.attempt > 1;
+  } catch {
+    return false; // called outside an activity (unit tests)
+  }
+}
+
+/** On a retry, a duplicate-reference rejection is proof the earlier attempt was applied. */
+function duplicateOnRetry(err: unknown): err is ProviderRejectedError {
+  return err instanceof ProviderRejectedError && isRetry() && isDuplicateReferenceRejection(err.httpStatus, err.providerMessage ?? err.message);
 }
 
 export function createActivities(deps: ActivityDeps): ProviderActivities {
@@ -52,6 +67,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
         data = await client.initSwap(input);
       } catch (err) {
         logFailure('initSwap', refs, err);
+        if (duplicateOnRetry(err)) throw earlierAttemptAppliedFailure('txn_ref', input.txn_ref, err.providerMessage);
         throw toActivityError(err);
       }
       const initialized_at_ms = Date.now();
@@ -76,7 +92,8 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
       } catch (err) {
         if (err instanceof ProviderRejectedError) {
           const kind = classifyConfirmRejection(err);
-          const outcome = kind === 'other' ? 'rejected' : kind;
+          // A retried confirmation told "token invalid/used": the earlier attempt most likely confirmed.
+          const outcome = kind === 'other' ? 'rejected' : kind === 'token_invalid' && isRetry() ? 'token_used_on_retry' : kind;
           log.info('confirmSwap: confirmation rejected', { ...refs, outcome, httpStatus: err.httpStatus, requestId: err.requestId });
           return { outcome, message: err.providerMessage ?? err.message };
         }
@@ -93,6 +110,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
         return link;
       } catch (err) {
         logFailure('createPaymentLink', refs, err);
+        if (duplicateOnRetry(err)) throw earlierAttemptAppliedFailure('txn_merchant_ref', input.txn_merchant_ref, err.providerMessage);
         throw toActivityError(err);
       }
     },

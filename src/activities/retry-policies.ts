@@ -18,20 +18,40 @@ export const PROVIDER_FAILURE_TYPES = {
 export const SEALED_PAYLOAD_FAILURE_TYPE = 'SealedPayloadError';
 
 /**
+ * A retried initialization or link creation met the provider's duplicate-reference check: an
+ * earlier attempt was applied and its answer (auth_token, pay_link) was lost. No money moved.
+ */
+export const EARLIER_ATTEMPT_APPLIED_TYPE = 'EarlierAttemptAppliedError';
+
+/**
+ * The one retry-by-kind table: the activity failure mapping (nonRetryable) and the retry policy
+ * both read it. `ambiguous` (a POST sent, no answer) is retried: the provider's duplicate check and
+ * single-use auth_token make a retry unable to apply twice, and its answer is evidence
+ * (src/contract/provider.ts, "Evidence from retries"). Bounded by each activity's schedule-to-close.
+ */
+export const RETRYABLE_BY_KIND: Readonly<Record<keyof typeof PROVIDER_FAILURE_TYPES, boolean>> = {
+  rejected: false,
+  auth: false,
+  invalid_request: false,
+  rate_limited: true,
+  transient: true,
+  ambiguous: true,
+};
+
+/**
  * Provider calls: retry what is safe (transient, rate-limited with the provider's Retry-After as
- * the next delay); never retry a definitive answer, a credential problem, or a POST whose outcome
- * is unknown (that goes to reconciliation).
+ * the next delay, ambiguous); never retry a definitive answer or a credential problem.
  */
 export const providerRetryPolicy: RetryPolicy = {
   initialInterval: '1s',
   backoffCoefficient: 2,
   maximumInterval: '10s',
   nonRetryableErrorTypes: [
-    PROVIDER_FAILURE_TYPES.rejected,
-    PROVIDER_FAILURE_TYPES.auth,
-    PROVIDER_FAILURE_TYPES.ambiguous,
-    PROVIDER_FAILURE_TYPES.invalid_request,
+    ...(Object.keys(RETRYABLE_BY_KIND) as Array<keyof typeof PROVIDER_FAILURE_TYPES>)
+      .filter((k) => !RETRYABLE_BY_KIND[k])
+      .map((k) => PROVIDER_FAILURE_TYPES[k]),
     SEALED_PAYLOAD_FAILURE_TYPE,
+    EARLIER_ATTEMPT_APPLIED_TYPE,
   ],
 };
 

@@ -28,6 +28,8 @@ export type ConfirmOutcome =
   | { outcome: 'confirmed'; message: string }
   | { outcome: 'wrong_pin'; message: string }
   | { outcome: 'token_invalid'; message: string }
+  /** A RETRIED confirmation was told the token is invalid or used: evidence the earlier attempt confirmed. */
+  | { outcome: 'token_used_on_retry'; message: string }
   | { outcome: 'rejected'; message: string };
 
 /** `details[0]` of every ApplicationFailure thrown for a provider error. */

@@ -88,6 +88,8 @@ export const EnvSchema = z
     SIMULATOR_NOTIFICATION_ALLOW_HOSTS: hostList,
     SWAP_PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
     SWAP_NOTIFICATION_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(0),
+    /** A confirmation in doubt waits this long for the provider's notification before needs_reconciliation. */
+    SWAP_SETTLE_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(900),
     LINK_LIFETIME_SECONDS: z.coerce.number().int().min(1).max(30 * 86_400).default(86_400),
     LINK_LATE_NOTIFICATION_GRACE_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3_600),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -1,5 +1,5 @@
 /**
- * The provider contract: every shape of ../shared/provider-api.md as a zod schema, and every
+ * The provider contract: every shape of docs/provider-api.md as a zod schema, and every
  * assumption we make where that document is silent. Nothing about the provider is decided
  * anywhere else; the README's "Assumptions about the provider" lists what is here.
  *
@@ -51,6 +51,14 @@ export const ASSUMPTIONS = {
   maxConnectionsPerOrigin: 8,
   /** Longest Retry-After we honour inside one attempt before giving the retry back to Temporal. */
   retryAfterCapMs: 30_000,
+  /**
+   * Swap currencies: the document names none. We accept ISO 4217 codes (the runtime's ICU list)
+   * and these stablecoins and crypto assets that wallets commonly hold; anything else is refused
+   * before the provider is called.
+   */
+  extraWalletCurrencies: ['USDT', 'USDC', 'BTC', 'ETH'] as readonly string[],
+  /** E-mail addresses: RFC 5321's 254 characters. */
+  emailMaxLength: 254,
 } as const;
 
 export function isSuccessStatus(status: unknown): boolean {
@@ -81,7 +89,23 @@ export const Amount = z
     message: `must have at most ${ASSUMPTIONS.amountMaxDecimals} decimal places`,
   });
 
-export const CurrencyCode = z.string().regex(/^[A-Z]{3,5}$/, 'must be an upper-case currency code such as NGN or USD');
+let knownCurrencies: Set<string> | undefined;
+/** ISO 4217 (from the runtime's ICU data) plus ASSUMPTIONS.extraWalletCurrencies. */
+export function isKnownCurrency(code: string): boolean {
+  knownCurrencies ??= new Set([...Intl.supportedValuesOf('currency'), ...ASSUMPTIONS.extraWalletCurrencies]);
+  return knownCurrencies.has(code);
+}
+
+export const CurrencyCode = z
+  .string()
+  .regex(/^[A-Z]{3,5}$/, 'must be an upper-case currency code such as NGN or USD')
+  .refine(isKnownCurrency, { message: `must be a known currency code (ISO 4217 or ${ASSUMPTIONS.extraWalletCurrencies.join(', ')})` });
+
+// eslint-disable-next-line no-control-regex
+const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
+/** Free text shown to people (names, messages): no control characters (NUL, newlines, escapes). */
+const PlainText = (max: number) =>
+  z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`).regex(NO_CONTROL_CHARACTERS, 'must not contain control characters');
 
 /** Merchant references end up in workflow ids, URLs and search attributes: keep them plain. */
 export const Reference = z
@@ -120,7 +144,7 @@ export type Envelope = z.infer<typeof Envelope>;
 // ---------------------------------------------------------------------------------------------
 
 /** Our own explicit swap-init request (the document does not show its fields). */
-export const SwapInitRequest = z.object({
+export const SwapInitFields = z.object({
   user_ref: Reference,
   from_currency: CurrencyCode,
   to_currency: CurrencyCode,
@@ -128,6 +152,12 @@ export const SwapInitRequest = z.object({
   txn_ref: Reference,
   notification_url: HttpUrl,
 });
+/** A swap converts between two different currencies. */
+export const differentCurrencies: [(r: { from_currency: string; to_currency: string }) => boolean, { path: string[]; message: string }] = [
+  (r) => r.from_currency !== r.to_currency,
+  { path: ['to_currency'], message: 'must differ from from_currency' },
+];
+export const SwapInitRequest = SwapInitFields.refine(...differentCurrencies);
 export type SwapInitRequest = z.infer<typeof SwapInitRequest>;
 
 /** The one place our swap-init request becomes the provider's body. */
@@ -174,11 +204,11 @@ export const HostedLinkRequest = z.object({
   txn_merchant_ref: Reference,
   amount: Amount,
   currency: z.literal(HOSTED_LINK.currency, { error: `must be ${HOSTED_LINK.currency} for bank transfer` }),
-  full_name: z.string().trim().min(1, 'must not be empty').max(200),
-  email: z.email('must be a valid e-mail address'),
+  full_name: PlainText(200),
+  email: z.email('must be a valid e-mail address').max(ASSUMPTIONS.emailMaxLength, `must be at most ${ASSUMPTIONS.emailMaxLength} characters`),
   phone: z.string().regex(/^\+?[0-9 ()-]{7,20}$/, 'must be a phone number of 7 to 20 digits, optionally starting with +'),
   chain: z.string().max(50).optional().default(''),
-  success_message: z.string().max(500).optional(),
+  success_message: z.string().max(500).regex(NO_CONTROL_CHARACTERS, 'must not contain control characters').optional(),
   payment_method: z.literal(HOSTED_LINK.paymentMethod).default(HOSTED_LINK.paymentMethod),
   payment_channel: z.literal(HOSTED_LINK.paymentChannel).default(HOSTED_LINK.paymentChannel),
   redirect_url: HttpUrl,
@@ -249,6 +279,30 @@ export function mapNotificationOutcome(payload: unknown): NotificationOutcome {
   return 'unknown';
 }
 
+/**
+ * A notification payload as flows keep it (signal input and state): itself when its JSON is at
+ * most NOTIFICATION_KEPT_PAYLOAD_CHARS, else only the fields the flows read (status words,
+ * references, amount, currency, id), so a flood of large deliveries cannot fill a flow's history.
+ */
+export const NOTIFICATION_KEPT_PAYLOAD_CHARS = 4_096;
+const KEPT_NOTIFICATION_FIELDS = ['event', 'status', 'transaction_status', 'payment_status', 'payment_ref', 'txn_ref', 'txn_merchant_ref', 'amount', 'currency', 'notification_id', 'id', 'sequence', 'occurred_at'];
+export function compactNotificationPayload(payload: unknown): unknown {
+  let size: number;
+  try {
+    size = JSON.stringify(payload)?.length ?? 0;
+  } catch {
+    return { kept: 'unserialisable payload' };
+  }
+  if (size <= NOTIFICATION_KEPT_PAYLOAD_CHARS) return payload;
+  const top = payload && typeof payload === 'object' ? (payload as Record<string, unknown>) : {};
+  const data = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : {};
+  const pick = (o: Record<string, unknown>) =>
+    Object.fromEntries(
+      KEPT_NOTIFICATION_FIELDS.filter((k) => typeof o[k] === 'string' || typeof o[k] === 'number').map((k) => [k, typeof o[k] === 'string' ? (o[k] as string).slice(0, 200) : o[k]]),
+    );
+  return { truncated_from_chars: size, ...pick(top), data: pick(data) };
+}
+
 /** Reference fields a notification may carry, used only for display and cross-checks. */
 export function notificationPaymentRef(payload: unknown): string | undefined {
   if (payload === null || typeof payload !== 'object') return undefined;
@@ -302,4 +356,18 @@ export const CONFIRM_REJECTION_RULES: ReadonlyArray<{ kind: Exclude<ConfirmRejec
 export function classifyConfirmRejectionMessage(message: string): ConfirmRejectionKind {
   for (const rule of CONFIRM_REJECTION_RULES) if (rule.pattern.test(message)) return rule.kind;
   return 'other';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evidence from retries (assumptions, relied on to retry POSTs whose outcome is unknown):
+// - the provider refuses a reused txn_ref / txn_merchant_ref (HTTP 409 or a "duplicate" message),
+//   so a retried initialization or link creation can never create a second one, and a duplicate
+//   answer to a RETRY proves an earlier attempt was applied;
+// - a swap's auth_token is single-use, so a retried confirmation can never convert twice, and an
+//   "already used" answer to a RETRY inside the window is evidence the earlier attempt confirmed.
+// ---------------------------------------------------------------------------------------------
+
+/** A rejection that says the reference is already taken. */
+export function isDuplicateReferenceRejection(httpStatus: number | undefined, message: string | undefined): boolean {
+  return httpStatus === 409 || /duplicate/i.test(message ?? '');
 }

@@ -1,5 +1,6 @@
 /** How the workflows read an activity's failure: its ProviderError type, and words for operators. */
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { EARLIER_ATTEMPT_APPLIED_TYPE, PROVIDER_FAILURE_TYPES } from '../activities/retry-policies';
 
 /** Failure type of an activity failure (the ProviderError class name), if any. */
 export function failureType(err: unknown): string | undefined {
@@ -10,4 +11,23 @@ export function failureType(err: unknown): string | undefined {
 export function describeFailure(err: unknown): string {
   if (err instanceof ActivityFailure) return `${failureType(err) ?? 'activity failed'}: ${err.cause?.message ?? err.message}`;
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Why a creation step (swap initialization, link creation) ended the flow `failed`. Such a step
+ * moves no money by itself: what the customer needs to pay or confirm (auth token, pay_link) never
+ * reached them, even when the provider did apply a request whose answer was lost.
+ */
+export function creationFailureReason(step: string, err: unknown, neverReceived: string): string {
+  const type = failureType(err);
+  const doubt =
+    type === EARLIER_ATTEMPT_APPLIED_TYPE
+      ? 'a retry met the provider\'s duplicate check: an earlier attempt was applied and its answer lost'
+      : type === PROVIDER_FAILURE_TYPES.ambiguous || (type === undefined && err instanceof ActivityFailure)
+        ? 'the provider may have applied an attempt whose answer was lost'
+        : undefined;
+  const base = `${step} failed (${describeFailure(err)})`;
+  return doubt
+    ? `${base}; ${doubt}. No money moved: ${neverReceived}; start again with a new reference`
+    : `${base}. No money moved`;
 }

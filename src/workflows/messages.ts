@@ -71,6 +71,11 @@ export interface SwapWorkflowInput {
   pin_max_attempts: number;
   /** After confirmation, wait up to this long for the provider's notification (0 = don't). */
   notification_wait_seconds: number;
+  /**
+   * A confirmation in doubt (its answer lost, or a retry told the token was used) waits up to this
+   * long for the provider's notification before it needs reconciliation. Absent: 900 s.
+   */
+  settle_wait_seconds?: number;
 }
 
 export interface SwapView {
@@ -115,8 +120,10 @@ export type PinOutcome =
 export const submitPinSignal = defineSignal<[PinSubmission]>('submitPin');
 /** PIN with an answer: validated synchronously, returns the outcome of that PIN. */
 export const submitPinUpdate = defineUpdate<PinOutcome, [PinSubmission]>('submitPinAndWait');
-/** Cancels a swap still awaiting its PIN. */
+/** Cancels a swap still awaiting its PIN (fire and forget; kept for flows started before the update). */
 export const cancelSwapSignal = defineSignal<[{ reason?: string }]>('cancel');
+/** Cancels a swap still awaiting its PIN and answers its final view; the validator refuses otherwise. */
+export const cancelSwapUpdate = defineUpdate<SwapView, [{ reason?: string }]>('cancelAndWait');
 export const swapStateQuery = defineQuery<SwapView>('state');
 /** Used with update-with-start: returns once initialization has finished (either way). */
 export const swapInitializedUpdate = defineUpdate<SwapView>('initialized');
@@ -166,6 +173,8 @@ export interface LinkView {
 }
 
 export const cancelLinkSignal = defineSignal<[{ reason?: string }]>('cancel');
+/** Cancels a link still awaiting payment and answers its view; the validator refuses otherwise. */
+export const cancelLinkUpdate = defineUpdate<LinkView, [{ reason?: string }]>('cancelAndWait');
 export const linkStateQuery = defineQuery<LinkView>('state');
 /** Used with update-with-start: returns once the link was created (or creation failed). */
 export const linkCreatedUpdate = defineUpdate<LinkView>('created');

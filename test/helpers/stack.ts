@@ -3,6 +3,8 @@
  * simulator over loopback HTTP, an in-process worker (one workflow bundle per test file) and the
  * typed client. `stop()` tears it down in order.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { clientDataConverter, FAILURE_CONVERTER_PATH } from '../../src/codec/data-converter';
@@ -11,7 +13,7 @@ import { ProviderClient } from '../../src/provider/client';
 import { SIMULATOR_DEFAULT_CREDENTIALS as EMBEDDED_SIMULATOR_CREDENTIALS } from '../../src/simulator/options';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator';
 import { createControlClient, type SimulatorControl } from '../../src/simulator/control-client';
-import { MpfClient, type MpfClientOptions } from '../../src/starter/client';
+import { MpfClient, type MpfClientOptions } from '../../src/starter/client/mpf-client';
 import { createMpfWorker, WORKFLOWS_PATH } from '../../src/worker';
 import { getTestTemporal, uniqueTaskQueue } from './temporal';
 
@@ -63,11 +65,33 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const taskQueue = uniqueTaskQueue('mpf');
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter: clientDataConverter(keys) });
-  const mpf = new MpfClient({
+  // The provider's notifications reach the flows, as through the gateway's receiver (without its
+  // token check: the gateway tests prove that): POST …/v1/notifications/<kind>/<flow_id>/<token>.
+  let mpf: MpfClient | undefined;
+  const receiver: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d: Buffer) => (raw += d.toString()));
+    req.on('end', () => {
+      const m = /\/v1\/notifications\/[^/]+\/([^/]+)\/[^/]+$/.exec(req.url ?? '');
+      let payload: unknown;
+      try {
+        payload = JSON.parse(raw);
+      } catch {
+        payload = undefined;
+      }
+      if (!m || !mpf) return res.writeHead(404).end();
+      mpf.deliverNotification(decodeURIComponent(m[1]!), payload, raw).then(
+        () => res.writeHead(200).end(),
+        () => res.writeHead(503).end(),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  mpf = new MpfClient({
     client,
     taskQueue,
     keys,
-    publicUrl: 'http://127.0.0.1:9/unused',
+    publicUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
     ...opts.client,
   });
   const provider = new ProviderClient({
@@ -116,6 +140,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       await connection.close();
       await provider.close();
       await sim.close();
+      receiver.closeAllConnections();
+      await new Promise((r) => receiver.close(r));
     },
   };
 }
@@ -135,13 +161,3 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
     await new Promise((r) => setTimeout(r, 100));
   }
 }
-
-/** A swap start body for user-1: 10.5 USD to NGN, with `extra` on top. */
-export const swapBody = (txn_ref: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
-  user_ref: 'user-1',
-  from_currency: 'USD',
-  to_currency: 'NGN',
-  amount: 10.5,
-  txn_ref,
-  ...extra,
-});

@@ -1,0 +1,223 @@
+/**
+ * A swap's state and decisions, workflow-safe (no I/O): what the swap is, which PIN waits to be
+ * used, what a confirmation's answer means (`decideConfirm`, a pure function), and how a doubt is
+ * settled from the provider's notification. The workflow function (swap.ts) only sequences the
+ * steps; message handlers are one line each, calling methods here.
+ */
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
+import type { ConfirmOutcome, SwapInitResult } from '../activities/types';
+import { SEALED_PREFIX } from '../codec/sealed-prefix';
+import { FlowStatus } from './flow-status';
+import {
+  type NotificationInput,
+  type PinOutcome,
+  type PinSubmission,
+  SWAP_TERMINAL_STATES,
+  type SwapState,
+  type SwapView,
+  type SwapWorkflowInput,
+} from './messages';
+import { NotificationBook } from './notifications';
+
+/** How long a confirmation in doubt waits for the provider's notification, unless the input says. */
+export const DEFAULT_SETTLE_WAIT_SECONDS = 900;
+
+export type ConfirmDecision =
+  | { kind: 'final'; state: SwapState; outcome: PinOutcome['outcome']; reason?: string; attemptsLeft?: number }
+  /** The provider may have confirmed: wait for its notification (settle), then decide. */
+  | { kind: 'settle'; evidence: string };
+
+/**
+ * What the provider's answer to one confirmation means. Pure: the same inputs, the same decision.
+ * `attemptsLeft` counts this attempt as used; `pastDeadline` is our window (provider's less margin).
+ */
+export function decideConfirm(res: ConfirmOutcome, attemptsLeft: number, pastDeadline: boolean): ConfirmDecision {
+  switch (res.outcome) {
+    case 'confirmed':
+      return { kind: 'final', state: 'confirmed', outcome: 'confirmed' };
+    case 'wrong_pin':
+      if (attemptsLeft <= 0) return { kind: 'final', state: 'failed', outcome: 'pin_rejected', attemptsLeft: 0, reason: 'PIN rejected: attempts exhausted' };
+      if (pastDeadline) return { kind: 'final', state: 'expired', outcome: 'pin_rejected', attemptsLeft, reason: 'PIN rejected and the confirmation window closed' };
+      return { kind: 'final', state: 'awaiting_pin', outcome: 'pin_rejected', attemptsLeft };
+    case 'token_used_on_retry':
+      return { kind: 'settle', evidence: `a retried confirmation was told "${res.message}": the earlier attempt most likely confirmed` };
+    case 'token_invalid': {
+      const state = pastDeadline ? 'expired' : 'failed';
+      return { kind: 'final', state, outcome: state, reason: `the provider refused the swap's auth_token: ${res.message}` };
+    }
+    default:
+      return { kind: 'final', state: 'failed', outcome: 'failed', reason: `the provider rejected the confirmation: ${res.message}` };
+  }
+}
+
+/** The answer a PIN submission gets once the swap is in `state`. */
+export function outcomeOf(state: SwapState, reason?: string): PinOutcome {
+  switch (state) {
+    case 'confirmed':
+    case 'expired':
+    case 'cancelled':
+      return { outcome: state, state };
+    case 'needs_reconciliation':
+      return { outcome: 'needs_reconciliation', state, reason };
+    default:
+      return { outcome: 'failed', state, reason };
+  }
+}
+
+export class SwapSession {
+  readonly status: FlowStatus<SwapState>;
+  readonly notifications = new NotificationBook();
+  readonly maxAttempts: number;
+  init: SwapInitResult | undefined;
+  deadlineMs: number | undefined;
+  providerExpiryMs: number | undefined;
+  attemptsUsed = 0;
+  providerMessage: string | undefined;
+  cancelRequested: string | undefined;
+  /** The one PIN waiting to be used (sealed). Cleared as soon as it has been sent. */
+  pending: PinSubmission | undefined;
+  /** While a confirmation is in doubt: the provider's word on it, from a notification. */
+  settledBy: 'confirmed' | 'failed' | undefined;
+  private readonly outcomes = new Map<string, PinOutcome>();
+
+  constructor(readonly input: SwapWorkflowInput) {
+    this.maxAttempts = Math.max(1, input.pin_max_attempts);
+    this.status = new FlowStatus<SwapState>('initializing', 'swap', input.request.txn_ref);
+  }
+
+  get state(): SwapState {
+    return this.status.state;
+  }
+
+  get settleWaitMs(): number {
+    return Math.max(0, this.input.settle_wait_seconds ?? DEFAULT_SETTLE_WAIT_SECONDS) * 1000;
+  }
+
+  set(next: SwapState, why?: string): void {
+    this.status.set(next, why);
+  }
+
+  isTerminal(): boolean {
+    return SWAP_TERMINAL_STATES.includes(this.state);
+  }
+
+  view(): SwapView {
+    const { request } = this.input;
+    const init = this.init;
+    return {
+      swap_id: workflowInfo().workflowId,
+      state: this.state,
+      txn_ref: request.txn_ref,
+      user_ref: request.user_ref,
+      payment_ref: init?.payment_ref,
+      from_currency: init?.from_currency ?? request.from_currency,
+      to_currency: init?.to_currency ?? request.to_currency,
+      amount: init?.amount ?? request.amount,
+      converted_amount: init?.converted_amount,
+      rate_used: init?.rate_used,
+      expires_in_seconds: init?.expires_in_seconds,
+      expires_at: this.deadlineMs === undefined ? undefined : new Date(this.deadlineMs).toISOString(),
+      pin_attempts_used: this.attemptsUsed,
+      pin_attempts_left: Math.max(0, this.maxAttempts - this.attemptsUsed),
+      reason: this.status.reason,
+      provider_message: this.providerMessage,
+      notifications: this.notifications.list(),
+      updated_at: this.status.updatedAt,
+    };
+  }
+
+  // ---- PINs ------------------------------------------------------------------------------------
+
+  /** Shape check of a submission: what is wrong with it, or undefined. */
+  static checkSubmission(sub: PinSubmission): string | undefined {
+    if (!sub || typeof sub.sealed_pin !== 'string' || !sub.sealed_pin.startsWith(SEALED_PREFIX)) return 'sealed_pin: must be a sealed PIN';
+    if (typeof sub.submission_id !== 'string' || sub.submission_id.length === 0 || sub.submission_id.length > 100) {
+      return 'submission_id: must be a non-empty string of at most 100 characters';
+    }
+    return undefined;
+  }
+
+  accept(sub: PinSubmission): boolean {
+    if (this.state !== 'awaiting_pin' || this.pending !== undefined || this.cancelRequested !== undefined) return false;
+    this.pending = { sealed_pin: sub.sealed_pin, submission_id: sub.submission_id };
+    return true;
+  }
+
+  /** The update's validator (synchronous): throws what is wrong, or accepts a replay. */
+  validatePin(sub: PinSubmission): void {
+    const problem = SwapSession.checkSubmission(sub);
+    if (problem) throw new Error(problem);
+    if (this.outcomes.has(sub.submission_id)) return; // idempotent replay of a finished submission
+    if (this.state !== 'awaiting_pin') throw new Error(`swap is not awaiting a PIN (state: ${this.state})`);
+    if (this.pending !== undefined) throw new Error('a PIN for this swap is already being confirmed');
+  }
+
+  /** The update's body after validation: the outcome now, or undefined to wait for `outcomeFor`. */
+  admitPin(sub: PinSubmission): PinOutcome | undefined {
+    if (this.outcomes.has(sub.submission_id)) return this.outcomes.get(sub.submission_id)!;
+    if (this.accept(sub)) return undefined;
+    // Raced with another PIN or a state change after validation: a terminal swap answers with its
+    // outcome; otherwise this update fails (the swap does not) and the caller may retry.
+    if (this.isTerminal()) return outcomeOf(this.state, this.status.reason);
+    throw ApplicationFailure.create({ type: 'PinNotAccepted', message: `a PIN for this swap is already being confirmed (state: ${this.state})` });
+  }
+
+  outcomeFor(submissionId: string): PinOutcome | undefined {
+    return this.outcomes.get(submissionId);
+  }
+
+  recordOutcome(submissionId: string, outcome: PinOutcome): void {
+    this.outcomes.set(submissionId, outcome);
+  }
+
+  // ---- cancel ----------------------------------------------------------------------------------
+
+  static readonly CANCELLABLE: readonly SwapState[] = ['initializing', 'awaiting_pin'];
+
+  /** The cancel update's validator: refuses what cannot be cancelled (synchronous). */
+  validateCancel(): void {
+    if (!SwapSession.CANCELLABLE.includes(this.state) || this.pending !== undefined) {
+      throw new Error(`swap cannot be cancelled in state ${this.state}${this.pending ? ' (a PIN is being confirmed)' : ''}`);
+    }
+  }
+
+  requestCancel(reason: string | undefined): void {
+    if (SwapSession.CANCELLABLE.includes(this.state) && this.cancelRequested === undefined) {
+      this.cancelRequested = reason?.slice(0, 200) || 'cancelled by request';
+    }
+  }
+
+  // ---- notifications ---------------------------------------------------------------------------
+
+  /**
+   * Records a notification. A success or failure for this swap settles a confirmation in doubt; a
+   * success after the swap ended failed or expired is money that moved: needs_reconciliation.
+   */
+  notify(n: NotificationInput): void {
+    const record = this.notifications.add(n);
+    if (!record || (record.outcome !== 'paid' && record.outcome !== 'failed')) return;
+    if (!this.matchesSwap(n.payload)) return;
+    if (this.state === 'confirming' && this.settledBy === undefined) {
+      this.settledBy = record.outcome === 'paid' ? 'confirmed' : 'failed';
+      record.applied = true;
+    } else if (record.outcome === 'paid' && (this.state === 'failed' || this.state === 'expired')) {
+      record.applied = true;
+      this.set('needs_reconciliation', `the provider notified a successful swap after it ended ${this.state}: reconcile with the user`);
+    }
+  }
+
+  /** A notification names this swap when its payment_ref (if any) is the initialization's. */
+  private matchesSwap(payload: unknown): boolean {
+    const ref = paymentRefOf(payload);
+    return ref === undefined || this.init?.payment_ref === undefined || ref === this.init.payment_ref;
+  }
+}
+
+/** payment_ref at the top level or under `data`, if the payload names one. */
+export function paymentRefOf(payload: unknown): string | undefined {
+  if (!payload || typeof payload !== 'object') return undefined;
+  const top = payload as Record<string, unknown>;
+  const inner = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : {};
+  const v = inner.payment_ref ?? top.payment_ref;
+  return typeof v === 'string' ? v : undefined;
+}

@@ -1,12 +1,32 @@
 // Lint rules. The workflow block keeps workflow code deterministic: no Node built-ins, no I/O
-// libraries, no Temporal client/worker, activities imported as types only; and everywhere no
-// floating promises.
+// libraries, no Temporal client/worker, activities imported as types only. The boundary blocks
+// keep the production path free of the simulator and the worker runtime and make the rooms of
+// src/starter point one way (cli -> demo -> gateway -> client). Everywhere: no floating promises.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+// ---- boundaries of the production path and of the rooms of src/starter ---------------------------
+// `import type` is erased, so it is allowed only where it types a lazy `require` (the CLI).
+
+/** An import of a sibling folder by a relative path: `../gateway/main`, `../../../simulator`. */
+const room = (name) => `^(\\.\\./)+(starter/)?${name}(/|$)`;
+/** The fake provider and the worker runtime: never on the production path (gateway, client, CLI, provider). */
+const fakeAndWorker = (allowTypeImports) => [
+  { regex: room('simulator'), allowTypeImports, message: 'The production path loads no simulator (src/worker-main.ts and `mpf simulator` require it lazily; the demo and tests may import it).' },
+  { regex: '^(\\.\\./)+worker(-main)?$', allowTypeImports, message: 'The production path loads no worker (src/worker*.ts); the CLI requires it lazily in its action.' },
+  { group: ['@temporalio/worker', '@temporalio/worker/**'], allowTypeImports, message: 'The production path loads no worker runtime (@temporalio/worker).' },
+];
+const noRoom = (name, why) => ({ regex: room(name), message: why });
+/** Nothing may reach these by `require()` or `import()`, which no-restricted-imports cannot see. */
+const noDynamicLoads = [
+  'error',
+  { selector: "CallExpression[callee.name='require']", message: 'No require() here: static imports only, so the boundary rules see every dependency.' },
+  { selector: 'ImportExpression', message: 'No import() here: static imports only, so the boundary rules see every dependency.' },
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '.cache/', 'coverage/', 'bin/', 'scripts/*.cjs', 'eslint.config.mjs'] },
@@ -59,6 +79,95 @@ export default tseslint.config(
         { name: 'process', message: 'No process access in workflows.' },
         { name: 'require', message: 'No dynamic require in workflows.' },
       ],
+    },
+  },
+  {
+    // The real provider client stands on the contract, never on its fake.
+    files: ['src/provider/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [...fakeAndWorker(false), noRoom('starter', 'The provider client is below the starter.')] }],
+      'no-restricted-syntax': noDynamicLoads,
+    },
+  },
+  {
+    // client/: the library every face uses; it imports no face.
+    files: ['src/starter/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...fakeAndWorker(false),
+            noRoom('gateway', 'client/ imports no face: the gateway stands on the client, not the reverse.'),
+            noRoom('cli', 'client/ imports no face: the CLI stands on the client, not the reverse.'),
+            noRoom('demo', 'client/ imports no face: the demo stands on the client, not the reverse.'),
+          ],
+        },
+      ],
+      'no-restricted-syntax': noDynamicLoads,
+    },
+  },
+  {
+    // gateway/: the production HTTP server; it stands on client/ only.
+    files: ['src/starter/gateway/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...fakeAndWorker(false),
+            noRoom('cli', 'The gateway imports no CLI: the arrows point cli -> demo -> gateway -> client.'),
+            noRoom('demo', 'The gateway imports no demo: the arrows point cli -> demo -> gateway -> client.'),
+          ],
+        },
+      ],
+      'no-restricted-syntax': noDynamicLoads,
+    },
+  },
+  {
+    // cli/: the program and its commands. What a command runs (a server, the demo, the worker) is
+    // loaded by a `require` in its action; a static import would load it for every command.
+    files: ['src/starter/cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...fakeAndWorker(true),
+            { regex: room('gateway'), allowTypeImports: true, message: 'The CLI loads the gateway only in `mpf gateway`: require it in the action.' },
+            { regex: room('demo'), allowTypeImports: true, message: 'The CLI loads the demo only in `mpf demo`: require it in the action.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The program and the command modules stay light: a command loads the Temporal client only
+    // when it runs (`mpf worker` and `mpf --help` load none of it).
+    files: ['src/starter/cli/main.ts', 'src/starter/cli/program.ts', 'src/starter/cli/commands/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...fakeAndWorker(true),
+            { regex: room('gateway'), allowTypeImports: true, message: 'The CLI loads the gateway only in `mpf gateway`: require it in the action.' },
+            { regex: room('demo'), allowTypeImports: true, message: 'The CLI loads the demo only in `mpf demo`: require it in the action.' },
+            {
+              group: ['@temporalio/client', '**/client/mpf-client', '**/client/from-env', '**/connect', '**/workflows/**', '**/codec/**'],
+              allowTypeImports: true,
+              message: 'Commands load the client library when they run: require it in the action.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // demo/: may run the simulator and a worker; nothing below the CLI imports the CLI.
+    files: ['src/starter/demo/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [noRoom('cli', 'The demo imports no CLI: the arrows point cli -> demo -> gateway -> client.')] }],
     },
   },
 );

@@ -7,6 +7,7 @@
  */
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { payloadCodecs } from '../src/codec/data-converter';
+import { SIM_PIN, swapBody } from '../test/helpers/fixtures';
 import type { Stack } from '../test/helpers/stack';
 import { uniqueTaskQueue } from '../test/helpers/temporal';
 import * as helloActivities from '../test/fixtures/hello-activities';
@@ -22,8 +23,6 @@ export interface E2eBenchOptions {
   budgetMs: number;
 }
 
-/** The PIN the simulator accepts for users it has no PIN for (SimulatorOptions.defaultPin). */
-const DEFAULT_SIM_PIN = '1234';
 const quietLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 export async function benchTemporalE2e(stack: Stack, opts: E2eBenchOptions): Promise<BenchSection> {
@@ -32,12 +31,12 @@ export async function benchTemporalE2e(stack: Stack, opts: E2eBenchOptions): Pro
 
   const startSwap = async (): Promise<string> => {
     const txn_ref = `bench-${runId}-${seq++}`;
-    const started = await stack.mpf.startSwap({ user_ref: 'bench-user', from_currency: 'USD', to_currency: 'NGN', amount: 10.5, txn_ref });
+    const started = await stack.mpf.startSwap(swapBody(txn_ref));
     if (started.swap.state !== 'awaiting_pin') throw new Error(`swap ${started.swap.swap_id} is ${started.swap.state}, not awaiting_pin`);
     return started.swap.swap_id;
   };
   const confirm = async (swapId: string): Promise<void> => {
-    const outcome = await stack.mpf.submitPin(swapId, { wallet_pin: DEFAULT_SIM_PIN });
+    const outcome = await stack.mpf.submitPin(swapId, { wallet_pin: SIM_PIN });
     if (outcome?.outcome !== 'confirmed') throw new Error(`swap ${swapId}: PIN outcome ${outcome?.outcome}, not confirmed`);
   };
   const swap = async (): Promise<void> => confirm(await startSwap());

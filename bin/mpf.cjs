@@ -3,8 +3,8 @@
 // sources through tsx (no build step needed in a checkout).
 const path = require('node:path');
 if (process.env.MPF_USE_DIST === '1') {
-  require(path.join(__dirname, '..', 'dist', 'starter', 'cli.js')).main(process.argv);
+  require(path.join(__dirname, '..', 'dist', 'starter', 'cli', 'main.js')).main(process.argv);
 } else {
   require('tsx/cjs');
-  require(path.join(__dirname, '..', 'src', 'starter', 'cli.ts')).main(process.argv);
+  require(path.join(__dirname, '..', 'src', 'starter', 'cli', 'main.ts')).main(process.argv);
 }

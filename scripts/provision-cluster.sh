@@ -21,6 +21,21 @@ say() { printf 'provision-cluster: %s\n' "$*" >&2; }
 
 need_go() { command -v go >/dev/null 2>&1 || { say "ERROR: Go is needed to build the Temporal server and UI server (https://go.dev/dl/)"; exit 1; }; }
 
+# One build at a time (a second `mpf cluster up`, the tests and CI may all ask at once): the others
+# wait for it and then find the binaries cached.
+mkdir -p "$cache"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$cache/.lock"
+  flock -w 1800 9 || { say "ERROR: another provisioning of $cache has held its lock for 30 minutes"; exit 1; }
+fi
+
+# A cached binary must run and be the pinned version (a stale or broken one is built again).
+version_ok() { # $1 = binary, $2 = version it must report
+  [ -x "$1" ] || return 1
+  local v; v="$("$1" --version 2>/dev/null | head -n1)" || return 1
+  case "$v" in *" $2") return 0 ;; *) say "$1 reports '$v', not $2: building it again"; rm -f "$1"; return 1 ;; esac
+}
+
 build() { # $1 = package@version, $2 = out dir, $3 = built name, $4 = final name
   local tmp; tmp="$(mktemp -d)"
   local start=$(date +%s)
@@ -32,17 +47,20 @@ build() { # $1 = package@version, $2 = out dir, $3 = built name, $4 = final name
   say "built $4 in $(( $(date +%s) - start ))s"
 }
 
-if [ ! -x "$server_dir/temporal-server" ]; then need_go; build "go.temporal.io/server/cmd/server@v$server_v" "$server_dir" server temporal-server; fi
-if [ ! -x "$server_dir/temporal-sql-tool" ]; then need_go; build "go.temporal.io/server/cmd/tools/sql@v$server_v" "$server_dir" sql temporal-sql-tool; fi
+if ! version_ok "$server_dir/temporal-server" "$server_v"; then need_go; build "go.temporal.io/server/cmd/server@v$server_v" "$server_dir" server temporal-server; fi
+if ! version_ok "$server_dir/temporal-sql-tool" "$server_v"; then need_go; build "go.temporal.io/server/cmd/tools/sql@v$server_v" "$server_dir" sql temporal-sql-tool; fi
 if [ ! -d "$server_dir/schema/postgresql/v12" ]; then
   need_go
-  mod="$(cd "$(mktemp -d)" && GOFLAGS= go mod download -json "go.temporal.io/server@v$server_v" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>process.stdout.write(JSON.parse(s).Dir))")"
+  dl="$(mktemp -d)"
+  mod="$(cd "$dl" && GOFLAGS= go mod download -json "go.temporal.io/server@v$server_v" | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>process.stdout.write(JSON.parse(s).Dir))")"
+  rm -rf "$dl"
   mkdir -p "$server_dir/schema/postgresql"
+  rm -rf "$server_dir/schema/postgresql/v12.partial"
   cp -r "$mod/schema/postgresql/v12" "$server_dir/schema/postgresql/v12.partial"
   chmod -R u+w "$server_dir/schema/postgresql/v12.partial"
   mv "$server_dir/schema/postgresql/v12.partial" "$server_dir/schema/postgresql/v12"
 fi
-if [ ! -x "$ui_dir/temporal-ui-server" ]; then need_go; build "github.com/temporalio/ui-server/v2/cmd/server@v$ui_v" "$ui_dir" server temporal-ui-server; fi
+if ! version_ok "$ui_dir/temporal-ui-server" "$ui_v"; then need_go; build "github.com/temporalio/ui-server/v2/cmd/server@v$ui_v" "$ui_dir" server temporal-ui-server; fi
 
 # PostgreSQL: the server binaries of Debian's package (initdb, pg_ctl, postgres).
 find_pg() {

@@ -31,7 +31,8 @@ import {
   ProviderTransientError,
 } from '../src/provider';
 import type { HostedLinkRequest, SwapInitRequest } from '../src/contract/provider';
-import { providerClients, SIM_ACCESS, SIM_CREDENTIALS, SIM_PIN, SIM_SECRET, uniq } from './helpers/provider';
+import { providerLinkBody, providerSwapBody, SIM_PIN, uniqueRef } from './helpers/fixtures';
+import { providerClients, SIM_ACCESS, SIM_CREDENTIALS, SIM_SECRET } from './helpers/provider';
 
 class CapturingLogger implements Logger {
   readonly lines: string[] = [];
@@ -55,28 +56,8 @@ class CapturingLogger implements Logger {
   }
 }
 
-const swapReq = (): SwapInitRequest => ({
-  user_ref: 'user-9',
-  from_currency: 'NGN',
-  to_currency: 'USD',
-  amount: 3000,
-  txn_ref: uniq('swap'),
-  notification_url: 'http://127.0.0.1:9/notify',
-});
-const linkReq = (): HostedLinkRequest => ({
-  user_ref: 'user-9',
-  txn_merchant_ref: uniq('link'),
-  amount: 1200,
-  currency: 'NGN',
-  full_name: 'Ngozi Eze',
-  email: 'ngozi@example.com',
-  phone: '+2348000000002',
-  chain: '',
-  payment_method: 'HOSTED_PAY_LINK',
-  payment_channel: 'BANK_TRANSFER',
-  redirect_url: 'http://127.0.0.1:9/done',
-  notification_url: 'http://127.0.0.1:9/notify',
-});
+const swapReq = (): SwapInitRequest => providerSwapBody(uniqueRef('swap'));
+const linkReq = (): HostedLinkRequest => providerLinkBody(uniqueRef('link'));
 
 /** Runs `p`, asserts it throws an ApplicationFailure, returns it. */
 async function failure(p: Promise<unknown>): Promise<ApplicationFailure> {

@@ -18,7 +18,8 @@ import { generateDevKeys } from '../src/codec/keys';
 import { ProviderClient } from '../src/provider/client';
 import { SIMULATOR_DEFAULT_CREDENTIALS as EMBEDDED_SIMULATOR_CREDENTIALS } from '../src/simulator/options';
 import { createControlClient } from '../src/simulator/control-client';
-import { readPin } from '../src/starter/commands/pin-input';
+import { readPin } from '../src/starter/cli/pin-input';
+import { providerLinkBody, providerSwapBody, SIM_PIN } from './helpers/fixtures';
 import { type MpfRun, runMpf } from './helpers/processes';
 import { getTestTemporal, uniqueTaskQueue } from './helpers/temporal';
 
@@ -124,14 +125,11 @@ describe('mpf simulator', () => {
       const good = new ProviderClient({ baseUrl, secretKey: 'cli-secret-key', accessToken: 'cli-access-token', merchantRef: 'cli-merchant' });
       const stale = new ProviderClient({ baseUrl, ...EMBEDDED_SIMULATOR_CREDENTIALS });
       try {
-        const init = await good.initSwap({ user_ref: 'u1', from_currency: 'USD', to_currency: 'NGN', amount: 10, txn_ref: 'flags-1', notification_url: 'http://127.0.0.1:9/n' });
+        const init = await good.initSwap(providerSwapBody('flags-1'));
         assert.equal(init.expires_in_seconds, 7);
-        const link = await good.createHostedLink({
-          user_ref: 'u1', txn_merchant_ref: 'flags-l1', amount: 100, currency: 'NGN', full_name: 'A B', email: 'a@example.com', phone: '+2348000000000',
-          chain: '', payment_method: 'HOSTED_PAY_LINK', payment_channel: 'BANK_TRANSFER', redirect_url: 'http://127.0.0.1:9/r', notification_url: 'http://127.0.0.1:9/n',
-        });
+        const link = await good.createHostedLink(providerLinkBody('flags-l1'));
         assert.ok(link.pay_link.startsWith('http://localhost:8091/pay?'), link.pay_link);
-        await assert.rejects(stale.initSwap({ user_ref: 'u1', from_currency: 'USD', to_currency: 'NGN', amount: 10, txn_ref: 'flags-2', notification_url: 'http://127.0.0.1:9/n' }));
+        await assert.rejects(stale.initSwap(providerSwapBody('flags-2')));
       } finally {
         await good.close();
         await stale.close();
@@ -256,10 +254,10 @@ describe('mpf client commands against a worker process', () => {
     assert.equal(wrong.code, 1);
     assert.match(wrong.stdout, /^PIN rejected: 2 attempts left \(state awaiting_pin\)$/m);
 
-    const pin = await mpf(['swap', 'pin', `swap-${txnRef}`, '--json'], env, '1234\n');
+    const pin = await mpf(['swap', 'pin', `swap-${txnRef}`, '--json'], env, `${SIM_PIN}\n`);
     assert.equal(pin.code, 0, pin.stderr);
     assert.deepEqual(JSON.parse(pin.stdout), { outcome: 'confirmed', state: 'confirmed' });
-    for (const out of [wrong.stdout, wrong.stderr, pin.stdout, pin.stderr]) assert.ok(!out.includes('1234') && !out.includes('9999'), out);
+    for (const out of [wrong.stdout, wrong.stderr, pin.stdout, pin.stderr]) assert.ok(!out.includes(SIM_PIN) && !out.includes('9999'), out);
 
     const status = await mpf(['swap', 'status', `swap-${txnRef}`], env);
     assert.equal(status.code, 0, status.stderr);

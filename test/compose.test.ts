@@ -13,7 +13,12 @@ import { CommanderError, type Command } from 'commander';
 import { parse } from 'yaml';
 import { EnvSchema, isLoopbackUrl, loadEnv } from '../src/config/env';
 import { providerClientFromEnv } from '../src/provider/client';
-import { buildProgram } from '../src/starter/cli';
+import { buildProgram } from '../src/starter/cli/program';
+import { temporalServerConfig } from '../src/cluster/temporal-server';
+import {
+  APP_ENV, appCommand, appEnvironment, HISTORY_SHARDS, IMAGE_ENV, IMAGES, namespaceJob, schemaJob, SECRET_FILES, TEMPORAL_SERVER_ENV,
+  TEMPORAL_UI_ENV_NAMES, VERSIONS, type AddressKey, type AppRole, type JobStep,
+} from '../src/cluster/topology';
 
 const root = path.join(__dirname, '..');
 const composeText = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
@@ -311,5 +316,113 @@ describe('Dockerfile', () => {
 
   test('keeps secrets, dependencies and local state out of the build context', () => {
     for (const entry of ['secrets', 'node_modules', '.git', '.env', '.cache']) assert.ok(ignore.includes(entry), entry);
+  });
+});
+
+/**
+ * docker-compose.yml and `mpf cluster up` (the same topology natively) take their settings from one
+ * definition, src/cluster/topology.ts: the checks below fail when docker-compose.yml drifts from it.
+ */
+describe('docker-compose.yml and the native topology (src/cluster/topology.ts)', () => {
+  /** What compose fills in where the native topology uses loopback ports. */
+  const COMPOSE_ADDRESSES: Record<AddressKey, string> = {
+    temporalAddress: 'temporal:7233',
+    providerBaseUrl: 'http://127.0.0.1:8090',
+    gatewayPort: '8080',
+    gatewayHost: '0.0.0.0',
+    gatewayPublicUrl: 'http://localhost:8080',
+    gatewayNotificationBaseUrl: 'http://gateway:8080',
+    temporalWebOrigin: 'http://localhost:8233',
+    checkoutPublicUrl: 'http://localhost:8091',
+    notificationAllowHosts: 'gateway',
+  };
+  const SCHEMA_DIR = '/etc/temporal/schema/postgresql/v12';
+
+  /** The one-shot job's commands, read from its shell script: `a || echo "msg"` and `a >/dev/null 2>&1 || b`. */
+  function jobSteps(c: Compose, service: string, program: string): JobStep[] {
+    const script = [c.services[service]?.command ?? []].flat().join('\n');
+    return script
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.startsWith(`${program} `))
+      .map((line) => {
+        const [cmd = '', alt] = line.split(' || ');
+        const argv = cmd.replace(/\s*>\/dev\/null 2>&1$/, '').split(/\s+/);
+        if (alt === undefined) return { argv };
+        const echoed = /^echo "(.*)"$/.exec(alt);
+        return echoed ? { argv, tolerate: echoed[1]?.replace(/\$\$/g, '$') } : { argv, orElse: alt.split(/\s+/) };
+      });
+  }
+
+  const composeEnv = (c: Compose, name: string): Record<string, string> =>
+    Object.fromEntries(Object.entries(c.services[name]?.environment ?? {}).map(([k, v]) => [k, String(v)]));
+
+  /** Every difference between a compose file and the topology's definition (empty: none). */
+  function drift(c: Compose): string[] {
+    const problems: string[] = [];
+    const same = (what: string, actual: unknown, expected: unknown) => {
+      if (JSON.stringify(actual) !== JSON.stringify(expected)) problems.push(`${what}: compose has ${JSON.stringify(actual)}, the topology ${JSON.stringify(expected)}`);
+    };
+    same('temporal image', c.services.temporal?.image, IMAGES.temporal);
+    same('temporal-ui image', c.services['temporal-ui']?.image, IMAGES.temporalUi);
+    for (const job of ['temporal-schema', 'temporal-namespace']) same(`${job} image`, c.services[job]?.image, IMAGES.adminTools);
+    for (const [k, v] of Object.entries(TEMPORAL_SERVER_ENV)) same(`temporal ${k}`, composeEnv(c, 'temporal')[k], v);
+    same('temporal ENABLE_ES (visibility on PostgreSQL)', composeEnv(c, 'temporal').ENABLE_ES, undefined);
+    same('temporal-schema commands', jobSteps(c, 'temporal-schema', 'temporal-sql-tool'), schemaJob({ host: 'postgresql', port: 5432, schemaDir: SCHEMA_DIR }));
+    same('temporal-namespace commands', jobSteps(c, 'temporal-namespace', 'temporal'), namespaceJob(COMPOSE_ADDRESSES.temporalAddress));
+    same('worker command', c.services.worker?.command, appCommand('worker'));
+    same('gateway command', c.services.gateway?.command, appCommand('gateway', { port: 8080, host: '0.0.0.0' }));
+    same('simulator command', c.services.simulator?.command, appCommand('simulator', { port: 8090, checkoutPort: 8091, host: '0.0.0.0' }));
+    for (const role of ['worker', 'gateway', 'simulator'] as AppRole[]) {
+      same(`${role} variables`, Object.keys(composeEnv(c, role)).sort(), Object.keys(APP_ENV[role]).sort());
+      same(`${role} environment`, composeEnv(c, role), appEnvironment(role, COMPOSE_ADDRESSES, '/run/secrets'));
+    }
+    same('temporal-ui variables', Object.keys(composeEnv(c, 'temporal-ui')).sort(), [...TEMPORAL_UI_ENV_NAMES].sort());
+    same('secrets', Object.keys(c.secrets ?? {}).sort(), Object.keys(SECRET_FILES).sort());
+    for (const [name, file] of Object.entries(SECRET_FILES)) same(`secret ${name}`, c.secrets?.[name]?.file, `./secrets/${file}`);
+    return problems;
+  }
+
+  test('runs the versions, commands, variables and history shards the native topology runs', () => {
+    assert.deepEqual(drift(compose), []);
+    assert.equal(IMAGES.temporal, 'temporalio/server:1.29.1');
+    assert.equal(IMAGES.temporalUi, 'temporalio/ui:2.42.1');
+  });
+
+  test('the drift check notices a changed version, shard count, command, variable or search attribute (so the check above can fail)', () => {
+    const changed = structuredClone(compose) as Compose;
+    changed.services['temporal-ui']!.image = 'temporalio/ui:2.34.0';
+    changed.services.temporal!.environment = { ...changed.services.temporal!.environment, NUM_HISTORY_SHARDS: '8' };
+    changed.services.gateway!.command = ['node', 'bin/mpf.cjs', 'gateway', '--port', '8080'];
+    changed.services.worker!.environment = { ...changed.services.worker!.environment, MPS_PROVIDER: 'simulator' };
+    changed.services['temporal-namespace']!.command = [
+      String(changed.services['temporal-namespace']!.command).replace(' --name MpfTxnRef --type Keyword', ''),
+    ];
+    const problems = drift(changed);
+    for (const what of ['temporal-ui image', 'temporal NUM_HISTORY_SHARDS', 'gateway command', 'worker variables', 'temporal-namespace commands']) {
+      assert.ok(problems.some((p) => p.startsWith(`${what}:`)), `${what} not noticed: ${problems.join('\n')}`);
+    }
+  });
+
+  test('creates the namespace and every search attribute the workflows set, with `temporal operator search-attribute create`', () => {
+    const steps = jobSteps(compose, 'temporal-namespace', 'temporal');
+    const create = steps.find((s) => s.argv.slice(0, 4).join(' ') === 'temporal operator search-attribute create');
+    assert.ok(create, 'the namespace job creates search attributes');
+    const names = create.argv.flatMap((a, i) => (create.argv[i - 1] === '--name' ? [a] : []));
+    assert.deepEqual(names.sort(), ['MpfFlowKind', 'MpfState', 'MpfTxnRef']);
+    assert.ok(steps.some((s) => s.orElse?.includes('create') && s.orElse.includes('--retention')), 'the namespace is created when missing');
+  });
+
+  test("the native Temporal server's config has compose's history shards, and the apps get the image's NODE_ENV", () => {
+    const cfg = temporalServerConfig(
+      { binary: 'x', stateDir: '/x', logDir: '/x', runId: 'x', postgres: { host: '127.0.0.1', port: 5432, password: 'x' } },
+      { grpc: 1, http: 2, frontendMembership: 3, historyGrpc: 4, historyMembership: 5, matchingGrpc: 6, matchingMembership: 7, workerGrpc: 8, workerMembership: 9 },
+    ) as { persistence: { numHistoryShards: number; datastores: Record<string, { sql: { pluginName: string; databaseName: string } }> } };
+    assert.equal(cfg.persistence.numHistoryShards, Number(env('temporal').NUM_HISTORY_SHARDS));
+    assert.equal(cfg.persistence.numHistoryShards, HISTORY_SHARDS);
+    assert.deepEqual(Object.values(cfg.persistence.datastores).map((d) => [d.sql.pluginName, d.sql.databaseName]), [['postgres12', 'temporal'], ['postgres12', 'temporal_visibility']]);
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    for (const [k, v] of Object.entries(IMAGE_ENV)) assert.match(dockerfile, new RegExp(`^ENV .*\\b${k}=${v}\\b`, 'm'));
+    assert.equal(VERSIONS.temporalServer, IMAGES.temporal.split(':')[1]);
   });
 });

@@ -11,7 +11,7 @@ import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { freePort } from '../src/temporal/ports';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes';
 import { linkToPaid, swapToConfirmed } from './helpers/field';
-import { uniqueRef } from './helpers/gateway';
+import { uniqueRef } from './helpers/fixtures';
 import { type MpfProcess, runMpf, spawnMpf } from './helpers/processes';
 import { SIM_CREDENTIALS } from './helpers/provider';
 

@@ -5,22 +5,12 @@
  */
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MpfClient } from '../src/starter/client';
-import { startGateway, type RunningGateway } from '../src/starter/gateway';
+import { MpfClient } from '../src/starter/client/mpf-client';
+import { startGateway, type RunningGateway } from '../src/starter/gateway/main';
 import type { LinkView } from '../src/workflows/messages';
-import { API_KEY, type GatewayHarness, historyMessages, http, startGatewayStack, stopOwnTemporal, uniqueRef, workflowExists } from './helpers/gateway';
+import { linkBody, uniqueRef } from './helpers/fixtures';
+import { API_KEY, type GatewayHarness, historyMessages, http, startGatewayStack, stopOwnTemporal, workflowExists } from './helpers/gateway';
 import { eventually } from './helpers/stack';
-
-const linkBody = (txn_merchant_ref: string, extra: Record<string, unknown> = {}) => ({
-  user_ref: 'customer-1',
-  txn_merchant_ref,
-  amount: 25_000,
-  full_name: 'Ada Obi',
-  email: 'ada@example.com',
-  phone: '+2348012345678',
-  redirect_url: 'http://127.0.0.1:9/thanks',
-  ...extra,
-});
 
 describe('the gateway: payment links and notifications', () => {
   let h: GatewayHarness;

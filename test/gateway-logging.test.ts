@@ -5,8 +5,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildGateway, sanitizeUrl } from '../src/starter/gateway';
-import type { MpfClient } from '../src/starter/client';
+import { buildGateway } from '../src/starter/gateway/app';
+import { sanitizeUrl } from '../src/starter/gateway/logging';
+import type { MpfClient } from '../src/starter/client/mpf-client';
 
 const API_KEY = 'logging-test-api-key-0123456789';
 const TOKEN = 'Zx9_secretNotificationToken-0123456789abcdefABCDEF';

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type GatewayHarness, startGatewayStack, stopOwnTemporal, uniqueRef } from './helpers/gateway';
+import { SIM_PIN, swapBody, uniqueRef } from './helpers/fixtures';
+import { type GatewayHarness, startGatewayStack, stopOwnTemporal } from './helpers/gateway';
 import type { Browser } from 'playwright-core';
 import { launchBrowser } from './helpers/browser';
 import { eventually } from './helpers/stack';
@@ -20,7 +21,7 @@ describe('starting a flow while no worker is running', () => {
   test('answers 504 with the swap id instead of hanging, and the swap goes on once a worker is back', async () => {
     const txn = uniqueRef('noworker');
     const started = Date.now();
-    const res = await h.api('POST', '/v1/swaps', { user_ref: 'u', from_currency: 'USD', to_currency: 'NGN', amount: 3, txn_ref: txn });
+    const res = await h.api('POST', '/v1/swaps', swapBody(txn));
     assert.equal(res.status, 504, `${res.text}\n${h.logs.filter((l) => l.includes('request failed')).join('\n')}`);
     assert.equal(res.json.error, 'pending');
     assert.equal(res.json.flow_id, `swap-${txn}`);
@@ -38,18 +39,18 @@ describe('starting a flow while no worker is running', () => {
   test('a PIN sent while the worker is down answers 504 instead of hanging, and is applied once the worker is back', async () => {
     await h.stack.startWorker();
     const txn = uniqueRef('noworker-pin');
-    const started = await h.api('POST', '/v1/swaps', { user_ref: 'u', from_currency: 'USD', to_currency: 'NGN', amount: 4, txn_ref: txn });
+    const started = await h.api('POST', '/v1/swaps', swapBody(txn));
     assert.equal(started.status, 201, started.text);
     await h.stack.stopWorker();
     const sent = Date.now();
     const res = await h.call('POST', `/v1/swaps/swap-${txn}/pin`, {
-      body: { wallet_pin: '1234' },
+      body: { wallet_pin: SIM_PIN },
       headers: { authorization: `Bearer ${started.json.pin_token}` },
     });
     assert.equal(res.status, 504, res.text);
     assert.equal(res.json.error, 'pending');
     assert.equal(res.json.flow_id, `swap-${txn}`);
-    assert.ok(!res.text.includes('1234'), 'the PIN is not echoed');
+    assert.ok(!res.text.includes(SIM_PIN), 'the PIN is not echoed');
     assert.ok(Date.now() - sent < 20_000, 'answered within the configured bound (not a hang)');
 
     const looked = Date.now();
@@ -84,14 +85,14 @@ describe('starting a flow while no worker is running', () => {
     browser = await launchBrowser();
     await h.stack.startWorker();
     const txn = uniqueRef('noworker-page');
-    const started = await h.api('POST', '/v1/swaps', { user_ref: 'u', from_currency: 'USD', to_currency: 'NGN', amount: 5, txn_ref: txn });
+    const started = await h.api('POST', '/v1/swaps', swapBody(txn));
     assert.equal(started.status, 201, started.text);
     const page = await browser.newPage();
     try {
       await page.goto(started.json.pin_url);
       await page.waitForFunction(() => !(document.getElementById('pin') as HTMLInputElement).disabled);
       await h.stack.stopWorker(); // the worker goes down while the user types
-      await page.fill('#pin', '1234');
+      await page.fill('#pin', SIM_PIN);
       await page.click('#submit');
       await page.waitForFunction(() => /has not answered yet/.test(document.getElementById('outcome')?.textContent ?? ''), undefined, { timeout: 20_000 });
       assert.equal(await page.isDisabled('#pin'), true, 'the PIN field stays closed while the PIN is pending');

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type GatewayHarness, startGatewayStack, stopOwnTemporal, uniqueRef } from './helpers/gateway';
+import { SIM_PIN, swapBody, uniqueRef } from './helpers/fixtures';
+import { type GatewayHarness, startGatewayStack, stopOwnTemporal } from './helpers/gateway';
 import type { SwapView } from '../src/workflows/messages';
 
 describe("the swap's provider notification", () => {
@@ -14,17 +15,11 @@ describe("the swap's provider notification", () => {
   });
 
   test('is awaited after confirmation (bounded) and recorded on the swap', async () => {
-    const start = await h.api('POST', '/v1/swaps', {
-      user_ref: 'user-n',
-      from_currency: 'USD',
-      to_currency: 'NGN',
-      amount: 20,
-      txn_ref: uniqueRef('notify'),
-    });
+    const start = await h.api('POST', '/v1/swaps', swapBody(uniqueRef('notify')));
     assert.equal(start.status, 201, start.text);
     const pin = await h.call('POST', `/v1/swaps/${start.json.swap_id}/pin`, {
       headers: { authorization: `Bearer ${start.json.pin_token}` },
-      body: { wallet_pin: '1234' },
+      body: { wallet_pin: SIM_PIN },
     });
     assert.equal(pin.json.outcome, 'confirmed');
     // The workflow finishes as soon as the simulator's notification reached the webhook.

@@ -6,11 +6,11 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
 import { generateDevKeys } from '../src/codec/keys';
-import { MpfClient } from '../src/starter/client';
-import { startGateway } from '../src/starter/gateway';
+import { MpfClient } from '../src/starter/client/mpf-client';
+import { startGateway } from '../src/starter/gateway/main';
 import type { SwapView } from '../src/workflows/messages';
-import { swapBody } from './helpers/stack';
-import { API_KEY, type GatewayHarness, historyMessages, http, startGatewayStack, stopOwnTemporal, uniqueRef, workflowExists } from './helpers/gateway';
+import { swapBody, uniqueRef } from './helpers/fixtures';
+import { API_KEY, type GatewayHarness, historyMessages, http, startGatewayStack, stopOwnTemporal, workflowExists } from './helpers/gateway';
 
 const PIN = '908172';
 const WRONG_PIN = '111333';

@@ -9,7 +9,8 @@ import type { Browser } from 'playwright-core';
 import { type Receiver, startReceiver } from '../src/simulator/receiver';
 import type { LinkView } from '../src/workflows/messages';
 import { launchBrowser } from './helpers/browser';
-import { type GatewayHarness, startGatewayStack, stopOwnTemporal, uniqueRef } from './helpers/gateway';
+import { linkBody, uniqueRef } from './helpers/fixtures';
+import { type GatewayHarness, startGatewayStack, stopOwnTemporal } from './helpers/gateway';
 import { eventually } from './helpers/stack';
 
 describe('paying a payment link in a browser', () => {
@@ -30,15 +31,7 @@ describe('paying a payment link in a browser', () => {
   });
 
   const createLink = async (ref: string) => {
-    const r = await h.api('POST', '/v1/payment-links', {
-      user_ref: 'customer-9',
-      txn_merchant_ref: ref,
-      amount: 25_000,
-      full_name: 'Ada Obi',
-      email: 'ada@example.com',
-      phone: '+2348012345678',
-      redirect_url: `${shop.url}/return?order=${ref}`,
-    });
+    const r = await h.api('POST', '/v1/payment-links', linkBody(ref, { redirect_url: `${shop.url}/return?order=${ref}` }));
     assert.equal(r.status, 201, r.text);
     return r.json as LinkView;
   };

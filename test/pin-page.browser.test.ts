@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import type { SwapView } from '../src/workflows/messages';
 import { launchBrowser } from './helpers/browser';
-import { type GatewayHarness, startGatewayStack, stopOwnTemporal, uniqueRef } from './helpers/gateway';
+import { swapBody, uniqueRef } from './helpers/fixtures';
+import { type GatewayHarness, startGatewayStack, stopOwnTemporal } from './helpers/gateway';
 
 const PIN = '908172';
 const WRONG_PIN = '111333';
@@ -28,7 +29,7 @@ describe('the PIN-entry page in a browser', () => {
   });
 
   const startSwap = async (txn: string) => {
-    const r = await h.api('POST', '/v1/swaps', { user_ref: 'user-7', from_currency: 'USD', to_currency: 'NGN', amount: 10.5, txn_ref: txn });
+    const r = await h.api('POST', '/v1/swaps', swapBody(txn, { user_ref: 'user-7' }));
     assert.equal(r.status, 201, r.text);
     return r.json as SwapView & { pin_url: string; pin_token: string };
   };

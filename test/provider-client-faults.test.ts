@@ -20,30 +20,11 @@ import {
   ProviderTransientError,
 } from '../src/provider';
 import type { HostedLinkRequest, SwapInitRequest } from '../src/contract/provider';
-import { failsWith, providerClients, SIM_ACCESS, SIM_CREDENTIALS, SIM_MERCHANT, SIM_PIN, SIM_SECRET, uniq } from './helpers/provider';
+import { providerLinkBody, providerSwapBody, SIM_PIN, uniqueRef } from './helpers/fixtures';
+import { failsWith, providerClients, SIM_ACCESS, SIM_CREDENTIALS, SIM_MERCHANT, SIM_SECRET } from './helpers/provider';
 
-const swapReq = (txn_ref = uniq('swap')): SwapInitRequest => ({
-  user_ref: 'user-7',
-  from_currency: 'NGN',
-  to_currency: 'USD',
-  amount: 2000,
-  txn_ref,
-  notification_url: 'http://127.0.0.1:9/notify',
-});
-const linkReq = (txn_merchant_ref = uniq('link')): HostedLinkRequest => ({
-  user_ref: 'user-7',
-  txn_merchant_ref,
-  amount: 5000,
-  currency: 'NGN',
-  full_name: 'Chidi Okafor',
-  email: 'chidi@example.com',
-  phone: '+2348000000001',
-  chain: '',
-  payment_method: 'HOSTED_PAY_LINK',
-  payment_channel: 'BANK_TRANSFER',
-  redirect_url: 'http://127.0.0.1:9/done',
-  notification_url: 'http://127.0.0.1:9/notify',
-});
+const swapReq = (txn_ref = uniqueRef('swap')): SwapInitRequest => providerSwapBody(txn_ref);
+const linkReq = (txn_merchant_ref = uniqueRef('link')): HostedLinkRequest => providerLinkBody(txn_merchant_ref);
 
 function assertNoSecrets(err: unknown, extra: string[] = []): void {
   const text = `${(err as Error).message}\n${JSON.stringify(err)}`;

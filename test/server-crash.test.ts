@@ -14,7 +14,7 @@ import path from 'node:path';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import type { LinkView, SwapView } from '../src/workflows/messages';
 import { eventually, startStack, type Stack } from './helpers/stack';
-import { uniqueRef } from './helpers/gateway';
+import { linkBody, SIM_PIN, swapBody, uniqueRef } from './helpers/fixtures';
 
 describe('flows survive the Temporal server killed with SIGKILL', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-crash-'));
@@ -35,17 +35,9 @@ describe('flows survive the Temporal server killed with SIGKILL', () => {
   });
 
   test('a swap awaiting its PIN and a link awaiting payment both finish once after the server restarts on its database', async () => {
-    const { swap } = await stack.mpf.startSwap({ user_ref: 'user-c', from_currency: 'USD', to_currency: 'NGN', amount: 6, txn_ref: uniqueRef('crash') });
+    const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('crash')));
     assert.equal(swap.state, 'awaiting_pin');
-    const { link } = await stack.mpf.createLink({
-      user_ref: 'cust-c',
-      txn_merchant_ref: uniqueRef('crash-link'),
-      amount: 2500,
-      full_name: 'Ada Obi',
-      email: 'ada@example.com',
-      phone: '+2348012345678',
-      redirect_url: 'http://127.0.0.1:9/done',
-    });
+    const { link } = await stack.mpf.createLink(linkBody(uniqueRef('crash-link')));
     assert.equal(link.state, 'awaiting_payment');
 
     const crashed = server.pid;
@@ -57,7 +49,7 @@ describe('flows survive the Temporal server killed with SIGKILL', () => {
     // The worker polls again by itself: the swap answers its state query once it does.
     const before = await eventually(() => stack.mpf.getSwap(swap.swap_id).catch(() => undefined), 60_000, 'the worker to answer after the restart');
     assert.equal(before.state, 'awaiting_pin');
-    const outcome = await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '1234' });
+    const outcome = await stack.mpf.submitPin(swap.swap_id, { wallet_pin: SIM_PIN });
     assert.equal(outcome?.outcome, 'confirmed');
     assert.equal(((await stack.client.workflow.getHandle(swap.swap_id).result()) as SwapView).state, 'confirmed');
 

@@ -1,5 +1,5 @@
 /**
- * The simulator's category list is exactly the one provider-api.md shows: same 77 codes and
+ * The simulator's category list is exactly the one docs/provider-api.md shows: same 77 codes and
  * names, in the same order (codes compared as strings).
  */
 import { readFileSync } from 'node:fs';
@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { buildCategoryTree } from '../src/contract/categories';
 import { CATEGORIES } from '../src/simulator/categories-data';
 
-/** provider-api.md lives in shared/ beside the repository. */
-const DOC = resolve(__dirname, '..', '..', 'shared', 'provider-api.md');
+/** The provider's document, kept in the repository (docs/provider-api.md). */
+const DOC = resolve(__dirname, '..', 'docs', 'provider-api.md');
 
 function documentedCategories(): { code: string; name: string }[] {
   const text = readFileSync(DOC, 'utf8');

@@ -12,6 +12,7 @@ import { SimulatorControl } from '../src/simulator/control-client';
 import { type RunningSimulator, startSimulator } from '../src/simulator/index';
 import { type Receiver, startReceiver } from '../src/simulator/receiver';
 import { launchBrowser } from './helpers/browser';
+import { providerLinkBody, uniqueRef } from './helpers/fixtures';
 
 let n = 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -42,19 +43,9 @@ describe('hosted checkout in a browser', () => {
     const res = await request(`${sim.baseUrl}${PROVIDER_PATHS.hostedLink}`, {
       method: 'POST',
       headers: { authorization: 'Bearer sim-access-token', 'x-merchant-ref': 'acme-foods', 'content-type': 'application/json' },
-      body: JSON.stringify({
-        user_ref: 'customer-7',
-        txn_merchant_ref: `order-${++n}-${Date.now().toString(36)}`,
-        amount: 25000,
-        currency: 'NGN',
-        full_name: 'Ada Obi',
-        email: 'ada@example.com',
-        phone: '+2348012345678',
-        payment_method: 'HOSTED_PAY_LINK',
-        payment_channel: 'BANK_TRANSFER',
-        redirect_url: `${merchant.url}/return?order=${n}`,
-        notification_url: `${merchant.url}/notify`,
-      }),
+      body: JSON.stringify(
+        providerLinkBody(uniqueRef(`order-${++n}`), { redirect_url: `${merchant.url}/return?order=${n}`, notification_url: `${merchant.url}/notify` }),
+      ),
     });
     assert.equal(res.statusCode, 200);
     return HostedLinkData.parse(((await res.body.json()) as { data: unknown }).data);

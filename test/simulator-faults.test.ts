@@ -8,23 +8,15 @@ import { request } from 'undici';
 import { PROVIDER_PATHS } from '../src/contract/provider';
 import { SimulatorControl } from '../src/simulator/control-client';
 import { type FaultRule, type RunningSimulator, startSimulator } from '../src/simulator/index';
+import { providerSwapBody, SIM_PIN, uniqueRef } from './helpers/fixtures';
 
 const AUTH = { authorization: 'Bearer sim-secret-key', 'content-type': 'application/json' };
-let n = 0;
-const txnRef = (): string => `fault-${++n}-${Date.now().toString(36)}`;
 
-function initSwap(base: string, ref = txnRef(), opts: { headersTimeout?: number } = {}) {
+function initSwap(base: string, ref = uniqueRef('fault'), opts: { headersTimeout?: number } = {}) {
   return request(`${base}${PROVIDER_PATHS.swapInit}`, {
     method: 'POST',
     headers: AUTH,
-    body: JSON.stringify({
-      user_ref: 'user-1',
-      from_currency: 'USD',
-      to_currency: 'NGN',
-      amount: 5,
-      txn_ref: ref,
-      notification_url: 'http://127.0.0.1:9/unused',
-    }),
+    body: JSON.stringify(providerSwapBody(ref)),
     ...opts,
   });
 }
@@ -64,7 +56,7 @@ describe('simulator faults', () => {
 
   test('answers 503 with a JSON error body and commits nothing', async () => {
     await control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'status5xx' }] });
-    const ref = txnRef();
+    const ref = uniqueRef('fault');
     const res = await initSwap(sim.baseUrl, ref);
     assert.equal(res.statusCode, 503);
     assert.match(String(res.headers['content-type']), /application\/json/);
@@ -82,7 +74,7 @@ describe('simulator faults', () => {
 
   test('commits the side effect behind a 5xx when the rule says commit', async () => {
     await control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'status5xx', commit: true }] });
-    const ref = txnRef();
+    const ref = uniqueRef('fault');
     const res = await initSwap(sim.baseUrl, ref);
     assert.equal(res.statusCode, 503);
     await res.body.dump();
@@ -91,7 +83,7 @@ describe('simulator faults', () => {
 
   test('rate-limits with 429 and a Retry-After header', async () => {
     await control.setFaults({ rules: [{ endpoint: '*', kind: 'rate_limit', retryAfterSeconds: 7 }] });
-    const ref = txnRef();
+    const ref = uniqueRef('fault');
     const res = await initSwap(sim.baseUrl, ref);
     assert.equal(res.statusCode, 429);
     assert.equal(res.headers['retry-after'], '7');
@@ -101,7 +93,7 @@ describe('simulator faults', () => {
 
   test('resets the connection before answering and commits nothing', async () => {
     await control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'reset' }] });
-    const ref = txnRef();
+    const ref = uniqueRef('fault');
     await assert.rejects(initSwap(sim.baseUrl, ref), (e: Error & { code?: string }) => /SOCKET|ECONNRESET/.test(e.code ?? e.name));
     const { requests, effects } = await control.ledger({ ref });
     assert.deepEqual(effects, []);
@@ -128,7 +120,7 @@ describe('simulator faults', () => {
 
   test('commits a swap initialization and then drops the connection (apply_then_fail)', async () => {
     await control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'apply_then_fail', times: 1 }] });
-    const ref = txnRef();
+    const ref = uniqueRef('fault');
     await assert.rejects(initSwap(sim.baseUrl, ref), (e: Error & { code?: string }) => /SOCKET|ECONNRESET/.test(e.code ?? e.name));
     assert.deepEqual(await effectsFor(ref), ['swap.initialized']);
     const retry = await initSwap(sim.baseUrl, ref);
@@ -145,7 +137,7 @@ describe('simulator faults', () => {
   });
 
   test('commits a swap confirmation and then drops the connection, so a retry finds the token used', async () => {
-    const ref = txnRef();
+    const ref = uniqueRef('fault');
     const init = await initSwap(sim.baseUrl, ref);
     const token = ((await init.body.json()) as { data: { auth_token: string } }).data.auth_token;
     await control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 1 }] });
@@ -153,7 +145,7 @@ describe('simulator faults', () => {
       request(`${sim.baseUrl}${PROVIDER_PATHS.swapConfirm}`, {
         method: 'POST',
         headers: AUTH,
-        body: JSON.stringify({ user_ref: 'user-1', auth_token: token, wallet_pin: '1234' }),
+        body: JSON.stringify({ user_ref: 'user-1', auth_token: token, wallet_pin: SIM_PIN }),
       });
     await assert.rejects(confirm());
     assert.ok((await effectsFor(ref)).includes('swap.confirmed'));
@@ -164,7 +156,7 @@ describe('simulator faults', () => {
 
   test('hangs without answering until the client gives up, committing nothing', async () => {
     await control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'hang' }] });
-    const ref = txnRef();
+    const ref = uniqueRef('fault');
     await assert.rejects(initSwap(sim.baseUrl, ref, { headersTimeout: 300 }), (e: Error & { code?: string }) => e.code === 'UND_ERR_HEADERS_TIMEOUT');
     const { requests, effects } = await control.ledger({ ref });
     assert.deepEqual(effects, []);

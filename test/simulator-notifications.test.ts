@@ -11,29 +11,16 @@ import { SimulatorControl } from '../src/simulator/control-client';
 import { type RunningSimulator, startSimulator } from '../src/simulator/index';
 import { notificationHostAllowed } from '../src/simulator/notifier';
 import { type Receiver, startReceiver } from '../src/simulator/receiver';
+import { providerLinkBody, providerSwapBody, SIM_PIN, uniqueRef } from './helpers/fixtures';
 
-let n = 0;
-const uniq = (p: string): string => `${p}-${++n}-${Date.now().toString(36)}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function createLink(sim: RunningSimulator, notificationUrl: string): Promise<{ payment_ref: string; txn_merchant_ref: string }> {
-  const txn_merchant_ref = uniq('link');
+  const txn_merchant_ref = uniqueRef('link');
   const res = await request(`${sim.baseUrl}${PROVIDER_PATHS.hostedLink}`, {
     method: 'POST',
     headers: { authorization: 'Bearer sim-access-token', 'x-merchant-ref': 'sim-merchant', 'content-type': 'application/json' },
-    body: JSON.stringify({
-      user_ref: 'user-1',
-      txn_merchant_ref,
-      amount: 1500.5,
-      currency: 'NGN',
-      full_name: 'Ada Obi',
-      email: 'ada@example.com',
-      phone: '08012345678',
-      payment_method: 'HOSTED_PAY_LINK',
-      payment_channel: 'BANK_TRANSFER',
-      redirect_url: 'http://127.0.0.1:9/return',
-      notification_url: notificationUrl,
-    }),
+    body: JSON.stringify(providerLinkBody(txn_merchant_ref, { amount: 1500.5, notification_url: notificationUrl })),
   });
   assert.equal(res.statusCode, 200);
   const body = (await res.body.json()) as { data: { payment_ref: string } };
@@ -100,18 +87,18 @@ describe('simulator notifications', () => {
 
   test('posts swap.completed to the swap notification_url after confirmation', async () => {
     const rx = await receiver();
-    const txn_ref = uniq('swap');
+    const txn_ref = uniqueRef('swap');
     const headers = { authorization: 'Bearer sim-secret-key', 'content-type': 'application/json' };
     const init = await request(`${sim.baseUrl}${PROVIDER_PATHS.swapInit}`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ user_ref: 'u', from_currency: 'USD', to_currency: 'NGN', amount: 2, txn_ref, notification_url: `${rx.url}/swap` }),
+      body: JSON.stringify(providerSwapBody(txn_ref, { notification_url: `${rx.url}/swap` })),
     });
     const data = ((await init.body.json()) as { data: { auth_token: string; payment_ref: string } }).data;
     const conf = await request(`${sim.baseUrl}${PROVIDER_PATHS.swapConfirm}`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ user_ref: 'u', auth_token: data.auth_token, wallet_pin: '1234' }),
+      body: JSON.stringify({ user_ref: 'user-1', auth_token: data.auth_token, wallet_pin: SIM_PIN }),
     });
     assert.equal(conf.statusCode, 200);
     await conf.body.dump();

@@ -20,6 +20,7 @@ import {
 } from '../src/contract/provider';
 import { SimulatorControl, SimulatorControlError } from '../src/simulator/control-client';
 import { type RunningSimulator, startSimulator } from '../src/simulator/index';
+import { providerLinkBody, providerSwapBody, SIM_PIN, uniqueRef } from './helpers/fixtures';
 
 const SECRET = 'test-secret-key-5d1f';
 const ACCESS = 'test-access-token-9c2e';
@@ -54,35 +55,9 @@ async function call(
   return { status: res.statusCode, headers: res.headers, text, json };
 }
 
-let n = 0;
-const uniq = (p: string): string => `${p}-${++n}-${Date.now().toString(36)}`;
-
-const swapBody = (over: Record<string, unknown> = {}) => ({
-  user_ref: 'user-1',
-  from_currency: 'USD',
-  to_currency: 'NGN',
-  amount: 100,
-  txn_ref: uniq('swap'),
-  notification_url: 'http://127.0.0.1:9/unused',
-  ...over,
-});
-
-const linkBody = (over: Record<string, unknown> = {}) => ({
-  user_ref: 'user-1',
-  txn_merchant_ref: uniq('link'),
-  amount: 25000,
-  currency: 'NGN',
-  full_name: 'Ada Obi',
-  email: 'ada@example.com',
-  phone: '+2348012345678',
-  chain: '',
-  success_message: 'Thanks!',
-  payment_method: 'HOSTED_PAY_LINK',
-  payment_channel: 'BANK_TRANSFER',
-  redirect_url: 'http://127.0.0.1:9/return',
-  notification_url: 'http://127.0.0.1:9/notify',
-  ...over,
-});
+// The provider's own request bodies, each with a fresh reference.
+const swapBody = (over: Record<string, unknown> = {}) => providerSwapBody(uniqueRef('swap'), over);
+const linkBody = (over: Record<string, unknown> = {}) => providerLinkBody(uniqueRef('link'), over);
 
 describe('provider simulator endpoints', () => {
   let sim: RunningSimulator;
@@ -176,7 +151,7 @@ describe('provider simulator endpoints', () => {
 
     test('accepts the default PIN for a user without a configured PIN', async () => {
       const s = await initSwap({ user_ref: 'user-without-pin' });
-      assert.equal((await confirm('user-without-pin', s.auth_token, '1234')).status, 200);
+      assert.equal((await confirm('user-without-pin', s.auth_token, SIM_PIN)).status, 200);
     });
 
     test('burns the token after the provider PIN attempt limit', async () => {
@@ -260,7 +235,7 @@ describe('provider simulator endpoints', () => {
       await new Promise((r) => setTimeout(r, 1500));
       const res = await call(short.baseUrl, 'POST', PROVIDER_PATHS.swapConfirm, {
         headers: { authorization: 'Bearer sim-secret-key' },
-        body: { user_ref: 'user-1', auth_token: s.auth_token, wallet_pin: '1234' },
+        body: { user_ref: 'user-1', auth_token: s.auth_token, wallet_pin: SIM_PIN },
       });
       assert.equal(res.status, 400);
       assert.equal(res.json.message, 'auth_token is invalid, expired or already used');

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { isAlreadyStarted, isDeadlineExceeded } from '../src/starter/temporal-errors';
+import { isAlreadyStarted, isDeadlineExceeded } from '../src/starter/client/temporal-errors';
 
 /** The shape @grpc/grpc-js gives a failed call: an Error with a numeric status code and details. */
 const grpcError = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details });

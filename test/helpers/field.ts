@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createControlClient } from '../../src/simulator/control-client';
 import { http } from './gateway';
-import { SIM_PIN } from './provider';
+import { linkBody, SIM_PIN, swapBody } from './fixtures';
 import { eventually } from './stack';
 
 export interface FieldTarget {
@@ -22,13 +22,7 @@ const api = (t: FieldTarget, method: string, path: string, body?: unknown) =>
 
 /** Starts a swap, sends the PIN, expects `confirmed`; checks the ledger: one init, one confirm. */
 export async function swapToConfirmed(t: FieldTarget, txnRef: string): Promise<void> {
-  const started = await api(t, 'POST', '/v1/swaps', {
-    user_ref: 'user-1',
-    from_currency: 'USD',
-    to_currency: 'NGN',
-    amount: 10.5,
-    txn_ref: txnRef,
-  });
+  const started = await api(t, 'POST', '/v1/swaps', swapBody(txnRef));
   assert.equal(started.status, 201, started.text);
   assert.equal(started.json.state, 'awaiting_pin');
   const outcome = await http('POST', `${t.gatewayUrl}/v1/swaps/${started.json.swap_id}/pin`, {
@@ -50,15 +44,7 @@ export async function swapToConfirmed(t: FieldTarget, txnRef: string): Promise<v
 
 /** Creates a link, pays it at the simulator, expects the link to end `paid` (from the notification). */
 export async function linkToPaid(t: FieldTarget, txnMerchantRef: string): Promise<void> {
-  const created = await api(t, 'POST', '/v1/payment-links', {
-    user_ref: 'user-2',
-    txn_merchant_ref: txnMerchantRef,
-    amount: 25_000,
-    full_name: 'Ada Obi',
-    email: 'ada@example.com',
-    phone: '+2348012345678',
-    redirect_url: 'http://127.0.0.1:9/thanks',
-  });
+  const created = await api(t, 'POST', '/v1/payment-links', linkBody(txnMerchantRef));
   assert.equal(created.status, 201, created.text);
   assert.equal(created.json.state, 'awaiting_payment');
   await createControlClient(t.simulatorUrl).completeLink(created.json.payment_ref);

@@ -5,7 +5,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { request } from 'undici';
-import { startGateway, type GatewayOptions, type RunningGateway } from '../../src/starter/gateway';
+import { startGateway, type GatewayOptions, type RunningGateway } from '../../src/starter/gateway/main';
 import { startStack, type Stack, type StackOptions } from './stack';
 import { getTestTemporal } from './temporal';
 
@@ -126,5 +126,3 @@ export async function workflowExists(stack: Stack, workflowId: string): Promise<
 export async function stopOwnTemporal(): Promise<void> {
   await (await getTestTemporal()).shutdown();
 }
-
-export const uniqueRef = (p: string): string => `${p}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;

@@ -1,6 +1,6 @@
 /**
- * Shared setup of the provider tests: the credentials a default simulator accepts, unique
- * references, a ProviderClient factory that always closes what it opens, and an assertion on
+ * Shared setup of the provider tests: the credentials a default simulator accepts, a
+ * ProviderClient factory that always closes what it opens, and an assertion on
  * the ProviderError class a call fails with.
  */
 import assert from 'node:assert/strict';
@@ -12,13 +12,6 @@ export const SIM_CREDENTIALS = SIMULATOR_DEFAULT_CREDENTIALS;
 export const SIM_SECRET = SIM_CREDENTIALS.secretKey;
 export const SIM_ACCESS = SIM_CREDENTIALS.accessToken;
 export const SIM_MERCHANT = SIM_CREDENTIALS.merchantRef;
-/** The wallet PIN of a user the simulator has no PIN configured for (its `defaultPin`). */
-export const SIM_PIN = '1234';
-
-let seq = 0;
-/** A reference no other call in this process (or an earlier run) has used. */
-export const uniq = (p: string): string => `${p}-${process.pid}-${Date.now()}-${(seq += 1)}`;
-
 export interface ProviderClients {
   /** A new client: the base configuration with `over` on top. The caller closes it. */
   clientFor(over?: Partial<ProviderClientConfig>): ProviderClient;

@@ -1,7 +1,7 @@
 /** What every route module of the gateway gets, and the small helpers they share. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { MpfClient } from '../client';
-import { FlowNotFoundError } from '../errors';
+import type { MpfClient } from '../client/mpf-client';
+import { FlowNotFoundError } from '../client/errors';
 import { bearerToken } from './auth';
 import { sendError } from './errors';
 
@@ -28,8 +28,8 @@ export const PIN_TOKEN_SECURITY: Array<Record<string, string[]>> = [{ pinToken: 
 const SWAP_ID = /^swap-[A-Za-z0-9._:-]{1,100}$/;
 const LINK_ID = /^paylink-[A-Za-z0-9._:-]{1,100}$/;
 
-export const isSwapId = (id: string): boolean => SWAP_ID.test(id);
-export const isLinkId = (id: string): boolean => LINK_ID.test(id);
+const isSwapId = (id: string): boolean => SWAP_ID.test(id);
+const isLinkId = (id: string): boolean => LINK_ID.test(id);
 
 /** 404 for anything that cannot be a swap id (another flow's id included). */
 export function requireSwapId(id: string): string {

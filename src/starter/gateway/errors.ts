@@ -13,7 +13,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { DuplicateFlowError, FlowNotFoundError, FlowPendingError, InputError, PinNotAcceptedError, WorkerUnavailableError } from '../errors';
+import { DuplicateFlowError, FlowNotFoundError, FlowPendingError, InputError, PinNotAcceptedError, WorkerUnavailableError } from '../client/errors';
 
 export interface ErrorBody {
   error: string;
@@ -32,7 +32,7 @@ interface ValidationIssue {
 }
 
 /** "field: rule" for each issue; the field of the first one. */
-export function describeValidation(issues: readonly ValidationIssue[], context: string | undefined): { message: string; field: string } {
+function describeValidation(issues: readonly ValidationIssue[], context: string | undefined): { message: string; field: string } {
   const parts = issues.map((i) => {
     const path = (i.instancePath ?? '').replace(/^\//, '').split('/').filter(Boolean).join('.');
     const field = path || (context ?? 'body');
@@ -43,7 +43,7 @@ export function describeValidation(issues: readonly ValidationIssue[], context: 
 }
 
 /** A safe, short description of an error for logs: name, code and message, never request data. */
-export function loggableError(err: unknown): Record<string, unknown> {
+function loggableError(err: unknown): Record<string, unknown> {
   if (!(err instanceof Error)) return { type: typeof err };
   const e = err as Error & { code?: unknown };
   return { type: e.name, code: e.code, message: e.message, stack: e.stack };

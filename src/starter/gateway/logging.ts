@@ -10,9 +10,9 @@
  */
 import type { FastifyRequest } from 'fastify';
 
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',
   'req.headers.cookie',
@@ -44,7 +44,7 @@ export function sanitizeUrl(url: string | undefined): string {
  * What a request's log line says about it. A URL that matched no route (a typo, a probe) may
  * carry anything in its path, so only its first segment is kept.
  */
-export function serializeRequest(req: FastifyRequest): Record<string, unknown> {
+function serializeRequest(req: FastifyRequest): Record<string, unknown> {
   const routed = typeof req.routeOptions?.url === 'string';
   const url = routed ? sanitizeUrl(req.url) : `${(sanitizeUrl(req.url).match(/^\/[^/?#]*/) ?? [''])[0]}/${REDACTED}`;
   return { method: req.method, url, remoteAddress: req.ip };

@@ -194,7 +194,7 @@ const sha256b64 = (s: string): string => createHash('sha256').update(s, 'utf8').
 export const PIN_PAGE_HTML = HTML;
 
 /** Only the page's own inline style and script run; it may only talk to this origin. */
-export const PIN_PAGE_CSP = [
+const PIN_PAGE_CSP = [
   "default-src 'none'",
   `script-src 'sha256-${sha256b64(SCRIPT)}'`,
   `style-src 'sha256-${sha256b64(STYLE)}'`,

@@ -5,7 +5,7 @@
  * through a response). fastify-type-provider-zod turns them into validation and the OpenAPI doc.
  */
 import { z } from 'zod';
-import { LinkCreateBody, PinBody, SwapStartBody } from '../client';
+import { LinkCreateBody, PinBody, SwapStartBody } from '../client/mpf-client';
 import type { LinkState, SwapState } from '../../workflows/messages';
 
 // ---------------------------------------------------------------------------------------------
@@ -38,8 +38,8 @@ const _linkStatesComplete: Exhaustive<(typeof LINK_STATES)[number], LinkState> =
 void _swapStatesComplete;
 void _linkStatesComplete;
 
-export const SwapStateSchema = z.enum(SWAP_STATES);
-export const LinkStateSchema = z.enum(LINK_STATES);
+const SwapStateSchema = z.enum(SWAP_STATES);
+const LinkStateSchema = z.enum(LINK_STATES);
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -88,7 +88,7 @@ export const WorkerUnavailableBody = z
   })
   .meta({ id: 'WorkerUnavailable' });
 
-export const NotificationRecordSchema = z
+const NotificationRecordSchema = z
   .object({
     dedup_key: z.string(),
     received_at: z.string(),

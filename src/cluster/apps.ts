@@ -1,0 +1,128 @@
+/**
+ * The app services, each started exactly as a user starts it — `node bin/mpf.cjs simulator |
+ * worker | gateway …` from the project directory — and configured only by its environment
+ * (topology.ts: the same variables compose sets, secrets through NAME_FILE), plus the image's
+ * NODE_ENV=production. Nothing of our own environment leaks in but PATH and HOME.
+ */
+import path from 'node:path';
+import { request } from 'undici';
+import { freePort } from '../temporal/ports';
+import { PROJECT_ROOT } from '../temporal/provision';
+import { Child, ChildExitedError } from './processes';
+import { appCommand, appEnvironment, IMAGE_ENV, type AddressKey, type AppRole } from './topology';
+
+export interface AppContext {
+  secretsDir: string;
+  logDir: string;
+  runId: string;
+}
+
+export interface RunningApp {
+  name: string;
+  pid: number;
+  child: Child;
+  stop(): Promise<void>;
+}
+
+export interface RunningSimulator extends RunningApp {
+  url: string;
+  checkoutUrl: string;
+}
+
+export interface RunningGateway extends RunningApp {
+  url: string;
+}
+
+const LOOPBACK = '127.0.0.1';
+const START_ATTEMPTS = 3;
+
+function spawnApp(ctx: AppContext, name: string, role: AppRole, argv: string[], addresses: Partial<Record<AddressKey, string>>): Child {
+  const [node, ...args] = argv;
+  if (node !== 'node') throw new Error(`${role}: its command does not start with node`);
+  return new Child(name, process.execPath, args, {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...IMAGE_ENV, ...appEnvironment(role, addresses, ctx.secretsDir) },
+    logFile: path.join(ctx.logDir, `${name}.log`),
+    runId: ctx.runId,
+  });
+}
+
+/** Runs `start` again when the child lost a port it was given to another process (EADDRINUSE). */
+async function withPortRetry<T>(child: () => Promise<{ child: Child; ready: Promise<T> }>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const started = await child();
+    try {
+      return await started.ready;
+    } catch (e) {
+      await started.child.stop();
+      if (e instanceof ChildExitedError && /EADDRINUSE|address already in use/i.test(started.child.log()) && attempt < START_ATTEMPTS) continue;
+      throw e;
+    }
+  }
+}
+
+const READY_MS = 120_000;
+
+export function startSimulator(ctx: AppContext): Promise<RunningSimulator> {
+  return withPortRetry(async () => {
+    const [port, checkoutPort] = [await freePort(), await freePort()];
+    const child = spawnApp(ctx, 'simulator', 'simulator', appCommand('simulator', { port, checkoutPort, host: LOOPBACK }), {
+      checkoutPublicUrl: `http://${LOOPBACK}:${checkoutPort}`,
+      // Its notifications go to the gateways on loopback, which it always may reach: no other host.
+      notificationAllowHosts: '',
+    });
+    const ready = (async () => {
+      const url = (await child.waitForLog(/listening on (http:\/\/\S+)/, READY_MS))[1] as string;
+      const checkoutUrl = (await child.waitForLog(/checkout on (http:\/\/\S+)/, READY_MS))[1] as string;
+      return { name: 'simulator', pid: child.pid, child, url, checkoutUrl, stop: () => child.stop() };
+    })();
+    return { child, ready };
+  });
+}
+
+export async function startWorker(ctx: AppContext, name: string, o: { temporalAddress: string; providerBaseUrl: string }): Promise<RunningApp> {
+  const child = spawnApp(ctx, name, 'worker', appCommand('worker'), { temporalAddress: o.temporalAddress, providerBaseUrl: o.providerBaseUrl });
+  try {
+    await child.waitForLog(/polling task queue/, READY_MS);
+  } catch (e) {
+    await child.stop();
+    throw e;
+  }
+  // Worker.run() drains in-flight tasks on SIGTERM; give it the time a container stop would.
+  return { name, pid: child.pid, child, stop: () => child.stop('SIGTERM', 15_000) };
+}
+
+async function readyz(url: string): Promise<boolean> {
+  const res = await request(`${url}/readyz`, { headersTimeout: 2_000, bodyTimeout: 2_000 });
+  await res.body.text();
+  return res.statusCode === 200;
+}
+
+export function startGateway(
+  ctx: AppContext,
+  name: string,
+  o: { temporalAddress: string; temporalWebOrigin: string; port?: number },
+): Promise<RunningGateway> {
+  let first = true;
+  return withPortRetry(async () => {
+    const port = first && o.port ? o.port : await freePort();
+    first = false;
+    const url = `http://${LOOPBACK}:${port}`;
+    const child = spawnApp(ctx, name, 'gateway', appCommand('gateway', { port, host: LOOPBACK }), {
+      temporalAddress: o.temporalAddress,
+      gatewayPort: String(port),
+      gatewayHost: LOOPBACK,
+      // Each replica is reached directly here; behind a load balancer both are the balancer's address.
+      gatewayPublicUrl: url,
+      gatewayNotificationBaseUrl: url,
+      temporalWebOrigin: o.temporalWebOrigin,
+    });
+    const ready = (async () => {
+      const listening = (await child.waitForLog(/listening on (http:\/\/\S+)/, READY_MS))[1] as string;
+      // compose's healthcheck: GET /readyz.
+      await child.waitUntil(() => readyz(listening), READY_MS, 'ready (/readyz)');
+      return { name, pid: child.pid, child, url: listening, stop: () => child.stop('SIGTERM', 10_000) };
+    })();
+    return { child, ready };
+  });
+}

@@ -1,0 +1,153 @@
+/**
+ * The Temporal server (go.temporal.io/server, all four services in one process, as the
+ * temporalio/server image runs it) on PostgreSQL: persistence in `temporal`, SQL visibility in
+ * `temporal_visibility`, HISTORY_SHARDS shards. Its config file says what compose's environment
+ * (TEMPORAL_SERVER_ENV) makes the image's template say, with loopback ports instead of 7233…;
+ * it holds the database password, so it is written mode 0600.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { stringify } from 'yaml';
+import { Child, ChildExitedError } from './processes';
+import { freeLowPorts } from './ports';
+import { DATABASE, HISTORY_SHARDS, TEMPORAL_SERVER_ENV } from './topology';
+
+export interface TemporalServerOptions {
+  binary: string;
+  stateDir: string;
+  logDir: string;
+  postgres: { host: string; port: number; password: string };
+  runId: string;
+}
+
+export interface RunningTemporalServer {
+  /** The frontend's gRPC address, host:port. */
+  address: string;
+  /** The frontend's HTTP API. */
+  httpAddress: string;
+  pid: number;
+  configFile: string;
+  child: Child;
+  stop(): Promise<void>;
+}
+
+interface Ports {
+  grpc: number;
+  http: number;
+  frontendMembership: number;
+  historyGrpc: number;
+  historyMembership: number;
+  matchingGrpc: number;
+  matchingMembership: number;
+  workerGrpc: number;
+  workerMembership: number;
+}
+
+const CONFIG_ENV = 'mpf-cluster';
+
+export function temporalServerConfig(o: TemporalServerOptions, ports: Ports): Record<string, unknown> {
+  const host = '127.0.0.1';
+  const sql = (databaseName: string, maxConns: number) => ({
+    sql: {
+      pluginName: TEMPORAL_SERVER_ENV.DB,
+      databaseName,
+      connectAddr: `${o.postgres.host}:${o.postgres.port}`,
+      connectProtocol: 'tcp',
+      user: TEMPORAL_SERVER_ENV.POSTGRES_USER,
+      password: o.postgres.password,
+      // The image's defaults (SQL_MAX_CONNS / SQL_VIS_MAX_CONNS).
+      maxConns,
+      maxIdleConns: maxConns,
+      maxConnLifetime: '1h',
+    },
+  });
+  const rpc = (grpcPort: number, membershipPort: number, httpPort?: number) => ({
+    rpc: { grpcPort, membershipPort, bindOnIP: host, ...(httpPort ? { httpPort } : {}) },
+  });
+  return {
+    log: { stdout: true, level: 'info' },
+    persistence: {
+      // Fixed for the life of the database: see HISTORY_SHARDS.
+      numHistoryShards: HISTORY_SHARDS,
+      defaultStore: 'default',
+      visibilityStore: 'visibility',
+      datastores: { default: sql(DATABASE.store, 20), visibility: sql(DATABASE.visibility, 10) },
+    },
+    global: {
+      membership: { maxJoinDuration: '30s', broadcastAddress: host },
+      pprof: { port: 0 },
+    },
+    services: {
+      frontend: rpc(ports.grpc, ports.frontendMembership, ports.http),
+      history: rpc(ports.historyGrpc, ports.historyMembership),
+      matching: rpc(ports.matchingGrpc, ports.matchingMembership),
+      worker: rpc(ports.workerGrpc, ports.workerMembership),
+    },
+    clusterMetadata: {
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: {
+        active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `${host}:${ports.grpc}`, httpAddress: `${host}:${ports.http}` },
+      },
+    },
+    dcRedirectionPolicy: { policy: 'noop' },
+    archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
+    namespaceDefaults: { archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } } },
+  };
+}
+
+/** Ready: the frontend answers and the history service owns its shards (a system call that needs them works). */
+async function frontendReady(address: string): Promise<boolean> {
+  const conn = Connection.lazy({ address, connectTimeout: 1_000 });
+  try {
+    await conn.ensureConnected();
+    await conn.workflowService.getSystemInfo({});
+    await conn.workflowService.describeNamespace({ namespace: 'temporal-system' });
+    return true;
+  } finally {
+    await conn.close();
+  }
+}
+
+const START_ATTEMPTS = 3;
+
+export async function startTemporalServer(o: TemporalServerOptions): Promise<RunningTemporalServer> {
+  const root = path.join(o.stateDir, 'temporal');
+  const configDir = path.join(root, 'config');
+  fs.mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  const configFile = path.join(configDir, `${CONFIG_ENV}.yaml`);
+  for (let attempt = 1; ; attempt++) {
+    const p = await freeLowPorts(9);
+    const ports: Ports = {
+      grpc: p[0]!, http: p[1]!, frontendMembership: p[2]!, historyGrpc: p[3]!, historyMembership: p[4]!,
+      matchingGrpc: p[5]!, matchingMembership: p[6]!, workerGrpc: p[7]!, workerMembership: p[8]!,
+    };
+    fs.rmSync(configFile, { force: true });
+    fs.writeFileSync(configFile, `# Written by mpf cluster up; see src/cluster/temporal-server.ts.\n${stringify(temporalServerConfig(o, ports))}`, { mode: 0o600 });
+    const child = new Child(
+      'temporal-server',
+      o.binary,
+      ['--root', root, '--config', 'config', '--env', CONFIG_ENV, '--allow-no-auth', 'start'],
+      { cwd: root, env: { PATH: process.env.PATH }, logFile: path.join(o.logDir, 'temporal-server.log'), runId: o.runId },
+    );
+    const address = `127.0.0.1:${ports.grpc}`;
+    try {
+      await child.waitUntil(() => frontendReady(address), 90_000, 'serving');
+    } catch (e) {
+      await child.stop('SIGTERM', 10_000);
+      if (e instanceof ChildExitedError && /address already in use/i.test(child.log()) && attempt < START_ATTEMPTS) continue;
+      throw e;
+    }
+    return {
+      address,
+      httpAddress: `127.0.0.1:${ports.http}`,
+      pid: child.pid,
+      configFile,
+      child,
+      stop: () => child.stop('SIGTERM', 20_000),
+    };
+  }
+}

@@ -1,0 +1,313 @@
+/**
+ * Starts the production topology natively, on 127.0.0.1, with compose's dependencies:
+ *
+ *   postgresql → temporal-schema (job) → temporal → temporal-namespace (job) ┐
+ *                                                 → temporal-ui             ├→ workers, gateways
+ *   simulator (depends on nothing)                                          ┘
+ *
+ * and stops it tier by tier in the reverse order (gateways, workers, simulator, temporal-ui,
+ * temporal, postgresql). If a step fails, whatever had started is stopped before the error is
+ * thrown: nothing is left behind.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { codecWebEndpoint } from '../codec/codec-server';
+import { freePort } from '../temporal/ports';
+import { provisionTemporalCli } from '../temporal/provision';
+import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { startGateway, startSimulator, startWorker, type RunningApp, type RunningGateway } from './apps';
+import { runNamespaceJob, runSchemaJob } from './jobs';
+import { startPostgres } from './postgres';
+import { killGroup, processesOfRun, waitGroupGone, type Child } from './processes';
+import { provisionCluster } from './provision';
+import { prepareSecrets, secretsDir } from './secrets';
+import { files, readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
+import { startTemporalServer } from './temporal-server';
+import { HISTORY_SHARDS, NAMESPACE, NAMESPACE_RETENTION, TASK_QUEUE, VERSIONS } from './topology';
+import { startUi, type RunningUi } from './ui';
+
+export interface ClusterOptions {
+  stateDir: string;
+  workers: number;
+  gateways: number;
+  /** Keep PostgreSQL's data (and the secrets that go with it) across runs. */
+  keepData: boolean;
+  /** One progress line per step. */
+  say: (line: string) => void;
+  /** Checked between steps: a Ctrl-C while starting stops what has started. */
+  aborted?: () => boolean;
+}
+
+export interface RunningCluster {
+  info: ClusterInfo;
+  /** Every long-running child, in start order (for monitoring). */
+  children: Array<{ name: string; child: Child }>;
+  stop(): Promise<void>;
+}
+
+export class ClusterStartAborted extends Error {
+  override name = 'ClusterStartAborted';
+}
+
+export class ClusterAlreadyRunning extends Error {
+  override name = 'ClusterAlreadyRunning';
+}
+
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** Kills what a previous `up` of this state dir left running (it was SIGKILLed, say). */
+export async function cleanLeftovers(stateDir: string, say: (line: string) => void): Promise<number> {
+  const prev = readInfo(stateDir);
+  if (!prev?.runId) return 0;
+  const pids = processesOfRun(prev.runId);
+  if (pids.length === 0) return 0;
+  say(`stopping ${pids.length} process(es) left by an earlier run (${prev.runId}): ${pids.join(', ')}`);
+  for (const pid of pids) killGroup(pid, 'SIGTERM');
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // gone
+    }
+  }
+  const deadline = Date.now() + 10_000;
+  while (processesOfRun(prev.runId).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  for (const pid of processesOfRun(prev.runId)) {
+    killGroup(pid, 'SIGKILL');
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  for (const pid of pids) await waitGroupGone(pid, 2_000);
+  return pids.length;
+}
+
+export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
+  const stateDir = path.resolve(o.stateDir);
+  fs.mkdirSync(stateDir, { recursive: true });
+  const f = files(stateDir);
+  const other = runningUpPid(stateDir);
+  if (other !== undefined && other !== process.pid) {
+    throw new ClusterAlreadyRunning(`a cluster is already running from ${stateDir} (mpf cluster up, pid ${other}); stop it with: mpf cluster down --state-dir ${stateDir}`);
+  }
+  await cleanLeftovers(stateDir, o.say);
+  fs.mkdirSync(f.logs, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(f.pid, `${process.pid}\n`);
+
+  const runId = randomUUID();
+  const info: ClusterInfo = {
+    runId,
+    status: 'starting',
+    pid: process.pid,
+    stateDir,
+    startedAt: new Date().toISOString(),
+    keepData: o.keepData,
+    gateways: [],
+    workers: [],
+    secretsDir: secretsDir(stateDir),
+    envFile: f.env,
+    logDir: f.logs,
+  };
+  writeInfo(info);
+
+  // Each tier (all gateways, all workers together) is stopped in the reverse of compose's order,
+  // whatever order they happened to become ready in.
+  const STOP_RANK = ['postgresql', 'temporal', 'temporal-ui', 'simulator', 'workers', 'gateways'] as const;
+  const tiers = new Map<(typeof STOP_RANK)[number], () => Promise<void>>();
+  const children: RunningCluster['children'] = [];
+  let postgresRoot: string | undefined;
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    info.status = 'stopping';
+    writeInfo(info);
+    for (const name of [...STOP_RANK].reverse()) {
+      const stopTier = tiers.get(name);
+      if (!stopTier) continue;
+      const t0 = Date.now();
+      try {
+        await stopTier();
+        o.say(`stopped ${name} (${secs(Date.now() - t0)})`);
+      } catch (e) {
+        o.say(`stopping ${name}: ${(e as Error).message}`);
+      }
+    }
+    // Anything of this run still running (it should not be): kill it.
+    for (const pid of processesOfRun(runId)) killGroup(pid, 'SIGKILL');
+    if (!o.keepData) {
+      // The database goes, and so do the secrets and the config files that hold them.
+      const t0 = Date.now();
+      if (postgresRoot) fs.rmSync(postgresRoot, { recursive: true, force: true });
+      for (const dir of [secretsDir(stateDir), path.join(stateDir, 'temporal'), path.join(stateDir, 'ui')]) fs.rmSync(dir, { recursive: true, force: true });
+      fs.rmSync(f.env, { force: true });
+      o.say(`removed the database, the secrets and the config files (${secs(Date.now() - t0)}; --keep-data keeps them)`);
+    }
+    info.status = 'stopped';
+    writeInfo(info);
+    fs.rmSync(f.pid, { force: true });
+  };
+
+  const step = async <T>(label: string, run: () => Promise<T>, describe: (r: T) => string): Promise<T> => {
+    if (o.aborted?.()) throw new ClusterStartAborted('interrupted while starting');
+    const t0 = Date.now();
+    const r = await run();
+    o.say(`${label.padEnd(19)} ${describe(r)} (${secs(Date.now() - t0)})`);
+    return r;
+  };
+  const ctxFor = { logDir: f.logs, runId };
+  /** Steps run in parallel: every one is awaited (and what it started registered) before a failure is thrown. */
+  const pending: Array<Promise<unknown>> = [];
+  const parallel = <T>(p: Promise<T>): Promise<T> => {
+    pending.push(p.catch(() => undefined));
+    return p;
+  };
+
+  try {
+    const bins = await step('binaries', async () => ({ ...provisionCluster(), temporalCli: provisionTemporalCli() }), (b) =>
+      `temporal-server ${VERSIONS.temporalServer}, temporal-sql-tool, temporal-ui-server ${VERSIONS.temporalUi}, Temporal CLI, PostgreSQL from ${b.pgBinDir}`);
+    const secrets = prepareSecrets(stateDir, o.keepData);
+    const appCtx = { secretsDir: secretsDir(stateDir), ...ctxFor };
+
+    // The simulator depends on nothing (as in compose): it starts beside the database chain.
+    const simulator = parallel(
+      step('simulator', () => startSimulator(appCtx), (s) => `API ${s.url}, checkout ${s.checkoutUrl} (pid ${s.pid})`).then((sim) => {
+        tiers.set('simulator', sim.stop);
+        children.push({ name: 'simulator', child: sim.child });
+        info.simulator = { url: sim.url, checkoutUrl: sim.checkoutUrl, pid: sim.pid };
+        return sim;
+      }),
+    );
+
+    const pg = await step(
+      'postgresql',
+      () => startPostgres({ binDir: bins.pgBinDir, stateDir, logDir: f.logs, password: secrets.postgres_password, keepData: o.keepData, runId }),
+      (p) => `127.0.0.1:${p.port} (pid ${p.pid}, as user ${p.user}, data ${p.dataDir})`,
+    );
+    postgresRoot = pg.root;
+    tiers.set('postgresql', pg.stop);
+    children.push({ name: 'postgresql', child: pg.child });
+    info.postgres = { host: pg.host, port: pg.port, pid: pg.pid, dataDir: pg.dataDir, user: pg.user, binDir: bins.pgBinDir };
+    writeInfo(info);
+
+    await step(
+      'temporal-schema',
+      () => runSchemaJob({ sqlTool: bins.sqlTool, schemaDir: bins.schemaDir, host: pg.host, port: pg.port, password: secrets.postgres_password, ...ctxFor }),
+      () => 'databases temporal and temporal_visibility created and on the latest schema',
+    );
+
+    const temporal = await step(
+      'temporal',
+      () => startTemporalServer({ binary: bins.temporalServer, stateDir, logDir: f.logs, postgres: { host: pg.host, port: pg.port, password: secrets.postgres_password }, runId }),
+      (t) => `gRPC ${t.address} (pid ${t.pid}, ${HISTORY_SHARDS} history shards, persistence and visibility on PostgreSQL)`,
+    );
+    tiers.set('temporal', temporal.stop);
+    children.push({ name: 'temporal', child: temporal.child });
+    info.temporal = {
+      address: temporal.address, httpAddress: temporal.httpAddress, pid: temporal.pid, namespace: NAMESPACE, taskQueue: TASK_QUEUE,
+      historyShards: HISTORY_SHARDS, version: VERSIONS.temporalServer,
+    };
+    writeInfo(info);
+
+    // Temporal Web needs only the server (as in compose), so it starts beside the namespace job.
+    // It decodes through gateway-1's codec endpoint: that gateway's port is chosen now.
+    const gw1Port = await freePort();
+    const codecFor = (gatewayUrl: string) => codecWebEndpoint(gatewayUrl, secrets.codec_auth_token);
+    let ui: RunningUi | undefined;
+    const uiStarted = parallel(
+      step(
+        'temporal-ui',
+        () => startUi({ binary: bins.uiServer, stateDir, logDir: f.logs, runId, temporalAddress: temporal.address, codecEndpoint: codecFor(`http://127.0.0.1:${gw1Port}`) }),
+        (u) => `${u.url} (pid ${u.pid}, codec endpoint on gateway-1)`,
+      ).then((u) => {
+        ui = u;
+        tiers.set('temporal-ui', () => (ui as RunningUi).stop());
+        children.push({ name: 'temporal-ui', child: u.child });
+        return u;
+      }),
+    );
+    const namespaceJobDone = parallel(
+      step(
+        'temporal-namespace',
+        () => runNamespaceJob({ temporalCli: bins.temporalCli, address: temporal.address, ...ctxFor }),
+        () => `namespace ${NAMESPACE} (retention ${NAMESPACE_RETENTION}), search attributes ${Object.keys(CUSTOM_SEARCH_ATTRIBUTES).join(', ')}`,
+      ),
+    );
+    await Promise.all(pending);
+    const [sim, firstUi] = await Promise.all([simulator, uiStarted, namespaceJobDone]);
+    ui = firstUi;
+    info.ui = { url: ui.url, pid: ui.pid, version: VERSIONS.temporalUi };
+    writeInfo(info);
+
+    // Workers and gateways, all at once (compose starts them together once their dependencies are up).
+    const started = await step(
+      'workers, gateways',
+      async () => {
+        const workerJobs = Array.from({ length: o.workers }, (_, i) =>
+          startWorker(appCtx, `worker-${i + 1}`, { temporalAddress: temporal.address, providerBaseUrl: sim.url }));
+        const gatewayJobs = Array.from({ length: o.gateways }, (_, i) =>
+          startGateway(appCtx, `gateway-${i + 1}`, { temporalAddress: temporal.address, temporalWebOrigin: firstUi.url, ...(i === 0 ? { port: gw1Port } : {}) }));
+        const [w, g] = await Promise.all([Promise.allSettled(workerJobs), Promise.allSettled(gatewayJobs)]);
+        const workers = w.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        const gateways = g.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        tiers.set('workers', async () => void (await Promise.all(workers.map((x) => x.stop()))));
+        tiers.set('gateways', async () => void (await Promise.all(gateways.map((x) => x.stop()))));
+        for (const x of [...workers, ...gateways]) children.push({ name: x.name, child: x.child });
+        const failed = [...w, ...g].find((r) => r.status === 'rejected');
+        if (failed) throw failed.reason;
+        return { workers, gateways };
+      },
+      (r) => `${r.workers.length} worker(s) polling ${TASK_QUEUE}, ${r.gateways.length} gateway(s) ready`,
+    );
+    const workers: RunningApp[] = started.workers;
+    const gateways: RunningGateway[] = started.gateways;
+
+    // gateway-1 lost the port chosen for it to another process: Temporal Web must follow it.
+    const gw1 = gateways[0];
+    if (gw1 && gw1.url !== `http://127.0.0.1:${gw1Port}`) {
+      const oldUi: RunningUi = ui;
+      await oldUi.stop();
+      ui = await startUi({ binary: bins.uiServer, stateDir, logDir: f.logs, runId, temporalAddress: temporal.address, codecEndpoint: codecFor(gw1.url), port: oldUi.port });
+      const i = children.findIndex((c) => c.child === oldUi.child);
+      if (i >= 0) children[i] = { name: 'temporal-ui', child: ui.child };
+      info.ui = { url: ui.url, pid: ui.pid, version: VERSIONS.temporalUi };
+    }
+
+    info.workers = workers.map((w) => ({ name: w.name, pid: w.pid }));
+    info.gateways = gateways.map((g) => ({ name: g.name, url: g.url, pid: g.pid }));
+    writeClientEnv(info);
+    info.status = 'ready';
+    writeInfo(info);
+    return { info, children, stop };
+  } catch (e) {
+    // Steps still running in parallel register what they start; wait for them, then stop it all.
+    await Promise.all(pending);
+    await stop();
+    info.status = 'failed';
+    writeInfo(info);
+    throw e;
+  }
+}
+
+/** cluster.env: what a shell needs to use the cluster with `mpf` (addresses and NAME_FILE paths only). */
+function writeClientEnv(info: ClusterInfo): void {
+  const s = (name: string) => path.join(info.secretsDir, name);
+  const lines = [
+    '# mpf cluster: client settings of the running topology. No secret values: secrets are NAME_FILE paths.',
+    '#   set -a; . ' + info.envFile + '; set +a',
+    `TEMPORAL_ADDRESS=${info.temporal?.address ?? ''}`,
+    `TEMPORAL_NAMESPACE=${NAMESPACE}`,
+    `TEMPORAL_TASK_QUEUE=${TASK_QUEUE}`,
+    `TEMPORAL_UI_URL=${info.ui?.url ?? ''}`,
+    `PAYLOAD_ENCRYPTION_KEYS_FILE=${s('payload_encryption_keys')}`,
+    `GATEWAY_PUBLIC_URL=${info.gateways[0]?.url ?? ''}`,
+    `GATEWAY_API_KEY_FILE=${s('gateway_api_key')}`,
+    `CODEC_AUTH_TOKEN_FILE=${s('codec_auth_token')}`,
+    `# gateways: ${info.gateways.map((g) => g.url).join(' ')}`,
+    `# simulator: ${info.simulator?.url ?? ''} (checkout ${info.simulator?.checkoutUrl ?? ''})`,
+  ];
+  fs.writeFileSync(info.envFile, `${lines.join('\n')}\n`, { mode: 0o600 });
+}

@@ -1,0 +1,195 @@
+/** `mpf swap start|pin|status|cancel`: the swap flow through the typed client. */
+import { Command } from 'commander';
+import type * as Library from '../../client/mpf-client';
+import { FlowNotFoundError } from '../../client/errors';
+import type * as Messages from '../../../workflows/messages';
+import type { PinOutcome, SwapState, SwapView } from '../../../workflows/messages';
+import type * as Connect from '../connect';
+import { DEFAULT_WAIT_SECONDS, JSON_HELP, parseAmount, parsePositive, WAIT_HELP } from '../options';
+import { formatAmount, printJson, printLines, rows, withTimeLeft } from '../output';
+import { readPin } from '../pin-input';
+
+interface SwapStartOptions {
+  userRef: string;
+  from: string;
+  to: string;
+  amount: number;
+  txnRef: string;
+  wait?: number;
+  json?: boolean;
+}
+
+interface SwapPinOptions {
+  wait?: number;
+  json?: boolean;
+}
+
+interface SwapStatusOptions {
+  json?: boolean;
+}
+
+interface SwapCancelOptions {
+  reason?: string;
+  json?: boolean;
+}
+
+export function swapCommand(): Command {
+  const swap = new Command('swap').description('wallet currency swaps');
+  swap
+    .command('start')
+    .description('start a swap: initialise it at the provider and print the rate, amounts, expiry and PIN URL')
+    .requiredOption('--user-ref <ref>', "merchant's reference of the user")
+    .requiredOption('--from <currency>', 'source currency, e.g. USD')
+    .requiredOption('--to <currency>', 'destination currency, e.g. NGN')
+    .requiredOption('--amount <amount>', 'amount in the source currency', parseAmount)
+    .requiredOption('--txn-ref <ref>', 'unique transaction reference (the swap id is swap-<txn-ref>)')
+    .option('--wait <seconds>', WAIT_HELP, parsePositive)
+    .option('--json', JSON_HELP)
+    .action(swapStart);
+  swap
+    .command('pin')
+    .description('submit the wallet PIN (typed at a hidden prompt, or piped on stdin; never an argument)')
+    .argument('<swap_id>', 'the swap id, swap-<txn-ref>')
+    .option('--wait <seconds>', WAIT_HELP, parsePositive)
+    .option('--json', JSON_HELP)
+    .action(swapPin);
+  swap
+    .command('status')
+    .description("show a swap's state")
+    .argument('<swap_id>', 'the swap id, swap-<txn-ref>')
+    .option('--json', JSON_HELP)
+    .action(swapStatus);
+  swap
+    .command('cancel')
+    .description('cancel a swap still awaiting its PIN')
+    .argument('<swap_id>', 'the swap id, swap-<txn-ref>')
+    .option('--reason <text>', 'why (recorded on the swap)')
+    .option('--json', JSON_HELP)
+    .action(swapCancel);
+  return swap;
+}
+
+// The client library loads when a swap command runs, not when the program is built.
+/* eslint-disable @typescript-eslint/no-require-imports */
+const library = (): typeof Library => require('../../client/mpf-client') as typeof Library;
+const messages = (): typeof Messages => require('../../../workflows/messages') as typeof Messages;
+const connect = (): typeof Connect => require('../connect') as typeof Connect;
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+const CANCELLABLE: readonly SwapState[] = ['initializing', 'awaiting_pin'];
+
+class NotCancellableError extends Error {
+  override name = 'NotCancellableError';
+}
+
+function swapLines(s: SwapView, extra: Array<[string, string | undefined]> = []): string[] {
+  return [
+    `swap ${s.swap_id}: ${s.state}`,
+    ...rows([
+      ['amount', formatAmount(s.amount, s.from_currency)],
+      ['converted', formatAmount(s.converted_amount, s.to_currency)],
+      ['rate', s.rate_used === undefined ? undefined : `1 ${s.from_currency} = ${s.rate_used} ${s.to_currency}`],
+      ['expires_at', s.state === 'awaiting_pin' ? withTimeLeft(s.expires_at) : s.expires_at],
+      ['payment_ref', s.payment_ref],
+      ['txn_ref', s.txn_ref],
+      ['user_ref', s.user_ref],
+      ['pin attempts', s.pin_attempts_used > 0 || s.state === 'awaiting_pin' ? `${s.pin_attempts_used} used, ${s.pin_attempts_left} left` : undefined],
+      ['reason', s.reason],
+      ['provider', s.provider_message],
+      ['notifications', s.notifications.length > 0 ? s.notifications.map((n) => `${n.outcome} at ${n.received_at}`).join('; ') : undefined],
+      ...extra,
+    ]),
+  ];
+}
+
+async function swapStart(opts: SwapStartOptions): Promise<void> {
+  const { parseOrThrow, SwapStartBody } = library();
+  const { withClient, answerWithin } = connect();
+  // Validated before anything connects: a bad field starts nothing.
+  const body = parseOrThrow(SwapStartBody, {
+    user_ref: opts.userRef,
+    from_currency: opts.from,
+    to_currency: opts.to,
+    amount: opts.amount,
+    txn_ref: opts.txnRef,
+  });
+  const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
+  await withClient(async (c) => {
+    const started = await answerWithin(
+      c.mpf.startSwap(body),
+      wait,
+      c,
+      `(the swap swap-${body.txn_ref} may have been started: see \`mpf swap status swap-${body.txn_ref}\`)`,
+    );
+    if (opts.json) return printJson(started);
+    printLines(swapLines(started.swap, [['pin_url', started.pin_url]]));
+    if (started.swap.state !== 'awaiting_pin') process.exitCode = 1;
+  }, wait);
+}
+
+function pinOutcomeLine(o: PinOutcome): string {
+  switch (o.outcome) {
+    case 'confirmed':
+      return 'confirmed';
+    case 'pin_rejected':
+      return `PIN rejected: ${o.attempts_left} attempt${o.attempts_left === 1 ? '' : 's'} left (state ${o.state})`;
+    case 'failed':
+    case 'needs_reconciliation':
+      return `${o.outcome}${o.reason ? `: ${o.reason}` : ''} (state ${o.state})`;
+    default:
+      return `${o.outcome} (state ${o.state})`;
+  }
+}
+
+async function swapPin(swapId: string, opts: SwapPinOptions): Promise<void> {
+  const walletPin = await readPin();
+  const { withClient, answerWithin } = connect();
+  const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
+  await withClient(async (c) => {
+    const outcome = await answerWithin(
+      c.mpf.submitPin(swapId, { wallet_pin: walletPin }),
+      wait,
+      c,
+      `(the PIN may still be confirmed: see \`mpf swap status ${swapId}\`)`,
+    );
+    if (!outcome) throw new Error('the swap gave no outcome for the PIN');
+    if (opts.json) printJson(outcome);
+    else printLines([pinOutcomeLine(outcome)]);
+    if (outcome.outcome !== 'confirmed') process.exitCode = 1;
+  }, wait);
+}
+
+async function swapStatus(swapId: string, opts: SwapStatusOptions): Promise<void> {
+  const { withClient, answerWithin } = connect();
+  await withClient(async (c) => {
+    const s = await answerWithin(c.mpf.getSwap(swapId), DEFAULT_WAIT_SECONDS, c);
+    if (opts.json) printJson(s);
+    else printLines(swapLines(s));
+  });
+}
+
+async function swapCancel(swapId: string, opts: SwapCancelOptions): Promise<void> {
+  const { SWAP_TERMINAL_STATES } = messages();
+  await connect().withClient(async ({ mpf }) => {
+    const before = await mpf.getSwap(swapId);
+    if (!CANCELLABLE.includes(before.state)) {
+      throw new NotCancellableError(`swap ${swapId} is ${before.state}: only a swap awaiting its PIN can be cancelled`);
+    }
+    let s: SwapView;
+    try {
+      s = await mpf.cancelSwap(swapId, opts.reason ?? 'cancelled from the command line');
+    } catch (err) {
+      if (!(err instanceof FlowNotFoundError)) throw err;
+      s = await mpf.getSwap(swapId); // it closed meanwhile
+    }
+    // The signal is handled asynchronously: wait briefly for the swap to leave awaiting_pin.
+    const deadline = Date.now() + 5_000;
+    while (!SWAP_TERMINAL_STATES.includes(s.state) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      s = await mpf.getSwap(swapId);
+    }
+    if (opts.json) printJson(s);
+    else printLines(swapLines(s));
+    if (s.state !== 'cancelled') process.exitCode = 1;
+  });
+}

@@ -1,0 +1,30 @@
+/**
+ * The `mpf` program: only assembles the commands. Each command module builds its own commander
+ * Command, owns its options, and loads what its action needs only when it runs (a worker loads no
+ * gateway, `mpf --help` no Temporal client).
+ */
+import { Command } from 'commander';
+import { clusterCommand } from '../../cluster/command';
+import { categoriesCommand } from './commands/categories';
+import { codecWebEndpointCommand } from './commands/codec';
+import { demoCommand } from './commands/demo';
+import { gatewayCommand } from './commands/gateway';
+import { linkCommand } from './commands/link';
+import { simulatorCommand } from './commands/simulator';
+import { swapCommand } from './commands/swap';
+import { workerCommand } from './commands/worker';
+
+export function buildProgram(): Command {
+  return new Command('mpf')
+    .description('Merchant payment flows on Temporal: swaps, payment links, categories')
+    .showSuggestionAfterError(true)
+    .addCommand(workerCommand())
+    .addCommand(gatewayCommand())
+    .addCommand(simulatorCommand())
+    .addCommand(swapCommand())
+    .addCommand(linkCommand())
+    .addCommand(categoriesCommand())
+    .addCommand(codecWebEndpointCommand())
+    .addCommand(demoCommand())
+    .addCommand(clusterCommand());
+}

@@ -1,0 +1,77 @@
+/** Errors of the typed client; the gateway maps each to one HTTP status (gateway/errors.ts), the CLI to one line. */
+
+/** Bad input: names the field; nothing was started. -> 400 */
+export class InputError extends Error {
+  override name = 'InputError';
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The reference was used before: the existing flow is returned, nothing new started. -> 409 */
+export class DuplicateFlowError extends Error {
+  override name = 'DuplicateFlowError';
+  constructor(
+    readonly kind: 'swap' | 'payment_link',
+    readonly flowId: string,
+    readonly existing: unknown,
+  ) {
+    super(`a ${kind.replace('_', ' ')} with this reference already exists: ${flowId}`);
+  }
+}
+
+/** -> 404 */
+export class FlowNotFoundError extends Error {
+  override name = 'FlowNotFoundError';
+  constructor(
+    readonly kind: string,
+    readonly flowId: string,
+  ) {
+    super(`no ${kind.replace('_', ' ')} ${flowId}`);
+  }
+}
+
+/**
+ * The flow was started (or sent a PIN) but its answer (initialization, link creation, PIN outcome)
+ * did not come back in time, typically because no worker is running. Nothing is lost: the flow goes
+ * on when a worker polls; look it up by id. -> 504
+ */
+export class FlowPendingError extends Error {
+  override name = 'FlowPendingError';
+  constructor(
+    readonly kind: 'swap' | 'payment_link',
+    readonly flowId: string,
+    waitedMs: number,
+    what = 'was started',
+  ) {
+    super(`the ${kind.replace('_', ' ')} ${flowId} ${what} but did not answer within ${Math.round(waitedMs / 1000)} s (is a worker running?); look it up by its id`);
+  }
+}
+
+/** The swap's validator refused the PIN (not awaiting a PIN, one already in flight). -> 409 */
+export class PinNotAcceptedError extends Error {
+  override name = 'PinNotAcceptedError';
+}
+
+/**
+ * No worker answered a state lookup in time and the flow is still running. Nothing is lost: the
+ * flow goes on when a worker polls. Carries the last state the flow published (search attribute).
+ * -> 503 with Retry-After
+ */
+export class WorkerUnavailableError extends Error {
+  override name = 'WorkerUnavailableError';
+  constructor(
+    readonly kind: string,
+    readonly flowId: string,
+    waitedMs: number,
+    readonly lastKnownState: string | undefined,
+  ) {
+    super(
+      `no worker answered for the ${kind.replace('_', ' ')} ${flowId} within ${Math.round(waitedMs / 1000)} s (is a worker running?); ` +
+        `its last known state is ${lastKnownState ?? 'unknown'}; try again shortly`,
+    );
+  }
+}

@@ -1,0 +1,332 @@
+/**
+ * `mpf demo` (`npm run demo`): the whole stack on this machine, then both flows end to end over
+ * the gateway's HTTP API, with progress lines and Temporal Web links.
+ *
+ *   Temporal dev server (Web UI, persistent .data/demo-temporal.db) — or TEMPORAL_ADDRESS's server
+ *   provider simulator (free ports) · in-process worker · gateway (+ codec server for the Web UI)
+ *   a small "merchant site" serving the payment link's redirect_url
+ *
+ * Swap: POST /v1/swaps -> rate, converted amount, expiry -> POST /v1/swaps/{id}/pin with the
+ * swap's pin_token -> confirmed. Payment link: POST /v1/payment-links -> pay_link -> paid on the
+ * simulator's checkout page in headless Chromium (or the simulator's control API) -> redirect to
+ * the merchant site -> the provider's notification reaches the gateway -> paid.
+ *
+ * `--once`: tears everything down and returns 0 only if the swap ended confirmed and the link
+ * paid. Otherwise it keeps running, prints where everything is, and stops cleanly on Ctrl-C.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Connection } from '@temporalio/client';
+import { request } from 'undici';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { loadEnv } from '../../config/env';
+import { codecWebEndpoint } from '../../codec/codec-server';
+import { generateDevKeys } from '../../codec/keys';
+import { ProviderClient } from '../../provider/client';
+import { SIMULATOR_DEFAULT_CREDENTIALS, startSimulator } from '../../simulator';
+import { connectClient, temporalTargetFromEnv } from '../../temporal/connection';
+import { connectNative } from '../../temporal/native-connection';
+import { startDevServer } from '../../temporal/dev-server';
+import { freePort } from '../../temporal/ports';
+import { PROJECT_ROOT } from '../../temporal/provision';
+import { ensureSearchAttributes } from '../../temporal/search-attributes-admin';
+import { createMpfWorker } from '../../worker';
+import { mpfClientFromEnv } from '../client/from-env';
+import { startGateway } from '../gateway/main';
+import { startMerchantSite } from './merchant-site';
+import { payLink } from './pay';
+
+const DEMO_DB_FILE = path.join(PROJECT_ROOT, '.data', 'demo-temporal.db');
+/** The demo simulator's wallet PIN for every user (SimulatorOptions.defaultPin); never printed. */
+const SIMULATOR_DEFAULT_PIN = '1234';
+
+export interface DemoOptions {
+  once: boolean;
+  /** Where progress lines go (default stdout). */
+  write?: (line: string) => void;
+}
+
+interface Json {
+  [k: string]: unknown;
+}
+
+/** Resources stopped in reverse order of start, each at most once, errors reported not thrown. */
+class Teardown {
+  private readonly steps: Array<{ name: string; fn: () => Promise<void> }> = [];
+  add(name: string, fn: () => Promise<void>): void {
+    this.steps.push({ name, fn });
+  }
+  async run(say: (l: string) => void): Promise<void> {
+    while (this.steps.length > 0) {
+      const { name, fn } = this.steps.pop()!;
+      try {
+        await fn();
+      } catch (e) {
+        say(`stopping ${name} failed: ${(e as Error).message}`);
+      }
+    }
+  }
+}
+
+function uniqueRef(prefix: string): string {
+  const stamp = new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14);
+  return `${prefix}-${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+const money = (n: unknown, currency: unknown): string =>
+  typeof n === 'number' ? `${n.toLocaleString('en-US', { maximumFractionDigits: 8 })} ${String(currency)}` : '?';
+
+async function http(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: Json }> {
+  const res = await request(url, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
+  });
+  const text = await res.body.text();
+  let json: Json;
+  try {
+    json = text ? (JSON.parse(text) as Json) : {};
+  } catch {
+    json = { raw: text.slice(0, 200) };
+  }
+  return { status: res.statusCode, json };
+}
+
+function expectStatus(what: string, r: { status: number; json: Json }, ok: number[]): void {
+  if (!ok.includes(r.status)) {
+    const msg = typeof r.json.message === 'string' ? r.json.message : typeof r.json.error === 'string' ? r.json.error : JSON.stringify(r.json).slice(0, 200);
+    throw new Error(`${what} answered ${r.status}: ${msg}`);
+  }
+}
+
+export async function runDemo(opts: DemoOptions): Promise<number> {
+  const write = opts.write ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const say = (msg: string): void => write(`[demo] ${msg}`);
+  const teardown = new Teardown();
+  let swapOk = false;
+  let linkOk = false;
+  let stopRequested: (() => void) | undefined;
+  const stopSignal = new Promise<void>((resolve) => (stopRequested = resolve));
+  const onSignal = (): void => stopRequested?.();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  try {
+    const env = loadEnv();
+    quietTemporalRuntime();
+    if (env.MPS_BASE_URL) say('MPS_BASE_URL is ignored: the demo always runs against its embedded provider simulator');
+
+    // ---- Temporal ------------------------------------------------------------------------------
+    const gatewayPort = await freePort();
+    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    // Generated before the dev server so Temporal Web gets the codec's capability URL at start.
+    const codecToken = randomBytes(24).toString('base64url');
+    let address: string;
+    let namespace: string;
+    let uiUrl: string | undefined;
+    if (env.TEMPORAL_ADDRESS) {
+      const target = temporalTargetFromEnv(env);
+      address = target.address;
+      namespace = target.namespace;
+      uiUrl = env.TEMPORAL_UI_URL?.replace(/\/+$/, '');
+      say(`using the Temporal server at ${address} (TEMPORAL_ADDRESS), namespace ${namespace}`);
+    } else {
+      say(`starting the Temporal dev server (Web UI on, database ${path.relative(process.cwd(), DEMO_DB_FILE) || DEMO_DB_FILE}) …`);
+      const server = await startDevServer({ ui: true, dbFile: DEMO_DB_FILE, uiCodecEndpoint: codecWebEndpoint(gatewayUrl, codecToken) });
+      teardown.add('the Temporal dev server', () => server.stop());
+      address = server.address;
+      namespace = server.namespace;
+      uiUrl = server.uiUrl;
+      say(`Temporal dev server at ${address} (pid ${server.pid}); Temporal Web at ${uiUrl}`);
+    }
+    const webLink = (workflowId: string): string =>
+      uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}` : `(set TEMPORAL_UI_URL for a link) workflow ${workflowId}`;
+
+    const keys = env.PAYLOAD_ENCRYPTION_KEYS ?? generateDevKeys();
+    say(env.PAYLOAD_ENCRYPTION_KEYS ? 'payload encryption keys: PAYLOAD_ENCRYPTION_KEYS' : 'payload encryption keys: generated for this run (set PAYLOAD_ENCRYPTION_KEYS to use your own)');
+    const target = { ...temporalTargetFromEnv({ ...env, TEMPORAL_ADDRESS: address }), namespace };
+    const client = await connectClient(target, keys);
+    teardown.add('the Temporal client', () => client.connection.close());
+    // Our search attributes exist on a dev server we started; a server we were pointed at may lack them.
+    await ensureSearchAttributes(client.connection as Connection, namespace);
+
+    // ---- simulator, worker ----------------------------------------------------------------------
+    const sim = await startSimulator({ defaultPin: SIMULATOR_DEFAULT_PIN });
+    teardown.add('the simulator', () => sim.close());
+    say(`provider simulator: API ${sim.baseUrl}, hosted checkout ${sim.checkoutUrl} (no money moves)`);
+
+    const taskQueue = `mpf-demo-${randomBytes(4).toString('hex')}`;
+    const provider = new ProviderClient({ baseUrl: sim.baseUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
+    teardown.add('the provider client', () => provider.close());
+    const native = await connectNative(target);
+    teardown.add('the worker connection', () => native.close());
+    say('worker: bundling the workflows …');
+    const worker = await createMpfWorker({ connection: native, namespace, taskQueue, keys, provider, identity: `mpf-demo@${process.pid}` });
+    const workerRun = worker.run().catch((e: unknown) => say(`the worker stopped: ${(e as Error).message}`));
+    teardown.add('the worker', async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await workerRun;
+    });
+    say(`worker polling task queue ${taskQueue}`);
+
+    // ---- gateway, merchant site -----------------------------------------------------------------
+    const apiKey = randomBytes(24).toString('base64url');
+    const corsOrigins = uiUrl ? [...new Set([new URL(uiUrl).origin, new URL(uiUrl).origin.replace('127.0.0.1', 'localhost')])] : [];
+    // The flow settings come from the environment like the gateway's, except the late-notification
+    // grace: the demo's links end when paid, so `--once` leaves no flow running.
+    const mpf = await mpfClientFromEnv(env, {
+      client,
+      taskQueue,
+      keys,
+      publicUrl: gatewayUrl,
+      notificationBaseUrl: gatewayUrl,
+      linkLateNotificationGraceSeconds: 0,
+    });
+    const gateway = await startGateway({
+      mpf,
+      apiKey,
+      host: '127.0.0.1',
+      port: gatewayPort,
+      publicUrl: gatewayUrl,
+      codec: { keys, authToken: codecToken, corsOrigins },
+      logger: false,
+    });
+    teardown.add('the gateway', () => gateway.close());
+    say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec${env.TEMPORAL_ADDRESS ? '' : ', which Temporal Web uses to show payloads decoded'})`);
+    const site = await startMerchantSite();
+    teardown.add('the merchant site', () => site.close());
+    say(`merchant site ${site.url} (the payment link's redirect_url)`);
+    const backend = { 'x-api-key': apiKey };
+
+    // ---- swap -----------------------------------------------------------------------------------
+    let swapId: string | undefined;
+    try {
+      say('— swap —');
+      const txnRef = uniqueRef('demo-swap');
+      say(`POST /v1/swaps: 100 USD to NGN for user demo-user, txn_ref ${txnRef}`);
+      const started = await http('POST', `${gateway.url}/v1/swaps`, backend, {
+        user_ref: 'demo-user',
+        from_currency: 'USD',
+        to_currency: 'NGN',
+        amount: 100,
+        txn_ref: txnRef,
+      });
+      expectStatus('POST /v1/swaps', started, [200, 201]);
+      const s = started.json;
+      swapId = String(s.swap_id);
+      say(`swap ${swapId}: ${String(s.state)}; rate 1 ${String(s.from_currency)} = ${String(s.rate_used)} ${String(s.to_currency)}; ${money(s.amount, s.from_currency)} -> ${money(s.converted_amount, s.to_currency)}; confirm before ${String(s.expires_at)}`);
+      say(`Temporal Web: ${webLink(swapId)}`);
+      say(`POST /v1/swaps/${swapId}/pin with the swap's pin_token and the simulator's default wallet PIN`);
+      const pin = await http('POST', `${gateway.url}/v1/swaps/${encodeURIComponent(swapId)}/pin`, { authorization: `Bearer ${String(s.pin_token)}` }, { wallet_pin: SIMULATOR_DEFAULT_PIN });
+      expectStatus('POST /v1/swaps/{id}/pin', pin, [200]);
+      const view = await http('GET', `${gateway.url}/v1/swaps/${encodeURIComponent(swapId)}`, backend);
+      expectStatus('GET /v1/swaps/{id}', view, [200]);
+      swapOk = pin.json.outcome === 'confirmed' && view.json.state === 'confirmed';
+      say(`swap ${swapId}: ${String(view.json.state)} (PIN outcome: ${String(pin.json.outcome)}${pin.json.attempts_left !== undefined ? `, ${String(pin.json.attempts_left)} attempts left` : ''})`);
+    } catch (e) {
+      say(`swap failed: ${(e as Error).message}`);
+    }
+
+    // ---- payment link ---------------------------------------------------------------------------
+    let linkId: string | undefined;
+    try {
+      say('— payment link —');
+      const merchantRef = uniqueRef('demo-order');
+      say(`POST /v1/payment-links: 25,000 NGN from Ada Lovelace, txn_merchant_ref ${merchantRef}`);
+      const created = await http('POST', `${gateway.url}/v1/payment-links`, backend, {
+        user_ref: 'demo-user',
+        txn_merchant_ref: merchantRef,
+        amount: 25_000,
+        full_name: 'Ada Lovelace',
+        email: 'ada@example.com',
+        phone: '+2348000000000',
+        redirect_url: site.returnUrl,
+        success_message: 'Thank you for your order',
+      });
+      expectStatus('POST /v1/payment-links', created, [200, 201]);
+      const l = created.json;
+      linkId = String(l.link_id);
+      say(`payment link ${linkId}: ${String(l.state)}; payment_ref ${String(l.payment_ref)}`);
+      say(`pay_link: ${String(l.pay_link)}`);
+      say(`Temporal Web: ${webLink(linkId)}`);
+      const paid = await payLink({
+        payLink: String(l.pay_link),
+        paymentRef: String(l.payment_ref),
+        simulatorUrl: sim.baseUrl,
+        redirectPrefix: site.returnUrl,
+        say,
+      });
+      say(`the customer's browser ${paid.via === 'browser' ? 'landed on' : 'is sent to'} ${paid.landedOn} (${paid.via === 'browser' ? `page says: ${paid.landingStatus}` : paid.landingStatus})`);
+      say('waiting for the provider\'s notification to reach the gateway …');
+      const final = await pollLink(`${gateway.url}/v1/payment-links/${encodeURIComponent(linkId)}`, backend, 30_000);
+      const notes = Array.isArray(final.notifications) ? (final.notifications as Json[]) : [];
+      for (const n of notes) {
+        say(`notification received ${String(n.received_at)}: outcome ${String(n.outcome)}${n.applied ? ', applied' : ''}${typeof n.deliveries === 'number' && n.deliveries > 1 ? `, ${n.deliveries} deliveries` : ''}`);
+      }
+      linkOk = final.state === 'paid';
+      say(`payment link ${linkId}: ${String(final.state)}`);
+    } catch (e) {
+      say(`payment link failed: ${(e as Error).message}`);
+    }
+
+    say('— result —');
+    say(`swap ${swapOk ? 'confirmed' : 'NOT confirmed'}, payment link ${linkOk ? 'paid' : 'NOT paid'}: ${swapOk && linkOk ? 'OK' : 'FAILED'}`);
+
+    if (!opts.once) {
+      // One more swap left awaiting its PIN, so the PIN page can be tried in a browser.
+      const example = await http('POST', `${gateway.url}/v1/swaps`, backend, {
+        user_ref: 'demo-user',
+        from_currency: 'EUR',
+        to_currency: 'NGN',
+        amount: 50,
+        txn_ref: uniqueRef('demo-pin-page'),
+      }).catch(() => undefined);
+      say('— running; press Ctrl-C to stop —');
+      // This run's API key and codec token go to a file only the owner can read, never to the console.
+      const secretsFile = path.join(path.dirname(DEMO_DB_FILE), 'demo-secrets.env');
+      fs.writeFileSync(secretsFile, `GATEWAY_API_KEY=${apiKey}\nCODEC_AUTH_TOKEN=${codecToken}\n`, { mode: 0o600 });
+      fs.chmodSync(secretsFile, 0o600);
+      say(`this run's API key and codec token: ${path.relative(process.cwd(), secretsFile) || secretsFile} (source it in your shell)`);
+      say(`gateway:       ${gateway.url} (OpenAPI ${gateway.url}/openapi.json; header x-api-key: $GATEWAY_API_KEY)`);
+      if (example && (example.status === 200 || example.status === 201)) {
+        say(`PIN page:      ${String(example.json.pin_url)} (enter the simulator's default wallet PIN)`);
+      }
+      say(`Temporal Web:  ${uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows` : '(TEMPORAL_UI_URL unset)'}`);
+      say(`decode history: temporal workflow show --address ${address} -w ${swapId ?? 'WORKFLOW_ID'} --codec-endpoint ${gateway.url}/codec --codec-auth "Bearer $CODEC_AUTH_TOKEN"`);
+      say(`checkout:      ${sim.checkoutUrl} (simulator control API ${sim.baseUrl}/_sim)`);
+      await Promise.race([stopSignal, workerRun]);
+      say('stopping …');
+    }
+  } catch (e) {
+    say(`failed: ${(e as Error).message}`);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await teardown.run(say);
+    say('stopped');
+  }
+  return swapOk && linkOk ? 0 : 1;
+}
+
+async function pollLink(url: string, headers: Record<string, string>, timeoutMs: number): Promise<Json> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await http('GET', url, headers);
+    expectStatus('GET /v1/payment-links/{id}', r, [200]);
+    if (r.json.state !== 'awaiting_payment' && r.json.state !== 'creating') return r.json;
+    if (Date.now() > deadline) return r.json;
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+/** The SDK's INFO lines (worker state changes) would drown the demo's own lines. */
+function quietTemporalRuntime(): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // already installed (e.g. embedded in a test process): keep it
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The HTTP gateway's fastify app: zod schemas for validation and the OpenAPI document
+ * (GET /openapi.json), the backend's API-key routes, the PIN-entry page and its pin_token routes
+ * (rate-limited), the provider's notification webhook, health checks, and the codec server at
+ * /codec for Temporal Web. Built without listening, so tests drive it with `app.inject`; main.ts
+ * listens and is the `mpf gateway` process.
+ */
+import fastifyRateLimit from '@fastify/rate-limit';
+import fastifySwagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { registerCodecServer } from '../../codec/codec-server';
+import type { MpfClient } from '../client/mpf-client';
+import { apiKeyChecker } from './auth';
+import type { GatewayContext } from './context';
+import { installErrorHandlers, sendError } from './errors';
+import { gatewayLoggerOptions } from './logging';
+import { registerCategoryRoutes } from './routes/categories';
+import { registerLinkRoutes } from './routes/links';
+import { notificationRoutes } from './routes/notifications';
+import { registerOperationRoutes } from './routes/operations';
+import { registerSwapRoutes } from './routes/swaps';
+
+export interface GatewayAppOptions {
+  mpf: MpfClient;
+  /** GATEWAY_API_KEY: backend routes need `x-api-key: <key>` or `Authorization: Bearer <key>`. */
+  apiKey: string;
+  /** Mounts the codec server at /codec (its own Bearer token; exempt from the API key). */
+  codec?: { keys: string; authToken: string; corsOrigins: string[] };
+  /** PIN submissions per swap and client address; default 5 per minute. */
+  pinRateLimit?: { max: number; timeWindowMs: number };
+  /** false (default), true, or pino options such as { level, stream }; secrets are always redacted. */
+  logger?: boolean | object;
+}
+
+const DEFAULT_PIN_RATE_LIMIT = { max: 5, timeWindowMs: 60_000 };
+
+/** Builds the gateway's fastify app (not listening). */
+export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInstance> {
+  const checkApiKey = apiKeyChecker(opts.apiKey);
+  const ctx: GatewayContext = { mpf: opts.mpf, pinRateLimit: opts.pinRateLimit ?? DEFAULT_PIN_RATE_LIMIT };
+
+  const app = Fastify({
+    logger: gatewayLoggerOptions(opts.logger),
+    forceCloseConnections: true,
+    bodyLimit: 256 * 1024,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandlers(app);
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'merchant-payment-flows gateway',
+        version: '1.0.0',
+        description:
+          'Durable wallet swaps and hosted bank-transfer payment links on Temporal. Errors are ' +
+          '{ error, message, field? }; a bad body is 400 invalid_request naming the field and starts nothing.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'GATEWAY_API_KEY' },
+          apiKeyBearer: { type: 'http', scheme: 'bearer', description: 'GATEWAY_API_KEY as a Bearer token' },
+          pinToken: { type: 'http', scheme: 'bearer', description: "the swap's pin_token (from POST /v1/swaps)" },
+        },
+      },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(fastifyRateLimit, { global: false });
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (!req.routeOptions.config?.apiKey) return undefined;
+    const verdict = checkApiKey(req);
+    if (verdict === 'ok') return undefined;
+    reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
+    return sendError(reply, 401, 'unauthorized', verdict === 'missing' ? 'send the API key as x-api-key or Authorization: Bearer' : 'the API key is not valid');
+  });
+
+  registerSwapRoutes(app, ctx);
+  registerLinkRoutes(app, ctx);
+  registerCategoryRoutes(app, ctx);
+  registerOperationRoutes(app, ctx);
+  await app.register(notificationRoutes, ctx);
+  if (opts.codec) registerCodecServer(app, { ...opts.codec, prefix: '/codec' });
+
+  await app.ready();
+  return app;
+}

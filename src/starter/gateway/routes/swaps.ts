@@ -1,0 +1,205 @@
+/**
+ * Swap routes: start (update-with-start, answers once the provider initialised it), state, PIN
+ * (authorised by the swap's pin_token only, rate-limited per swap and client address), the PIN
+ * page and its summary, and cancel.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { FlowNotFoundError } from '../../client/errors';
+import { PIN_PAGE_ROUTE } from '../../client/urls';
+import type { SwapState, SwapView } from '../../../workflows/messages';
+import { API_KEY_SECURITY, type GatewayContext, PIN_TOKEN_SECURITY, pinTokenGuard, pollUntil, requireSwapId } from '../context';
+import { sendError } from '../errors';
+import { PIN_PAGE_HEADERS, PIN_PAGE_HTML } from '../pin-page';
+import {
+  CancelBody,
+  DuplicateSwapBody,
+  ErrorBody,
+  PendingBody,
+  WorkerUnavailableBody,
+  NotCancellableSwapBody,
+  PinBody,
+  PinOutcomeSchema,
+  ProviderFailedSwapBody,
+  StartedSwapSchema,
+  SwapIdParams,
+  SwapStartBody,
+  SwapSummarySchema,
+  SwapViewSchema,
+} from '../schemas';
+
+const CANCELLABLE: readonly SwapState[] = ['initializing', 'awaiting_pin'];
+const PROVIDER_FAILED: readonly SwapState[] = ['failed', 'needs_reconciliation'];
+const TAGS = ['swaps'];
+
+export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): void {
+  const app = root.withTypeProvider<ZodTypeProvider>();
+  const { mpf } = ctx;
+
+  app.post(
+    '/v1/swaps',
+    {
+      config: { apiKey: true },
+      schema: {
+        tags: TAGS,
+        summary: 'Start a swap',
+        description:
+          'Starts swap-<txn_ref>, waits until the provider initialised it and answers the rate, amounts, expires_at, ' +
+          'the pin_url for the user and the pin_token that authorises the PIN. 502 when the provider refused or did not ' +
+          'answer (the swap is then failed or needs_reconciliation; its view is included). A reused txn_ref is 409 with ' +
+          'the existing swap and never reaches the provider again.',
+        security: API_KEY_SECURITY,
+        body: SwapStartBody,
+        response: { 201: StartedSwapSchema, 400: ErrorBody, 401: ErrorBody, 409: DuplicateSwapBody, 502: ProviderFailedSwapBody, 504: PendingBody },
+      },
+    },
+    async (req, reply) => {
+      const { swap, pin_url, pin_token } = await mpf.startSwap(req.body);
+      if (PROVIDER_FAILED.includes(swap.state)) {
+        return reply.code(502).send({ error: 'provider_failed', message: `the swap is ${swap.state}: ${swap.reason ?? 'initialization failed'}`, swap });
+      }
+      return reply.code(201).send({ ...swap, pin_url, pin_token });
+    },
+  );
+
+  app.get(
+    '/v1/swaps/:swap_id',
+    {
+      config: { apiKey: true },
+      schema: {
+        tags: TAGS,
+        summary: "A swap's current state",
+        security: API_KEY_SECURITY,
+        params: SwapIdParams,
+        response: { 200: SwapViewSchema, 401: ErrorBody, 404: ErrorBody, 503: WorkerUnavailableBody },
+      },
+    },
+    async (req) => mpf.getSwap(requireSwapId(req.params.swap_id)),
+  );
+
+  app.get(
+    '/v1/swaps/:swap_id/summary',
+    {
+      config: { rateLimit: { max: 60, timeWindow: 60_000, hook: 'onRequest', keyGenerator: (r) => `summary|${(r.params as { swap_id?: string }).swap_id}|${r.ip}` } },
+      preValidation: pinTokenGuard(ctx, { allowClosed: true }),
+      schema: {
+        tags: TAGS,
+        summary: 'What the PIN page shows (pin_token)',
+        description: "Amounts, currencies, rate, expiry, state and attempts left; authorised by the swap's pin_token.",
+        security: PIN_TOKEN_SECURITY,
+        params: SwapIdParams,
+        response: { 200: SwapSummarySchema, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody, 503: WorkerUnavailableBody },
+      },
+    },
+    async (req) => {
+      const s = await mpf.getSwap(req.params.swap_id);
+      const expiresMs = s.expires_at ? Date.parse(s.expires_at) : NaN;
+      return {
+        swap_id: s.swap_id,
+        state: s.state,
+        from_currency: s.from_currency,
+        to_currency: s.to_currency,
+        amount: s.amount,
+        converted_amount: s.converted_amount,
+        rate_used: s.rate_used,
+        expires_at: s.expires_at,
+        seconds_left: Number.isFinite(expiresMs) ? Math.max(0, Math.floor((expiresMs - Date.now()) / 1000)) : undefined,
+        pin_attempts_left: s.pin_attempts_left,
+      };
+    },
+  );
+
+  app.post(
+    '/v1/swaps/:swap_id/pin',
+    {
+      bodyLimit: 4096,
+      config: {
+        rateLimit: {
+          max: ctx.pinRateLimit.max,
+          timeWindow: ctx.pinRateLimit.timeWindowMs,
+          hook: 'onRequest',
+          keyGenerator: (r) => `pin|${(r.params as { swap_id?: string }).swap_id}|${r.ip}`,
+        },
+      },
+      preValidation: pinTokenGuard(ctx, { allowClosed: false }),
+      schema: {
+        tags: TAGS,
+        summary: 'Submit the wallet PIN (pin_token)',
+        description:
+          "Authorised only by this swap's pin_token (Authorization: Bearer <pin_token>): missing 401, another token 403, " +
+          'unknown swap 404, closed swap 410, too many requests 429 (per swap and client address). Answers the outcome of ' +
+          'this PIN: confirmed, pin_rejected with attempts_left, expired, failed, cancelled or needs_reconciliation. ' +
+          '409 when the swap is not awaiting a PIN right now (e.g. another PIN is being confirmed).',
+        security: PIN_TOKEN_SECURITY,
+        params: SwapIdParams,
+        body: PinBody,
+        response: {
+          200: PinOutcomeSchema,
+          400: ErrorBody,
+          401: ErrorBody,
+          403: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          410: ErrorBody,
+          429: ErrorBody,
+          503: WorkerUnavailableBody,
+          504: PendingBody,
+        },
+      },
+    },
+    async (req, reply) => {
+      try {
+        const outcome = await mpf.submitPin(req.params.swap_id, req.body);
+        return outcome!;
+      } catch (err) {
+        // The swap closed between the token check and the update.
+        if (err instanceof FlowNotFoundError) return sendError(reply, 410, 'gone', 'this swap is no longer awaiting a PIN');
+        throw err;
+      }
+    },
+  );
+
+  app.post(
+    '/v1/swaps/:swap_id/cancel',
+    {
+      config: { apiKey: true },
+      schema: {
+        tags: TAGS,
+        summary: 'Cancel a swap still awaiting its PIN',
+        description: "Answers the swap's view once the cancellation took effect; 409 with the view when it can no longer be cancelled.",
+        security: API_KEY_SECURITY,
+        params: SwapIdParams,
+        body: CancelBody,
+        response: { 200: SwapViewSchema, 401: ErrorBody, 404: ErrorBody, 409: NotCancellableSwapBody, 503: WorkerUnavailableBody },
+      },
+    },
+    async (req, reply) => {
+      const swapId = requireSwapId(req.params.swap_id);
+      const notCancellable = (swap: SwapView) =>
+        reply.code(409).send({ error: 'not_cancellable', message: `the swap is ${swap.state}`, swap });
+      const before = await mpf.getSwap(swapId);
+      if (!CANCELLABLE.includes(before.state)) return notCancellable(before);
+      try {
+        await mpf.cancelSwap(swapId, req.body?.reason);
+      } catch (err) {
+        if (err instanceof FlowNotFoundError) return notCancellable(await mpf.getSwap(swapId)); // closed meanwhile
+        throw err;
+      }
+      const after = await pollUntil(() => mpf.getSwap(swapId), (s) => !CANCELLABLE.includes(s.state));
+      return after.state === 'cancelled' ? after : notCancellable(after);
+    },
+  );
+
+  app.get(
+    PIN_PAGE_ROUTE,
+    {
+      schema: {
+        tags: ['PIN page'],
+        summary: 'The reference PIN-entry page (HTML)',
+        description: "Open the pin_url (…/pin/{swap_id}#token=<pin_token>); the token stays in the fragment and never reaches a server log.",
+        params: SwapIdParams,
+      },
+    },
+    async (_req, reply) => reply.code(200).headers(PIN_PAGE_HEADERS).send(PIN_PAGE_HTML),
+  );
+}

@@ -191,7 +191,7 @@ describe('provider activities', () => {
       assert.equal((await control.ledger({ endpoint: 'swap.confirm' })).requests.length, 0);
     });
 
-    test('a confirmation that hangs becomes a non-retryable ProviderAmbiguousError failure', async () => {
+    test('a confirmation that hangs becomes a retryable ProviderAmbiguousError failure', async () => {
       await withClient({ timeouts: { headersMs: 300 } }, async (impatient) => {
         const { req, res } = await initSwap();
         await control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'hang', maxMs: 10_000, times: 1 }] });
@@ -203,10 +203,20 @@ describe('provider activities', () => {
           }),
         );
         assert.equal(f.type, 'ProviderAmbiguousError');
-        assert.equal(f.nonRetryable, true);
+        assert.equal(f.nonRetryable, false, 'retried: the single-use auth_token makes a repeat harmless');
         assert.equal((f.details?.[0] as ProviderFailureDetails).kind, 'ambiguous');
         assertLogsClean();
       });
+    });
+
+    test('a retried confirmation told the token was already used answers token_used_on_retry (evidence), a first attempt token_invalid', async () => {
+      const { req, res } = await initSwap();
+      const input = { user_ref: req.user_ref, sealed_auth_token: res.sealed_auth_token, sealed_pin: sealer.seal(SIM_PIN) };
+      assert.equal((await run(acts.confirmSwap, input)).outcome, 'confirmed');
+      assert.equal((await run(acts.confirmSwap, input)).outcome, 'token_invalid');
+      const retry = new MockActivityEnvironment({ attempt: 2 }, { logger });
+      const again = await retry.run(acts.confirmSwap, input);
+      assert.equal((again as { outcome: string }).outcome, 'token_used_on_retry');
     });
 
     test('a rate-limited confirmation is retryable after the provider Retry-After', async () => {
@@ -231,11 +241,11 @@ describe('provider activities', () => {
       assertLogsClean();
     });
 
-    test('a link created but unanswered is a non-retryable ProviderAmbiguousError failure', async () => {
+    test('a link created but unanswered is a retryable ProviderAmbiguousError failure (the duplicate check makes a retry safe)', async () => {
       await control.setFaults({ rules: [{ endpoint: 'link.create', kind: 'apply_then_fail', times: 1 }] });
       const f = await failure(run(acts.createPaymentLink, linkReq()));
       assert.equal(f.type, 'ProviderAmbiguousError');
-      assert.equal(f.nonRetryable, true);
+      assert.equal(f.nonRetryable, false);
     });
 
     test('a reused txn_merchant_ref is a non-retryable ProviderRejectedError failure with its HTTP status', async () => {
@@ -245,6 +255,16 @@ describe('provider activities', () => {
       assert.equal(f.type, 'ProviderRejectedError');
       assert.equal(f.nonRetryable, true);
       assert.equal((f.details?.[0] as ProviderFailureDetails).httpStatus, 409);
+    });
+
+    test('on a retried attempt, the provider\'s duplicate answer becomes EarlierAttemptAppliedError (proof the first was applied), non-retryable', async () => {
+      const req = linkReq();
+      await run(acts.createPaymentLink, req); // the first attempt, applied (its answer "lost")
+      const retry = new MockActivityEnvironment({ attempt: 2 }, { logger });
+      const f = await failure(retry.run(acts.createPaymentLink, req));
+      assert.equal(f.type, 'EarlierAttemptAppliedError');
+      assert.equal(f.nonRetryable, true);
+      assert.match(f.message, /already holds txn_merchant_ref .* from an earlier attempt whose answer was lost/);
     });
 
     test('listCategories returns the flat list', async () => {
@@ -278,7 +298,7 @@ describe('failure conversion and retry policy', () => {
     const cases = [
       [new ProviderRejectedError('m', { endpoint: 'swapInit', httpStatus: 400 }), true],
       [new ProviderAuthError('m', { endpoint: 'swapInit', httpStatus: 401 }), true],
-      [new ProviderAmbiguousError('m', { endpoint: 'swapInit' }), true],
+      [new ProviderAmbiguousError('m', { endpoint: 'swapInit' }), false],
       [new ProviderRequestInvalidError('m', { endpoint: 'swapInit' }), true],
       [new ProviderTransientError('m', { endpoint: 'categories', httpStatus: 503 }), false],
       [new ProviderRateLimitedError('m', { endpoint: 'categories', httpStatus: 429, retryAfterMs: 1500 }), false],
@@ -301,8 +321,9 @@ describe('failure conversion and retry policy', () => {
     assert.equal(providerRetryPolicy.initialInterval, '1s');
     assert.equal(providerRetryPolicy.backoffCoefficient, 2);
     assert.equal(providerRetryPolicy.maximumInterval, '10s');
-    for (const t of ['ProviderRejectedError', 'ProviderAuthError', 'ProviderAmbiguousError']) {
+    for (const t of ['ProviderRejectedError', 'ProviderAuthError', 'ProviderRequestInvalidError', 'SealedPayloadError', 'EarlierAttemptAppliedError']) {
       assert.ok(providerRetryPolicy.nonRetryableErrorTypes?.includes(t), t);
     }
+    assert.ok(!providerRetryPolicy.nonRetryableErrorTypes?.includes('ProviderAmbiguousError'), 'ambiguous POSTs are retried');
   });
 });

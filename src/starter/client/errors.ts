@@ -75,3 +75,44 @@ export class WorkerUnavailableError extends Error {
     );
   }
 }
+
+/** The flow's cancel validator refused: it is no longer cancellable. Carries its view. -> 409 */
+export class NotCancellableError<V extends { state: string } = { state: string }> extends Error {
+  override name = 'NotCancellableError';
+  constructor(
+    readonly kind: 'swap' | 'payment_link',
+    readonly flowId: string,
+    readonly view: V,
+  ) {
+    super(`the ${kind.replace('_', ' ')} ${flowId} is ${view.state}: it can no longer be cancelled`);
+  }
+}
+
+/**
+ * The flow exists but has closed, so it takes no PIN (or other message); carries its final state.
+ * A FlowNotFoundError for callers that only ask "can I still talk to it?". -> 410 on the PIN route
+ */
+export class FlowClosedError extends FlowNotFoundError {
+  override name = 'FlowClosedError';
+  constructor(
+    kind: string,
+    flowId: string,
+    readonly finalState: string | undefined,
+    what = 'takes no PIN',
+  ) {
+    super(kind, flowId);
+    this.message = `the ${kind.replace('_', ' ')} ${flowId} is closed (${finalState ?? 'final state unknown'}) and ${what}`;
+  }
+}
+
+/**
+ * The Temporal server cannot be reached (down, restarting, network). Nothing was lost; whether a
+ * start or a PIN sent at that moment was accepted is unknown: retry (references make retries
+ * safe) or look the flow up by its id. -> 503 temporal_unavailable with Retry-After
+ */
+export class TemporalUnavailableError extends Error {
+  override name = 'TemporalUnavailableError';
+  constructor(readonly flowId?: string) {
+    super(`the Temporal server cannot be reached; try again shortly${flowId ? ` (then look up ${flowId})` : ''}`);
+  }
+}

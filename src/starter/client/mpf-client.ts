@@ -19,6 +19,7 @@ import { createSealer, type Sealer } from '../../codec/seal';
 import { buildCategoryTree, type CategoryTree } from '../../contract/categories';
 import {
   type Category,
+  compactNotificationPayload,
   describeZodError,
   HostedLinkRequest,
   differentCurrencies,
@@ -27,8 +28,9 @@ import {
 } from '../../contract/provider';
 import {
   CATEGORIES_WORKFLOW_TYPE,
-  cancelLinkSignal,
-  cancelSwapSignal,
+  cancelLinkUpdate,
+  cancelSwapUpdate,
+  LINK_TERMINAL_STATES,
   LINK_WORKFLOW_TYPE,
   linkCreatedUpdate,
   linkStateQuery,
@@ -39,6 +41,7 @@ import {
   type PinOutcome,
   submitPinSignal,
   submitPinUpdate,
+  SWAP_TERMINAL_STATES,
   SWAP_WORKFLOW_TYPE,
   swapInitializedUpdate,
   swapStateQuery,
@@ -46,13 +49,16 @@ import {
   swapWorkflowId,
   type SwapWorkflowInput,
 } from '../../workflows/messages';
-import { isAlreadyStarted, isDeadlineExceeded } from './temporal-errors';
+import { isAlreadyStarted, isDeadlineExceeded, isNoPoller, isTemporalUnavailable } from './temporal-errors';
 import {
   InputError,
   DuplicateFlowError,
+  FlowClosedError,
   FlowNotFoundError,
   FlowPendingError,
+  NotCancellableError,
   PinNotAcceptedError,
+  TemporalUnavailableError,
   WorkerUnavailableError,
 } from './errors';
 import { FLOW_STATE } from '../../workflows/search-attributes';
@@ -91,6 +97,58 @@ export interface MpfClientOptions {
   pinAnswerTimeoutMs?: number;
   /** How long a state lookup waits for a worker to answer before falling back (default 10 s). */
   queryAnswerTimeoutMs?: number;
+  /** How long the category list waits for a worker before WorkerUnavailableError (default 10 s). */
+  categoriesAnswerTimeoutMs?: number;
+  /**
+   * A call to Temporal that has not answered after this long checks that the server answers at
+   * all (GetSystemInfo, 2 s deadline), and again every as long; when it does not, the call ends
+   * with TemporalUnavailableError instead of retrying for half a minute (default 2 s).
+   */
+  temporalProbeIntervalMs?: number;
+}
+
+/** How a closed execution that did not complete normally ended (absent while running or completed). */
+export type FlowExecution = 'terminated' | 'timed_out' | 'failed' | 'cancelled';
+
+/**
+ * A flow's view as the client answers it: the workflow's own view, plus `execution` when the
+ * execution was closed from outside the flow (terminated or cancelled in Temporal, timed out,
+ * failed): `state` is then the last state it reached and `reason` says so.
+ */
+export type Viewed<V> = V & { execution?: FlowExecution };
+
+/** A closed or running flow as the server describes it (no worker needed). */
+export interface FlowStatusSummary {
+  /** RUNNING, COMPLETED, TERMINATED, … */
+  status: string;
+  /** The last state the flow published (search attribute MpfState). */
+  state: string | undefined;
+}
+
+const EXECUTION_OF_STATUS: Record<string, FlowExecution> = {
+  TERMINATED: 'terminated',
+  TIMED_OUT: 'timed_out',
+  FAILED: 'failed',
+  CANCELLED: 'cancelled',
+  CANCELED: 'cancelled',
+};
+
+const TERMINAL_STATES: ReadonlySet<string> = new Set<string>([...SWAP_TERMINAL_STATES, ...LINK_TERMINAL_STATES]);
+
+function closedExecutionReason(kind: string, execution: FlowExecution, state: string): string {
+  const what = kind.replace('_', ' ');
+  const how =
+    execution === 'terminated'
+      ? 'terminated in Temporal by an operator'
+      : execution === 'cancelled'
+        ? 'cancelled in Temporal by an operator'
+        : execution === 'timed_out'
+          ? 'timed out in Temporal'
+          : 'failed in Temporal';
+  return (
+    `the ${what} was ${how} while ${state}; it will not move again. The provider may still hold this ${what} ` +
+    `(check its state with the provider, e.g. a payment made or a confirmation applied, before acting)`
+  );
 }
 
 export interface StartedSwap {
@@ -170,8 +228,8 @@ export class MpfClient {
     return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
   }
 
-  async getSwap(swapId: string): Promise<SwapView> {
-    return this.queryFlow(swapId, swapStateQuery);
+  async getSwap(swapId: string): Promise<Viewed<SwapView>> {
+    return this.guard(() => this.queryFlow(swapId, swapStateQuery), swapId);
   }
 
   /**
@@ -185,15 +243,22 @@ export class MpfClient {
     const waitMs = this.opts.pinAnswerTimeoutMs ?? 30_000;
     try {
       if (opts.wait === false) {
-        await handle.signal(submitPinSignal, submission);
+        await this.guard(() => handle.signal(submitPinSignal, submission), swapId);
         return undefined;
       }
-      return await this.temporal.withDeadline(Date.now() + waitMs, () =>
-        handle.executeUpdate(submitPinUpdate, { args: [submission] }),
+      return await this.guard(
+        () => this.temporal.withDeadline(Date.now() + waitMs, () => handle.executeUpdate(submitPinUpdate, { args: [submission] })),
+        swapId,
       );
     } catch (err) {
+      if (err instanceof TemporalUnavailableError) throw err;
       if (opts.wait !== false && isDeadlineExceeded(err)) throw new FlowPendingError('swap', swapId, waitMs, 'was sent a PIN');
-      if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError('swap', swapId);
+      if (err instanceof WorkflowNotFoundError) {
+        // Closed (it takes no PIN any more) or never started.
+        const closed = await this.flowStatus(swapId);
+        if (closed && closed.status !== 'RUNNING') throw new FlowClosedError('swap', swapId, closed.state);
+        throw new FlowNotFoundError('swap', swapId);
+      }
       if (err instanceof WorkflowUpdateFailedError) {
         throw new PinNotAcceptedError(err.cause?.message ?? 'the swap did not accept a PIN');
       }
@@ -201,9 +266,12 @@ export class MpfClient {
     }
   }
 
+  /**
+   * Cancels a swap awaiting its PIN through the `cancelAndWait` update: answers its final view, or
+   * throws NotCancellableError with the current view when the swap's validator refuses.
+   */
   async cancelSwap(swapId: string, reason?: string): Promise<SwapView> {
-    await this.signalFlow(swapId, cancelSwapSignal, { reason });
-    return this.getSwap(swapId);
+    return this.cancelFlow(swapId, 'swap', cancelSwapUpdate, reason, () => this.getSwap(swapId));
   }
 
   // --------------------------------------------------------------------------------------------
@@ -226,13 +294,13 @@ export class MpfClient {
     return { link };
   }
 
-  async getLink(linkId: string): Promise<LinkView> {
-    return this.queryFlow(linkId, linkStateQuery);
+  async getLink(linkId: string): Promise<Viewed<LinkView>> {
+    return this.guard(() => this.queryFlow(linkId, linkStateQuery), linkId);
   }
 
+  /** Cancels a link awaiting payment (the `cancelAndWait` update); NotCancellableError otherwise. */
   async cancelLink(linkId: string, reason?: string): Promise<LinkView> {
-    await this.signalFlow(linkId, cancelLinkSignal, { reason });
-    return this.getLink(linkId);
+    return this.cancelFlow(linkId, 'payment_link', cancelLinkUpdate, reason, () => this.getLink(linkId));
   }
 
   // --------------------------------------------------------------------------------------------
@@ -246,7 +314,7 @@ export class MpfClient {
   async verifyToken(flowId: string, field: keyof TokenMemo, token: string): Promise<'ok' | 'unknown_flow' | 'bad_token' | 'closed'> {
     let desc;
     try {
-      desc = await this.temporal.workflow.getHandle(flowId).describe();
+      desc = await this.guard(() => this.temporal.workflow.getHandle(flowId).describe(), flowId);
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return 'unknown_flow';
       throw err;
@@ -258,24 +326,69 @@ export class MpfClient {
     return desc.status.name === 'RUNNING' ? 'ok' : 'closed';
   }
 
-  /** Signals a flow with a received notification (the receiver checked its token first). */
-  async deliverNotification(flowId: string, payload: unknown, rawBody: string): Promise<string> {
-    const dedup_key = notificationDedupKey(payload, rawBody);
-    await this.signalFlow(flowId, notificationSignal, { dedup_key, received_at: new Date().toISOString(), payload });
+  /**
+   * Signals a flow with a received notification (the receiver checked its token first). The
+   * payload is compacted first (compactNotificationPayload: a large one keeps only the fields the
+   * flows read), so deliveries cannot fill the flow's history.
+   */
+  async deliverNotification(flowId: string, payload: unknown, rawBody: string, dedupKey?: string): Promise<string> {
+    const dedup_key = dedupKey ?? notificationDedupKey(payload, rawBody);
+    await this.signalFlow(flowId, notificationSignal, {
+      dedup_key,
+      received_at: new Date().toISOString(),
+      payload: compactNotificationPayload(payload),
+    });
     return dedup_key;
+  }
+
+  /**
+   * How the server describes a flow (no worker needed): its execution status and the last state it
+   * published; undefined when there is no such flow.
+   */
+  async flowStatus(flowId: string): Promise<FlowStatusSummary | undefined> {
+    try {
+      const desc = await this.guard(() => this.temporal.workflow.getHandle(flowId).describe(), flowId);
+      return { status: desc.status.name, state: desc.typedSearchAttributes.get(FLOW_STATE) };
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    }
   }
 
   // --------------------------------------------------------------------------------------------
   // Categories
   // --------------------------------------------------------------------------------------------
 
+  /**
+   * The provider's categories, through a short workflow. Bounded: when no worker answers within
+   * categoriesAnswerTimeoutMs the workflow is terminated and this throws WorkerUnavailableError.
+   */
   async listCategories(): Promise<CategoriesResult> {
-    const categories = await this.temporal.workflow.execute(CATEGORIES_WORKFLOW_TYPE, {
-      workflowId: `categories-${randomUUID()}`,
-      taskQueue: this.opts.taskQueue,
-      workflowExecutionTimeout: '2 minutes',
+    const workflowId = `categories-${randomUUID()}`;
+    const waitMs = this.opts.categoriesAnswerTimeoutMs ?? 10_000;
+    const handle = await this.guard(() =>
+      this.temporal.workflow.start(CATEGORIES_WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue: this.opts.taskQueue,
+        workflowExecutionTimeout: '2 minutes',
+      }),
+    );
+    const result = handle.result() as Promise<Category[]>;
+    result.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timed_out'>((resolve) => {
+      timer = setTimeout(() => resolve('timed_out'), waitMs);
     });
-    return { categories: categories as Category[], tree: buildCategoryTree(categories as Category[]) };
+    try {
+      const categories = await this.guard(() => Promise.race([result, timedOut]));
+      if (categories === 'timed_out') {
+        await handle.terminate('no worker answered the category list in time').catch(() => undefined);
+        throw new WorkerUnavailableError('category list', workflowId, waitMs, undefined);
+      }
+      return { categories, tree: buildCategoryTree(categories) };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   // --------------------------------------------------------------------------------------------
@@ -304,10 +417,12 @@ export class MpfClient {
     });
     const waitMs = this.opts.startAnswerTimeoutMs ?? 30_000;
     try {
-      return await this.temporal.withDeadline(Date.now() + waitMs, () =>
-        this.temporal.workflow.executeUpdateWithStart(update, { startWorkflowOperation }),
+      return await this.guard(
+        () => this.temporal.withDeadline(Date.now() + waitMs, () => this.temporal.workflow.executeUpdateWithStart(update, { startWorkflowOperation })),
+        workflowId,
       );
     } catch (err) {
+      if (err instanceof TemporalUnavailableError) throw err;
       if (isAlreadyStarted(err)) throw new DuplicateFlowError(kind, workflowId, await existing().catch(() => undefined));
       if (isDeadlineExceeded(err)) throw new FlowPendingError(kind, workflowId, waitMs);
       throw err;
@@ -319,26 +434,103 @@ export class MpfClient {
    * flow's final view is its result (kept by the server, no worker needed); a running flow is a
    * WorkerUnavailableError carrying its last state from the search attributes.
    */
-  private async queryFlow<T>(flowId: string, query: QueryDefinition<T>): Promise<T> {
+  private async queryFlow<T extends { state: string; reason?: string }>(flowId: string, query: QueryDefinition<T>): Promise<Viewed<T>> {
     const handle = this.temporal.workflow.getHandle(flowId);
     const waitMs = this.opts.queryAnswerTimeoutMs ?? 10_000;
+    let view: T | undefined;
     try {
-      return await this.temporal.withDeadline(Date.now() + waitMs, () => handle.query(query));
+      view = await this.temporal.withDeadline(Date.now() + waitMs, () => handle.query(query));
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowKindOf(flowId), flowId);
-      if (!isDeadlineExceeded(err)) throw err;
+      // No answer in time, or the server knows no worker polls the queue ("no poller seen").
+      if (!isDeadlineExceeded(err) && !isNoPoller(err)) throw err;
     }
+    // A final state is final; any other needs the execution's status: a flow terminated (or
+    // cancelled, timed out) in Temporal still answers its last view to a query.
+    if (view && TERMINAL_STATES.has(view.state)) return view;
     const described = await handle.describe().catch((err: unknown) => {
       throw err instanceof WorkflowNotFoundError ? new FlowNotFoundError(flowKindOf(flowId), flowId) : err;
     });
-    if (described.status.name === 'COMPLETED') return (await handle.result()) as T;
+    const status = described.status.name;
+    if (status === 'RUNNING' && view) return view;
+    if (status === 'COMPLETED') return view ?? ((await handle.result()) as T);
     const lastState = described.typedSearchAttributes.get(FLOW_STATE);
+    const execution = EXECUTION_OF_STATUS[status];
+    if (view && execution) {
+      return { ...view, execution, reason: closedExecutionReason(flowKindOf(flowId), execution, view.state) };
+    }
     throw new WorkerUnavailableError(flowKindOf(flowId), flowId, waitMs, lastState);
+  }
+
+  /**
+   * Runs a call to Temporal; when it has not answered after temporalProbeIntervalMs, checks that
+   * the server answers at all (and again at that interval), and ends the call with
+   * TemporalUnavailableError when it does not — instead of the SDK retrying an unreachable server
+   * for half a minute. UNAVAILABLE failures of the call itself are the same error.
+   */
+  private async guard<T>(fn: () => Promise<T>, flowId?: string): Promise<T> {
+    const intervalMs = this.opts.temporalProbeIntervalMs ?? 2_000;
+    let timer: NodeJS.Timeout | undefined;
+    let done = false;
+    const down = new Promise<never>((_, reject) => {
+      const probe = async (): Promise<void> => {
+        if (done) return;
+        if (!(await this.temporalAnswers())) return reject(new TemporalUnavailableError(flowId));
+        if (!done) timer = setTimeout(() => void probe(), intervalMs);
+      };
+      timer = setTimeout(() => void probe(), intervalMs);
+    });
+    down.catch(() => undefined);
+    const work = fn();
+    work.catch(() => undefined);
+    try {
+      return await Promise.race([work, down]);
+    } catch (err) {
+      if (!(err instanceof TemporalUnavailableError) && isTemporalUnavailable(err)) throw new TemporalUnavailableError(flowId);
+      throw err;
+    } finally {
+      done = true;
+      clearTimeout(timer);
+    }
+  }
+
+  /** Whether the Temporal server answers GetSystemInfo within 2 s. */
+  private async temporalAnswers(): Promise<boolean> {
+    const conn = this.temporal.connection;
+    try {
+      await conn.withDeadline(Date.now() + 2_000, () => conn.workflowService.getSystemInfo({}));
+      return true;
+    } catch (err) {
+      return !(isTemporalUnavailable(err) || isDeadlineExceeded(err));
+    }
+  }
+
+  private async cancelFlow<V extends { state: string }>(
+    flowId: string,
+    kind: 'swap' | 'payment_link',
+    update: UpdateDefinition<V, [{ reason?: string }]>,
+    reason: string | undefined,
+    view: () => Promise<V>,
+  ): Promise<V> {
+    const waitMs = this.opts.queryAnswerTimeoutMs ?? 10_000;
+    try {
+      return await this.temporal.withDeadline(Date.now() + waitMs, () =>
+        this.temporal.workflow.getHandle(flowId).executeUpdate(update, { args: [{ reason }] }),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) {
+        // Closed already (or never existed): answer with its final view when it has one.
+        const v = await view();
+        throw new NotCancellableError(kind, flowId, v);
+      }
+      if (err instanceof WorkflowUpdateFailedError) throw new NotCancellableError(kind, flowId, await view());
+      throw err;
+    }
   }
 
   private async signalFlow<A extends unknown[]>(flowId: string, signal: SignalDefinition<A>, ...args: A): Promise<void> {
     try {
-      await this.temporal.workflow.getHandle(flowId).signal(signal, ...args);
+      await this.guard(() => this.temporal.workflow.getHandle(flowId).signal(signal, ...args), flowId);
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowKindOf(flowId), flowId);
       throw err;
@@ -351,7 +543,7 @@ function flowKindOf(flowId: string): string {
 }
 
 /** The payload's own notification id when it has one, else a hash of the raw body. */
-function notificationDedupKey(payload: unknown, rawBody: string): string {
+export function notificationDedupKey(payload: unknown, rawBody: string): string {
   if (payload && typeof payload === 'object') {
     const top = payload as Record<string, unknown>;
     const inner = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : {};

@@ -42,19 +42,6 @@ export function requireLinkId(id: string): string {
   return id;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `read` until `done` holds (or `timeoutMs` passes) and returns the last value. */
-export async function pollUntil<T>(read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let v = await read();
-  while (!done(v) && Date.now() < deadline) {
-    await sleep(100);
-    v = await read();
-  }
-  return v;
-}
-
 /**
  * preValidation hook of the routes the PIN page calls: authorised only by that swap's pin_token
  * (`Authorization: Bearer <pin_token>`). Missing -> 401; wrong or another swap's -> 403; unknown

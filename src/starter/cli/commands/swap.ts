@@ -1,9 +1,8 @@
 /** `mpf swap start|pin|status|cancel`: the swap flow through the typed client. */
 import { Command } from 'commander';
 import type * as Library from '../../client/mpf-client';
-import { FlowNotFoundError } from '../../client/errors';
-import type * as Messages from '../../../workflows/messages';
-import type { PinOutcome, SwapState, SwapView } from '../../../workflows/messages';
+import { NotCancellableError as FlowNotCancellableError } from '../../client/errors';
+import type { PinOutcome, SwapView } from '../../../workflows/messages';
 import type * as Connect from '../connect';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP, parseAmount, parsePositive, WAIT_HELP } from '../options';
 import { formatAmount, printJson, printLines, rows, withTimeLeft } from '../output';
@@ -72,11 +71,8 @@ export function swapCommand(): Command {
 // The client library loads when a swap command runs, not when the program is built.
 /* eslint-disable @typescript-eslint/no-require-imports */
 const library = (): typeof Library => require('../../client/mpf-client') as typeof Library;
-const messages = (): typeof Messages => require('../../../workflows/messages') as typeof Messages;
 const connect = (): typeof Connect => require('../connect') as typeof Connect;
 /* eslint-enable @typescript-eslint/no-require-imports */
-
-const CANCELLABLE: readonly SwapState[] = ['initializing', 'awaiting_pin'];
 
 class NotCancellableError extends Error {
   override name = 'NotCancellableError';
@@ -169,24 +165,16 @@ async function swapStatus(swapId: string, opts: SwapStatusOptions): Promise<void
 }
 
 async function swapCancel(swapId: string, opts: SwapCancelOptions): Promise<void> {
-  const { SWAP_TERMINAL_STATES } = messages();
   await connect().withClient(async ({ mpf }) => {
-    const before = await mpf.getSwap(swapId);
-    if (!CANCELLABLE.includes(before.state)) {
-      throw new NotCancellableError(`swap ${swapId} is ${before.state}: only a swap awaiting its PIN can be cancelled`);
-    }
     let s: SwapView;
     try {
-      s = await mpf.cancelSwap(swapId, opts.reason ?? 'cancelled from the command line');
+      s = await mpf.cancelSwap(swapId, opts.reason ?? 'cancelled from the command line'); // the cancel update answers the final view
     } catch (err) {
-      if (!(err instanceof FlowNotFoundError)) throw err;
-      s = await mpf.getSwap(swapId); // it closed meanwhile
-    }
-    // The signal is handled asynchronously: wait briefly for the swap to leave awaiting_pin.
-    const deadline = Date.now() + 5_000;
-    while (!SWAP_TERMINAL_STATES.includes(s.state) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 200));
-      s = await mpf.getSwap(swapId);
+      if (err instanceof FlowNotCancellableError) {
+        const view = err.view;
+        throw new NotCancellableError(`swap ${swapId} is ${view.state}: only a swap awaiting its PIN can be cancelled`);
+      }
+      throw err;
     }
     if (opts.json) printJson(s);
     else printLines(swapLines(s));

@@ -1,9 +1,9 @@
 /** Payment-link routes: create (update-with-start, answers pay_link), state with notifications, cancel. */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { FlowNotFoundError } from '../../client/errors';
+import { NotCancellableError } from '../../client/errors';
 import type { LinkState, LinkView } from '../../../workflows/messages';
-import { API_KEY_SECURITY, type GatewayContext, pollUntil, requireLinkId } from '../context';
+import { API_KEY_SECURITY, type GatewayContext, requireLinkId } from '../context';
 import {
   CancelBody,
   DuplicateLinkBody,
@@ -17,7 +17,6 @@ import {
   ProviderFailedLinkBody,
 } from '../schemas';
 
-const CANCELLABLE: readonly LinkState[] = ['creating', 'awaiting_payment'];
 const PROVIDER_FAILED: readonly LinkState[] = ['failed', 'needs_reconciliation'];
 const TAGS = ['payment links'];
 
@@ -82,18 +81,13 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
     },
     async (req, reply) => {
       const linkId = requireLinkId(req.params.link_id);
-      const notCancellable = (link: LinkView) =>
-        reply.code(409).send({ error: 'not_cancellable', message: `the payment link is ${link.state}`, link });
-      const before = await mpf.getLink(linkId);
-      if (!CANCELLABLE.includes(before.state)) return notCancellable(before);
       try {
-        await mpf.cancelLink(linkId, req.body?.reason);
+        return await mpf.cancelLink(linkId, req.body?.reason); // the cancel update answers the view
       } catch (err) {
-        if (err instanceof FlowNotFoundError) return notCancellable(await mpf.getLink(linkId));
-        throw err;
+        if (!(err instanceof NotCancellableError)) throw err;
+        const link = err.view as LinkView;
+        return reply.code(409).send({ error: 'not_cancellable', message: `the payment link is ${link.state}`, link });
       }
-      const after = await pollUntil(() => mpf.getLink(linkId), (l) => !CANCELLABLE.includes(l.state));
-      return after.state === 'cancelled' ? after : notCancellable(after);
     },
   );
 }

@@ -5,10 +5,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { FlowNotFoundError } from '../../client/errors';
+import { FlowNotFoundError, NotCancellableError } from '../../client/errors';
 import { PIN_PAGE_ROUTE } from '../../client/urls';
 import type { SwapState, SwapView } from '../../../workflows/messages';
-import { API_KEY_SECURITY, type GatewayContext, PIN_TOKEN_SECURITY, pinTokenGuard, pollUntil, requireSwapId } from '../context';
+import { API_KEY_SECURITY, type GatewayContext, PIN_TOKEN_SECURITY, pinTokenGuard, requireSwapId } from '../context';
 import { sendError } from '../errors';
 import { PIN_PAGE_HEADERS, PIN_PAGE_HTML } from '../pin-page';
 import {
@@ -28,7 +28,6 @@ import {
   SwapViewSchema,
 } from '../schemas';
 
-const CANCELLABLE: readonly SwapState[] = ['initializing', 'awaiting_pin'];
 const PROVIDER_FAILED: readonly SwapState[] = ['failed', 'needs_reconciliation'];
 const TAGS = ['swaps'];
 
@@ -175,18 +174,13 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
     },
     async (req, reply) => {
       const swapId = requireSwapId(req.params.swap_id);
-      const notCancellable = (swap: SwapView) =>
-        reply.code(409).send({ error: 'not_cancellable', message: `the swap is ${swap.state}`, swap });
-      const before = await mpf.getSwap(swapId);
-      if (!CANCELLABLE.includes(before.state)) return notCancellable(before);
       try {
-        await mpf.cancelSwap(swapId, req.body?.reason);
+        return await mpf.cancelSwap(swapId, req.body?.reason); // the cancel update answers the final view
       } catch (err) {
-        if (err instanceof FlowNotFoundError) return notCancellable(await mpf.getSwap(swapId)); // closed meanwhile
-        throw err;
+        if (!(err instanceof NotCancellableError)) throw err;
+        const swap = err.view as SwapView;
+        return reply.code(409).send({ error: 'not_cancellable', message: `the swap is ${swap.state}`, swap });
       }
-      const after = await pollUntil(() => mpf.getSwap(swapId), (s) => !CANCELLABLE.includes(s.state));
-      return after.state === 'cancelled' ? after : notCancellable(after);
     },
   );
 

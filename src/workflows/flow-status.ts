@@ -4,6 +4,7 @@
  * Shared by the swap and payment-link workflows (workflow-safe).
  */
 import { log, upsertSearchAttributes } from '@temporalio/workflow';
+import type { FlowKind } from './flow-ids';
 import { FLOW_KIND, FLOW_REF, FLOW_STATE } from './search-attributes';
 
 export class FlowStatus<S extends string> {
@@ -12,7 +13,7 @@ export class FlowStatus<S extends string> {
 
   constructor(
     private current: S,
-    kind: 'swap' | 'payment_link',
+    kind: FlowKind,
     ref: string,
   ) {
     upsertSearchAttributes([

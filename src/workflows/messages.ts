@@ -8,13 +8,16 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { HostedLinkRequest, NotificationOutcome, SwapInitRequest } from '../contract/provider';
+import { flowId } from './flow-ids';
+
+export { type FlowKind, flowId, flowKindOf } from './flow-ids';
 
 // ---------------------------------------------------------------------------------------------
 // Workflow ids (fixed contract)
 // ---------------------------------------------------------------------------------------------
 
-export const swapWorkflowId = (txnRef: string): string => `swap-${txnRef}`;
-export const linkWorkflowId = (txnMerchantRef: string): string => `paylink-${txnMerchantRef}`;
+export const swapWorkflowId = (txnRef: string): string => flowId('swap', txnRef);
+export const linkWorkflowId = (txnMerchantRef: string): string => flowId('payment_link', txnMerchantRef);
 
 // ---------------------------------------------------------------------------------------------
 // Notifications (both flows): what the receiver signals after it checked the URL token

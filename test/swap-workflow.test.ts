@@ -2,6 +2,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { swapBody, uniqueRef } from './helpers/fixtures';
 import { startStack, type Stack } from './helpers/stack';
+import { payloadCodecs } from '../src/codec/data-converter';
 import type { SwapView } from '../src/workflows/messages';
 
 describe('the swap workflow through the typed client', () => {
@@ -164,6 +165,20 @@ describe('the swap workflow through the typed client', () => {
     assert.equal((await stack.mpf.getSwap(swap.swap_id)).state, 'cancelled');
     assert.equal(await confirmRequests(), 0);
   });
+  test('the notification token is sealed in the workflow input: decoded history shows sealed:v1, never the token the provider got', async () => {
+    const txn = uniqueRef('sealed-url');
+    const { swap } = await stack.mpf.startSwap(swapBody(txn));
+    const sent = (await stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests[0]!.body as { notification_url: string };
+    const token = sent.notification_url.split('/').pop()!;
+    assert.match(token, /^[A-Za-z0-9_-]{43}$/, 'the provider got the real token');
+    const history = await stack.client.workflow.getHandle(swap.swap_id).fetchHistory();
+    const payloads = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads!;
+    const [codec] = payloadCodecs(stack.keys);
+    const decoded = (await codec!.decode(payloads)).map((p) => Buffer.from(p.data!).toString('utf8')).join('');
+    assert.match(decoded, /notifications\/swap\/[^"]+\/sealed:v1:/);
+    assert.ok(!decoded.includes(token), 'the decoded input holds the notification token');
+  });
+
   test('a PIN signal (fire and forget) confirms too, and the query never shows PIN or token', async () => {
     const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('signal')));
     await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' }, { wait: false });

@@ -6,7 +6,7 @@
  */
 import { Context, log } from '@temporalio/activity';
 import { isDuplicateReferenceRejection } from '../contract/provider';
-import type { Sealer } from '../codec/seal';
+import { type Sealer, unsealUrlLastSegment } from '../codec/seal';
 import { classifyConfirmRejection, isProviderError, ProviderRejectedError } from '../provider/errors';
 import type { ProviderClient } from '../provider/client';
 import { earlierAttemptAppliedFailure, sealedPayloadFailure, toActivityError } from './failures';
@@ -51,6 +51,15 @@ function duplicateOnRetry(err: unknown): err is ProviderRejectedError {
 export function createActivities(deps: ActivityDeps): ProviderActivities {
   const { client, sealer } = deps;
 
+  /** The notification_url's token travels sealed through the workflow (sealUrlLastSegment). */
+  const unsealUrl = (url: string): string => {
+    try {
+      return unsealUrlLastSegment(url, sealer);
+    } catch {
+      throw sealedPayloadFailure('notification_url');
+    }
+  };
+
   const unseal = (field: string, sealed: string): string => {
     try {
       return sealer.unseal(sealed);
@@ -64,7 +73,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
       const refs = { txn_ref: input.txn_ref, user_ref: input.user_ref };
       let data;
       try {
-        data = await client.initSwap(input);
+        data = await client.initSwap({ ...input, notification_url: unsealUrl(input.notification_url) });
       } catch (err) {
         logFailure('initSwap', refs, err);
         if (duplicateOnRetry(err)) throw earlierAttemptAppliedFailure('txn_ref', input.txn_ref, err.providerMessage);
@@ -105,7 +114,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
     async createPaymentLink(input) {
       const refs = { txn_merchant_ref: input.txn_merchant_ref, user_ref: input.user_ref };
       try {
-        const link = await client.createHostedLink(input);
+        const link = await client.createHostedLink({ ...input, notification_url: unsealUrl(input.notification_url) });
         log.info('createPaymentLink: link created', { ...refs, payment_ref: link.payment_ref });
         return link;
       } catch (err) {

@@ -77,3 +77,27 @@ export function createSealer(keys: string | KeyRing): Sealer {
     },
   };
 }
+
+/**
+ * The notification_url handed to the provider ends in a per-flow token. In workflow input it is
+ * kept with that last path segment sealed, so an operator decoding payloads in Temporal Web never
+ * sees the token; the activity opens it right before the provider call.
+ */
+export function sealUrlLastSegment(url: string, sealer: Sealer): string {
+  const u = new URL(url);
+  const parts = u.pathname.split('/');
+  const last = parts.pop() ?? '';
+  if (!last || isSealed(last)) return url;
+  u.pathname = [...parts, sealer.seal(last)].join('/');
+  return u.toString();
+}
+
+/** The inverse of sealUrlLastSegment; a URL whose last segment is not sealed is returned as is. */
+export function unsealUrlLastSegment(url: string, sealer: Sealer): string {
+  const u = new URL(url);
+  const parts = u.pathname.split('/');
+  const last = decodeURIComponent(parts.pop() ?? '');
+  if (!isSealed(last)) return url;
+  u.pathname = [...parts, sealer.unseal(last)].join('/');
+  return u.toString();
+}

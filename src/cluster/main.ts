@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { isRunning, processesOfRun } from './processes';
-import { readInfo, runningUpPid, type ClusterInfo } from './state';
+import { readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
 import { ClusterAlreadyRunning, ClusterStartAborted, cleanLeftovers, startCluster, type RunningCluster } from './up';
 import { NAMESPACE, TASK_QUEUE } from './topology';
 
@@ -68,6 +68,7 @@ export async function runClusterUp(o: UpOptions): Promise<number> {
   }
   const readyMs = Date.now() - t0;
   cluster.info.readyInMs = readyMs;
+  writeInfo(cluster.info);
   out(`cluster ready in ${secs(readyMs)}`);
   for (const line of formatAddresses(cluster.info)) out(line);
   out(`Ctrl-C, or \`mpf cluster down --state-dir ${stateDir}\`, stops everything.`);

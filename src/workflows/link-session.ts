@@ -6,7 +6,7 @@
  */
 import { workflowInfo } from '@temporalio/workflow';
 import type { HostedLinkData } from '../contract/provider';
-import { FlowStatus } from './flow-status';
+import { FlowSession } from './flow-session';
 import {
   LINK_TERMINAL_STATES,
   type LinkState,
@@ -15,7 +15,6 @@ import {
   type NotificationInput,
   type NotificationRecord,
 } from './messages';
-import { NotificationBook } from './notifications';
 
 export type NotificationDecision =
   | { kind: 'none' }
@@ -63,29 +62,14 @@ export function decideNotification(
   return state === 'awaiting_payment' ? { kind: 'move', state: 'failed', reason: 'the provider reported the payment failed' } : { kind: 'none' };
 }
 
-export class LinkSession {
-  readonly status: FlowStatus<LinkState>;
-  readonly notifications = new NotificationBook();
+export class LinkSession extends FlowSession<LinkState> {
   link: HostedLinkData | undefined;
   expiresAtMs: number | undefined;
-  cancelRequested: string | undefined;
   /** Notifications that arrived while the link was still being created (applied right after). */
   private readonly early: NotificationRecord[] = [];
 
   constructor(readonly input: LinkWorkflowInput) {
-    this.status = new FlowStatus<LinkState>('creating', 'payment_link', input.request.txn_merchant_ref);
-  }
-
-  get state(): LinkState {
-    return this.status.state;
-  }
-
-  set(next: LinkState, why?: string): void {
-    this.status.set(next, why);
-  }
-
-  isTerminal(): boolean {
-    return LINK_TERMINAL_STATES.includes(this.state);
+    super('creating', 'payment_link', input.request.txn_merchant_ref, LINK_TERMINAL_STATES, ['creating', 'awaiting_payment']);
   }
 
   view(): LinkView {
@@ -108,16 +92,8 @@ export class LinkSession {
     };
   }
 
-  static readonly CANCELLABLE: readonly LinkState[] = ['creating', 'awaiting_payment'];
-
   validateCancel(): void {
-    if (!LinkSession.CANCELLABLE.includes(this.state)) throw new Error(`payment link cannot be cancelled in state ${this.state}`);
-  }
-
-  requestCancel(reason: string | undefined): void {
-    if (LinkSession.CANCELLABLE.includes(this.state) && this.cancelRequested === undefined) {
-      this.cancelRequested = reason?.slice(0, 200) || 'cancelled by request';
-    }
+    if (!this.isCancellable()) throw new Error(`payment link cannot be cancelled in state ${this.state}`);
   }
 
   notify(n: NotificationInput): void {

@@ -7,7 +7,7 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import type { ConfirmOutcome, SwapInitResult } from '../activities/types';
 import { SEALED_PREFIX } from '../codec/sealed-prefix';
-import { FlowStatus } from './flow-status';
+import { FlowSession } from './flow-session';
 import {
   type NotificationInput,
   type PinOutcome,
@@ -17,7 +17,6 @@ import {
   type SwapView,
   type SwapWorkflowInput,
 } from './messages';
-import { NotificationBook } from './notifications';
 
 /** How long a confirmation in doubt waits for the provider's notification, unless the input says. */
 export const DEFAULT_SETTLE_WAIT_SECONDS = 900;
@@ -64,16 +63,13 @@ export function outcomeOf(state: SwapState, reason?: string): PinOutcome {
   }
 }
 
-export class SwapSession {
-  readonly status: FlowStatus<SwapState>;
-  readonly notifications = new NotificationBook();
+export class SwapSession extends FlowSession<SwapState> {
   readonly maxAttempts: number;
   init: SwapInitResult | undefined;
   deadlineMs: number | undefined;
   providerExpiryMs: number | undefined;
   attemptsUsed = 0;
   providerMessage: string | undefined;
-  cancelRequested: string | undefined;
   /** The one PIN waiting to be used (sealed). Cleared as soon as it has been sent. */
   pending: PinSubmission | undefined;
   /** While a confirmation is in doubt: the provider's word on it, from a notification. */
@@ -81,24 +77,12 @@ export class SwapSession {
   private readonly outcomes = new Map<string, PinOutcome>();
 
   constructor(readonly input: SwapWorkflowInput) {
+    super('initializing', 'swap', input.request.txn_ref, SWAP_TERMINAL_STATES, ['initializing', 'awaiting_pin']);
     this.maxAttempts = Math.max(1, input.pin_max_attempts);
-    this.status = new FlowStatus<SwapState>('initializing', 'swap', input.request.txn_ref);
-  }
-
-  get state(): SwapState {
-    return this.status.state;
   }
 
   get settleWaitMs(): number {
     return Math.max(0, this.input.settle_wait_seconds ?? DEFAULT_SETTLE_WAIT_SECONDS) * 1000;
-  }
-
-  set(next: SwapState, why?: string): void {
-    this.status.set(next, why);
-  }
-
-  isTerminal(): boolean {
-    return SWAP_TERMINAL_STATES.includes(this.state);
   }
 
   view(): SwapView {
@@ -172,18 +156,10 @@ export class SwapSession {
 
   // ---- cancel ----------------------------------------------------------------------------------
 
-  static readonly CANCELLABLE: readonly SwapState[] = ['initializing', 'awaiting_pin'];
-
   /** The cancel update's validator: refuses what cannot be cancelled (synchronous). */
   validateCancel(): void {
-    if (!SwapSession.CANCELLABLE.includes(this.state) || this.pending !== undefined) {
+    if (!this.isCancellable() || this.pending !== undefined) {
       throw new Error(`swap cannot be cancelled in state ${this.state}${this.pending ? ' (a PIN is being confirmed)' : ''}`);
-    }
-  }
-
-  requestCancel(reason: string | undefined): void {
-    if (SwapSession.CANCELLABLE.includes(this.state) && this.cancelRequested === undefined) {
-      this.cancelRequested = reason?.slice(0, 200) || 'cancelled by request';
     }
   }
 

@@ -264,6 +264,16 @@ describe('mpf client commands against a worker process', () => {
     assert.match(status.stdout, new RegExp(`^swap swap-${txnRef}: confirmed$`, 'm'));
     assert.match(status.stdout, /pin attempts\s+2 used, 1 left/);
 
+    // Once the swap closed, a PIN is refused naming the swap's final state (not "no swap").
+    // (raw describe: this client has no codec for the encrypted memo)
+    const running = async () =>
+      (await client.workflowService.describeWorkflowExecution({ namespace: client.options.namespace, execution: { workflowId: `swap-${txnRef}` } }))
+        .workflowExecutionInfo?.status === 1; // WORKFLOW_EXECUTION_STATUS_RUNNING
+    for (let i = 0; i < 100 && (await running()); i++) await new Promise((r) => setTimeout(r, 100));
+    const late = await mpf(['swap', 'pin', `swap-${txnRef}`], env, `${SIM_PIN}\n`);
+    assert.equal(late.code, 1);
+    assert.equal(late.stderr, `mpf: the swap swap-${txnRef} is closed (confirmed) and takes no PIN\n`);
+
     const ledger = await createControlClient(simUrl).ledger({ ref: txnRef });
     assert.equal(ledger.requests.filter((r) => r.endpoint === 'swap.init').length, 1);
   });

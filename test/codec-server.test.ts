@@ -1,5 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { AesGcmCodec } from '../src/codec/aes-gcm-codec';
 import {
@@ -107,10 +108,56 @@ describe('codec server over HTTP', () => {
     assert.match(((await res.json()) as { error: string }).error, /key id "gone"/);
   });
 
-  test('rejects a body without a payloads array with 400', async () => {
-    const res = await post('decode', JSON.stringify({ nope: [] }), { authorization: `Bearer ${TOKEN}` });
+  test('answers a body with no payloads (what the Temporal CLI sends when there is nothing) with no payloads', async () => {
+    for (const op of ['decode', 'encode']) {
+      for (const body of ['{}', JSON.stringify({ payloads: null })]) {
+        const res = await post(op, body, { authorization: `Bearer ${TOKEN}` });
+        assert.equal(res.status, 200, `${op} ${body}`);
+        assert.deepEqual(await res.json(), { payloads: [] });
+      }
+    }
+  });
+
+  test('rejects a payloads field that is not an array with 400', async () => {
+    const res = await post('decode', JSON.stringify({ payloads: 'x' }), { authorization: `Bearer ${TOKEN}` });
     assert.equal(res.status, 400);
     assert.match(((await res.json()) as { error: string }).error, /payloads/);
+  });
+
+  test('refuses an unauthenticated large body with 401 before reading it', async () => {
+    const size = 12 * 1024 * 1024;
+    const started = Date.now();
+    const answer = await new Promise<{ status: number; sentBytes: number }>((resolve, reject) => {
+      const req = httpRequest(`${server.url}/codec/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(size) },
+      });
+      let sentBytes = 0;
+      req.on('response', (res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0, sentBytes });
+        req.destroy();
+      });
+      req.on('error', (e) => (sentBytes > 0 ? undefined : reject(e)));
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      chunk.write('{"payloads":[');
+      sentBytes += chunk.length;
+      req.write(chunk); // only the first 64 KB: the rest never comes
+      setTimeout(() => {
+        req.destroy();
+        reject(new Error('no answer while the body was still unsent'));
+      }, 5_000).unref();
+    });
+    assert.equal(answer.status, 401);
+    assert.ok(answer.sentBytes < size, 'answered before the body was sent');
+    assert.ok(Date.now() - started < 5_000);
+  });
+
+  test('refuses an authenticated body over 4 MB with 413', async () => {
+    const res = await post('decode', JSON.stringify({ payloads: [{ metadata: {}, data: 'A'.repeat(5 * 1024 * 1024) }] }), {
+      authorization: `Bearer ${TOKEN}`,
+    });
+    assert.equal(res.status, 413);
   });
 
   test('answers the CORS preflight from Temporal Web, allowing Authorization and X-Namespace', async () => {

@@ -110,7 +110,7 @@ describe('the gateway: payment links and notifications', () => {
     }
   });
 
-  test('keeps a notification delivered three times as one record and lets a pending one move nothing', async () => {
+  test('keeps a notification delivered three times as one record, signalled once, and lets a pending one move nothing', async () => {
     const ref = uniqueRef('gw-dedup');
     const link = await create(ref);
     const url = await notificationUrl(ref);
@@ -118,12 +118,14 @@ describe('the gateway: payment links and notifications', () => {
     for (let i = 0; i < 3; i++) {
       const r = await notify(url, stale);
       assert.equal(r.status, 200);
-      assert.deepEqual(r.json, { received: true });
+      // The gateway hands a notification to the flow once; it acknowledges the repeats as duplicates.
+      assert.deepEqual(r.json, i === 0 ? { received: true } : { received: true, duplicate: true });
     }
+    assert.equal((await historyMessages(h.stack, link.link_id)).signals.length, 1, 'signalled once');
     const awaiting = await eventually(async () => {
       const v = await view(link.link_id);
-      return v.notifications[0]?.deliveries === 3 ? v : undefined;
-    }, 20_000, 'three deliveries');
+      return v.notifications[0]?.deliveries === 1 ? v : undefined;
+    }, 20_000, 'one delivery');
     assert.equal(awaiting.state, 'awaiting_payment');
     assert.equal(awaiting.notifications.length, 1);
     assert.deepEqual(
@@ -138,7 +140,7 @@ describe('the gateway: payment links and notifications', () => {
     assert.deepEqual(
       paid.notifications.map((n) => [n.outcome, n.applied, n.deliveries]),
       [
-        ['pending', false, 3],
+        ['pending', false, 1],
         ['unknown', false, 1],
         ['paid', true, 1],
       ],
@@ -195,9 +197,9 @@ describe('the gateway: payment links and notifications', () => {
     const paid = { event: 'collection.completed', data: { payment_ref: a.payment_ref, status: 'successful', notification_id: 'forged', sequence: 9, occurred_at: new Date().toISOString() } };
 
     const wrong = await notify(`${base}/paylink/${a.link_id}/${'A'.repeat(43)}`, paid);
-    assert.equal(wrong.status, 401);
+    assert.equal(wrong.status, 404, 'a wrong token is answered as an unknown flow');
     const othersToken = await notify(`${base}/paylink/${a.link_id}/${tokenB}`, paid);
-    assert.equal(othersToken.status, 401);
+    assert.equal(othersToken.status, 404);
     const unknown = await notify(`${base}/paylink/paylink-${uniqueRef('ghost')}/${tokenB}`, paid);
     assert.equal(unknown.status, 404);
     const wrongKind = await notify(urlA.replace('/notifications/paylink/', '/notifications/swap/'), paid);
@@ -229,15 +231,16 @@ describe('the gateway: payment links and notifications', () => {
     await h.api('POST', `/v1/payment-links/${link.link_id}/cancel`);
   });
 
-  test('answers 502 with needs_reconciliation when the link may have been created, and never creates it twice', async () => {
+  test('answers 502 with a failed link saying no money moved when an applied creation lost its answer, and never creates it twice', async () => {
     await h.stack.control.setFaults({ rules: [{ endpoint: 'link.create', kind: 'apply_then_fail', times: 1 }] });
     const ref = uniqueRef('gw-ambig');
     const r = await h.api('POST', '/v1/payment-links', linkBody(ref));
     assert.equal(r.status, 502, r.text);
     assert.equal(r.json.error, 'provider_failed');
-    assert.equal(r.json.link.state, 'needs_reconciliation');
-    assert.equal(((await h.stack.client.workflow.getHandle(`paylink-${ref}`).result()) as LinkView).state, 'needs_reconciliation');
-    assert.equal((await h.stack.control.ledger({ ref, endpoint: 'link.create' })).requests.length, 1);
+    assert.equal(r.json.link.state, 'failed');
+    assert.match(r.json.link.reason, /No money moved: the customer never received pay_link/);
+    assert.equal(((await h.stack.client.workflow.getHandle(`paylink-${ref}`).result()) as LinkView).state, 'failed');
+    assert.equal((await h.stack.control.ledger({ ref, endpoint: 'link.create' })).requests.length, 2, 'retried once, refused as a duplicate');
     assert.deepEqual(await effects(ref), ['link.created']);
   });
 

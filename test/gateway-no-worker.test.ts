@@ -10,12 +10,22 @@ describe('starting a flow while no worker is running', () => {
   let h: GatewayHarness;
   let browser: Browser | undefined;
   before(async () => {
-    h = await startGatewayStack({ noWorker: true, client: { startAnswerTimeoutMs: 2_000, pinAnswerTimeoutMs: 2_000, queryAnswerTimeoutMs: 2_000 } });
+    h = await startGatewayStack({ noWorker: true, client: { startAnswerTimeoutMs: 2_000, pinAnswerTimeoutMs: 2_000, queryAnswerTimeoutMs: 2_000, categoriesAnswerTimeoutMs: 2_000 } });
   });
   after(async () => {
     await browser?.close();
     await h?.stop();
     await stopOwnTemporal();
+  });
+
+  test('answers the category list with 503 worker_unavailable and Retry-After instead of hanging', async () => {
+    await h.stack.stopWorker();
+    const started = Date.now();
+    const res = await h.api('GET', '/v1/categories');
+    assert.equal(res.status, 503, res.text);
+    assert.equal(res.json.error, 'worker_unavailable');
+    assert.ok(res.headers['retry-after']);
+    assert.ok(Date.now() - started < 10_000, 'answered within the configured bound (not a hang)');
   });
 
   test('answers 504 with the swap id instead of hanging, and the swap goes on once a worker is back', async () => {

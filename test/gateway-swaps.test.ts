@@ -176,18 +176,19 @@ describe('the gateway: swaps', () => {
     assert.deepEqual((await ledger(txn)).effects, []);
   });
 
-  test('answers 502 with needs_reconciliation when the initialization may have happened, and never repeats it', async () => {
+  test('answers 502 with a failed swap saying no money moved when an applied initialization lost its answer, and the provider holds one', async () => {
     await h.stack.control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'apply_then_fail', times: 1 }] });
     const txn = uniqueRef('gw-initambig');
     const r = await h.api('POST', '/v1/swaps', swapBody(txn));
     assert.equal(r.status, 502, r.text);
-    assert.equal(r.json.swap.state, 'needs_reconciliation');
-    assert.equal((await finalState(`swap-${txn}`)).state, 'needs_reconciliation');
-    assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests.length, 1);
+    assert.equal(r.json.swap.state, 'failed');
+    assert.match(r.json.swap.reason, /No money moved/);
+    assert.equal((await finalState(`swap-${txn}`)).state, 'failed');
+    assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests.length, 2, 'retried once, refused as a duplicate');
     assert.deepEqual((await ledger(txn)).effects.map((e) => e.kind), ['swap.initialized']);
   });
 
-  test("refuses a PIN without a pin_token (401) or with another swap's (403), and signals nothing", async () => {
+  test("refuses a PIN without a pin_token (401) or with another swap's (404, as for an unknown swap), and signals nothing", async () => {
     const a = await start(uniqueRef('gw-auth-a'));
     const b = await start(uniqueRef('gw-auth-b'));
     const none = await pin(a.swap_id, undefined, PIN);
@@ -195,12 +196,12 @@ describe('the gateway: swaps', () => {
     assert.equal(none.json.error, 'unauthorized');
     assert.match(String(none.headers['www-authenticate']), /^Bearer/);
     const other = await pin(a.swap_id, b.pin_token, PIN);
-    assert.equal(other.status, 403);
-    assert.equal(other.json.error, 'forbidden');
+    assert.equal(other.status, 404);
+    assert.equal(other.json.error, 'not_found');
     const garbage = await pin(a.swap_id, 'x'.repeat(43), PIN);
-    assert.equal(garbage.status, 403);
+    assert.equal(garbage.status, 404);
     const apiKeyInstead = await pin(a.swap_id, API_KEY, PIN);
-    assert.equal(apiKeyInstead.status, 403);
+    assert.equal(apiKeyInstead.status, 404);
     const unknown = await pin(`swap-${uniqueRef('nope')}`, a.pin_token, PIN);
     assert.equal(unknown.status, 404);
     const notASwap = await pin('paylink-whatever', a.pin_token, PIN);
@@ -281,12 +282,13 @@ describe('the gateway: swaps', () => {
     await h.api('POST', `/v1/swaps/swap-${txn}/cancel`);
   });
 
-  test('rate-limits PIN submissions per swap and client address with 429', async () => {
+  test('rate-limits PIN submissions with the right pin_token per swap and client address with 429', async () => {
     const a = await start(uniqueRef('gw-rate-a'));
     const b = await start(uniqueRef('gw-rate-b'));
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await pin(a.swap_id, 'forged-token', PIN)).status);
-    assert.deepEqual(statuses, [403, 403, 403, 403, 403, 429]);
+    // Bodies the validator refuses still passed the token check, so they count; nothing reaches the swap.
+    for (let i = 0; i < 6; i++) statuses.push((await pin(a.swap_id, a.pin_token, '   ')).status);
+    assert.deepEqual(statuses, [400, 400, 400, 400, 400, 429]);
     const limited = await pin(a.swap_id, a.pin_token, PIN);
     assert.equal(limited.status, 429);
     assert.equal(limited.json.error, 'rate_limited');

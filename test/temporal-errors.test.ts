@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { isAlreadyStarted, isDeadlineExceeded } from '../src/starter/client/temporal-errors';
+import { isAlreadyStarted, isDeadlineExceeded, isNoPoller, isTemporalUnavailable } from '../src/starter/client/temporal-errors';
 
 /** The shape @grpc/grpc-js gives a failed call: an Error with a numeric status code and details. */
 const grpcError = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details });
@@ -31,5 +31,22 @@ describe('reading the Temporal client failures', () => {
     assert.equal(isAlreadyStarted(taken), true);
     assert.equal(isAlreadyStarted(new Error('wrapped', { cause: taken })), true);
     assert.equal(isAlreadyStarted(grpcError(6, 'already exists')), false);
+  });
+
+  test('the server\'s "no poller seen" FAILED_PRECONDITION counts as no worker, directly or as a cause', () => {
+    const noPoller = grpcError(9, 'no poller seen for task queue recently');
+    assert.equal(isNoPoller(noPoller), true);
+    assert.equal(isNoPoller(new Error('query failed', { cause: noPoller })), true);
+    assert.equal(isNoPoller(grpcError(9, 'workflow is not running')), false);
+    assert.equal(isNoPoller(grpcError(4, 'Deadline exceeded')), false);
+  });
+
+  test('a server that cannot be reached (UNAVAILABLE, refused connections) counts as Temporal unavailable', () => {
+    assert.equal(isTemporalUnavailable(grpcError(14, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7233')), true);
+    assert.equal(isTemporalUnavailable(new Error('wrapped', { cause: grpcError(14, 'Connection dropped') })), true);
+    assert.equal(isTemporalUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:7233'), { code: 'ECONNREFUSED' })), true);
+    assert.equal(isTemporalUnavailable(grpcError(9, 'no poller seen for task queue recently')), false);
+    assert.equal(isTemporalUnavailable(grpcError(5, 'workflow not found')), false);
+    assert.equal(isTemporalUnavailable(new Error('boom')), false);
   });
 });

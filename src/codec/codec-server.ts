@@ -4,8 +4,10 @@
  *
  * Protocol (Temporal's remote codec protocol): POST <prefix>/encode and POST <prefix>/decode with
  * body `{ payloads: [{ metadata: { key: base64 }, data: base64 }] }` (protobuf JSON of Payloads),
- * answered in the same shape. Every POST needs `Authorization: Bearer <authToken>` (compared in
- * constant time); anything else gets 401.
+ * answered in the same shape (a body without `payloads`, as the Temporal CLI sends, is an empty
+ * list). Every POST needs `Authorization: Bearer <authToken>` (compared in constant time), checked
+ * before the body is read (onRequest); anything else gets 401 without reading it. Bodies are
+ * bounded at 4 MB.
  *
  * Temporal Web without its own login cannot send that header, so the same routes are also served
  * under a capability path, `<prefix>/web/<webToken>/{encode,decode}` (the protocol only reads the
@@ -39,14 +41,16 @@ export interface CodecServerOptions {
   prefix?: string;
 }
 
-const CODEC_BODY_LIMIT = 16 * 1024 * 1024;
+/** Temporal Web and the CLI send a page of history's payloads at a time; 4 MB is ample. */
+const CODEC_BODY_LIMIT = 4 * 1024 * 1024;
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Namespace';
 
 const JsonPayload = z.object({
   metadata: z.record(z.string(), z.string()).nullish(),
   data: z.string().nullish(),
 });
-const PayloadsBody = z.object({ payloads: z.array(JsonPayload) });
+/** A missing (or null) `payloads` is an empty list: the Temporal CLI sends `{}` when it has nothing to decode. */
+const PayloadsBody = z.object({ payloads: z.array(JsonPayload).nullish().transform((p) => p ?? []) }).nullish();
 type JsonPayload = z.infer<typeof JsonPayload>;
 
 export function payloadFromJson({ metadata, data }: JsonPayload): Payload {
@@ -119,20 +123,24 @@ export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptio
         return reply.code(204).send();
       });
 
-      app.post(url, { bodyLimit: CODEC_BODY_LIMIT }, async (req, reply) => {
+      // The token is checked in onRequest, before the body is read or parsed.
+      const onRequest = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
         applyCors(req, reply);
-        if (!isAuthorised(req)) {
-          return reply
-            .code(401)
-            .header('WWW-Authenticate', 'Bearer realm="codec"')
-            .send({ error: 'unauthorized: send Authorization: Bearer <codec token>' });
-        }
+        if (isAuthorised(req)) return undefined;
+        // The unread body is not wanted: close the connection after this answer.
+        reply.header('Connection', 'close');
+        return reply
+          .code(401)
+          .header('WWW-Authenticate', 'Bearer realm="codec"')
+          .send({ error: 'unauthorized: send Authorization: Bearer <codec token>' });
+      };
+      app.post(url, { bodyLimit: CODEC_BODY_LIMIT, onRequest }, async (req, reply) => {
         const parsed = PayloadsBody.safeParse(req.body);
         if (!parsed.success) {
           const issue = parsed.error.issues[0];
           return reply.code(400).send({ error: `invalid body: ${issue?.path.join('.') || 'body'}: ${issue?.message}` });
         }
-        const input = parsed.data.payloads.map(payloadFromJson);
+        const input = (parsed.data?.payloads ?? []).map(payloadFromJson);
         try {
           const output = op === 'encode' ? await codec.encode(input) : await codec.decode(input);
           return reply.send({ payloads: output.map(payloadToJson) });

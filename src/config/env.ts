@@ -77,6 +77,19 @@ export const EnvSchema = z
     /** Base of the notification_url handed to the provider when it reaches us by another address. */
     GATEWAY_NOTIFICATION_BASE_URL: httpUrl.optional(),
     GATEWAY_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+    /**
+     * Behind a reverse proxy: `true` (trust X-Forwarded-For from any hop) or the proxies'
+     * addresses/CIDRs, comma-separated, so per-address limits see clients, not the proxy. Unset/false: off.
+     */
+    GATEWAY_TRUST_PROXY: z
+      .string()
+      .optional()
+      .transform((v): boolean | string[] => {
+        const t = (v ?? '').trim();
+        if (t === '' || t === 'false' || t === '0') return false;
+        if (t === 'true' || t === '1') return true;
+        return t.split(',').map((x) => x.trim()).filter(Boolean);
+      }),
     PAYLOAD_ENCRYPTION_KEYS: optionalNonEmpty,
     /** Bearer token of the codec server (/codec on the gateway); unset = no codec server. */
     CODEC_AUTH_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

@@ -15,7 +15,7 @@ import {
 import type { QueryDefinition, SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import { z } from 'zod';
 import { secretMatches } from '../../auth/secrets';
-import { createSealer, type Sealer } from '../../codec/seal';
+import { createSealer, type Sealer, sealUrlLastSegment } from '../../codec/seal';
 import { buildCategoryTree, type CategoryTree } from '../../contract/categories';
 import {
   type Category,
@@ -62,7 +62,8 @@ import {
   WorkerUnavailableError,
 } from './errors';
 import { FLOW_STATE } from '../../workflows/search-attributes';
-import { type NotificationKind, notificationUrl, pinUrl } from './urls';
+import { notificationUrl, pinUrl } from './urls';
+import { type FlowKind, flowKindOf as kindOf } from '../../workflows/flow-ids';
 
 export const SwapStartBody = SwapInitFields.omit({ notification_url: true }).refine(...differentCurrencies);
 export type SwapStartBody = z.infer<typeof SwapStartBody>;
@@ -198,7 +199,7 @@ export class MpfClient {
     this.publicUrl = url.replace(/\/+$/, '');
   }
 
-  private notificationUrl(kind: NotificationKind, flowId: string, token: string): string {
+  private notificationUrl(kind: FlowKind, flowId: string, token: string): string {
     return notificationUrl(this.notificationBaseUrl ?? this.publicUrl, kind, flowId, token);
   }
 
@@ -216,7 +217,7 @@ export class MpfClient {
     const pinToken = newToken();
     const notifyToken = newToken();
     const input: SwapWorkflowInput = {
-      request: { ...req, notification_url: this.notificationUrl('swap', workflowId, notifyToken) },
+      request: { ...req, notification_url: sealUrlLastSegment(this.notificationUrl('swap', workflowId, notifyToken), this.sealer) },
       pin_max_attempts: this.opts.pinMaxAttempts ?? 3,
       notification_wait_seconds: this.opts.swapNotificationWaitSeconds ?? 0,
       ...(this.opts.swapSettleWaitSeconds !== undefined ? { settle_wait_seconds: this.opts.swapSettleWaitSeconds } : {}),
@@ -283,7 +284,7 @@ export class MpfClient {
     const workflowId = linkWorkflowId(req.txn_merchant_ref);
     const notifyToken = newToken();
     const input: LinkWorkflowInput = {
-      request: { ...req, notification_url: this.notificationUrl('paylink', workflowId, notifyToken) },
+      request: { ...req, notification_url: sealUrlLastSegment(this.notificationUrl('payment_link', workflowId, notifyToken), this.sealer) },
       lifetime_seconds: this.opts.linkLifetimeSeconds ?? 86_400,
       late_notification_grace_seconds: this.opts.linkLateNotificationGraceSeconds ?? 0,
     };
@@ -472,16 +473,20 @@ export class MpfClient {
     const intervalMs = this.opts.temporalProbeIntervalMs ?? 2_000;
     let timer: NodeJS.Timeout | undefined;
     let done = false;
+    const abort = new AbortController();
     const down = new Promise<never>((_, reject) => {
       const probe = async (): Promise<void> => {
         if (done) return;
-        if (!(await this.temporalAnswers())) return reject(new TemporalUnavailableError(flowId));
+        if (!(await this.temporalAnswers())) {
+          abort.abort(); // ends the call's own retries too
+          return reject(new TemporalUnavailableError(flowId));
+        }
         if (!done) timer = setTimeout(() => void probe(), intervalMs);
       };
       timer = setTimeout(() => void probe(), intervalMs);
     });
     down.catch(() => undefined);
-    const work = fn();
+    const work = this.temporal.withAbortSignal(abort.signal, fn);
     work.catch(() => undefined);
     try {
       return await Promise.race([work, down]);
@@ -539,7 +544,7 @@ export class MpfClient {
 }
 
 function flowKindOf(flowId: string): string {
-  return flowId.startsWith('swap-') ? 'swap' : flowId.startsWith('paylink-') ? 'payment_link' : 'flow';
+  return kindOf(flowId) ?? 'flow';
 }
 
 /** The payload's own notification id when it has one, else a hash of the raw body. */

@@ -30,3 +30,34 @@ export function isAlreadyStarted(err: unknown): boolean {
   }
   return false;
 }
+
+/** The gRPC status codes of the causes along an error's `cause` chain (and their messages). */
+function* causes(err: unknown): Generator<{ code: unknown; text: string }> {
+  let e: unknown = err;
+  for (let i = 0; i < 5 && e; i++) {
+    const o = e as { code?: unknown; details?: unknown; message?: unknown };
+    yield { code: o.code, text: `${typeof o.details === 'string' ? o.details : ''} ${typeof o.message === 'string' ? o.message : ''}` };
+    e = (e as { cause?: unknown }).cause;
+  }
+}
+
+/**
+ * The server knows no worker polls the flow's task queue: gRPC FAILED_PRECONDITION (9) "no poller
+ * seen for task queue recently", which a query answers once a worker has been gone a few minutes.
+ */
+export function isNoPoller(err: unknown): boolean {
+  for (const c of causes(err)) if (c.code === 9 && /no poller seen/i.test(c.text)) return true;
+  return false;
+}
+
+/**
+ * The Temporal server cannot be reached: gRPC UNAVAILABLE (14) — refused or dropped connections,
+ * "No connection established" — or a socket error of the connection itself.
+ */
+export function isTemporalUnavailable(err: unknown): boolean {
+  for (const c of causes(err)) {
+    if (c.code === 14 /* UNAVAILABLE */) return true;
+    if (typeof c.code === 'string' && /^(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EPIPE|ENOTFOUND)$/.test(c.code)) return true;
+  }
+  return false;
+}

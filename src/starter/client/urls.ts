@@ -4,12 +4,18 @@
  * patterns below and the client builds the URLs from the same shapes, so the two cannot drift.
  */
 import type { AppEnv } from '../../config/env';
+import type { FlowKind } from '../../workflows/flow-ids';
 
-/** The flow kinds in a notification URL (`…/v1/notifications/<kind>/<flow_id>/<token>`). */
-export type NotificationKind = 'swap' | 'paylink';
+/**
+ * The URL segment of each flow kind in a notification URL (`…/v1/notifications/<segment>/<flow_id>/<token>`).
+ * A fixed contract: URLs already handed to the provider say `paylink`.
+ */
+export const NOTIFICATION_SEGMENT: Readonly<Record<FlowKind, string>> = { swap: 'swap', payment_link: 'paylink' };
 
-/** The flow-id prefix each notification kind must carry. */
-export const NOTIFICATION_FLOW_PREFIX: Readonly<Record<NotificationKind, string>> = { swap: 'swap-', paylink: 'paylink-' };
+/** The flow kind a notification URL segment names, if any. */
+export function kindOfNotificationSegment(segment: string): FlowKind | undefined {
+  return (Object.keys(NOTIFICATION_SEGMENT) as FlowKind[]).find((k) => NOTIFICATION_SEGMENT[k] === segment);
+}
 
 /** The fastify route of the PIN page. */
 export const PIN_PAGE_ROUTE = '/pin/:swap_id';
@@ -23,8 +29,8 @@ export function pinUrl(base: string, swapId: string, pinToken: string): string {
   return `${trimSlashes(base)}/pin/${encodeURIComponent(swapId)}#token=${pinToken}`;
 }
 
-export function notificationUrl(base: string, kind: NotificationKind, flowId: string, token: string): string {
-  return `${trimSlashes(base)}/v1/notifications/${kind}/${encodeURIComponent(flowId)}/${token}`;
+export function notificationUrl(base: string, kind: FlowKind, flowId: string, token: string): string {
+  return `${trimSlashes(base)}/v1/notifications/${NOTIFICATION_SEGMENT[kind]}/${encodeURIComponent(flowId)}/${token}`;
 }
 
 /** http://HOST:PORT as a client on this machine reaches a server listening on `host`. */

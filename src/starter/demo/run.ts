@@ -200,6 +200,17 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     teardown.add('the merchant site', () => site.close());
     say(`merchant site ${site.url} (the payment link's redirect_url)`);
     const backend = { 'x-api-key': apiKey };
+    // Every flow this run starts is ended before it exits (Ctrl-C included): a flow left running
+    // would wait for its PIN or payment with keys that go away with this run (undecodable).
+    const startedFlows: string[] = [];
+    teardown.add('the flows this run started', async () => {
+      for (const id of startedFlows) {
+        const path = id.startsWith('swap-') ? 'swaps' : 'payment-links';
+        // 200 cancelled, or 409 when it already ended: either way nothing is left waiting.
+        const r = await http('POST', `${gateway.url}/v1/${path}/${encodeURIComponent(id)}/cancel`, backend, { reason: 'the demo stopped' }).catch(() => undefined);
+        if (r?.status === 200) say(`cancelled ${id} (the demo stopped)`);
+      }
+    });
 
     // ---- swap -----------------------------------------------------------------------------------
     let swapId: string | undefined;
@@ -217,6 +228,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       expectStatus('POST /v1/swaps', started, [200, 201]);
       const s = started.json;
       swapId = String(s.swap_id);
+      startedFlows.push(swapId);
       say(`swap ${swapId}: ${String(s.state)}; rate 1 ${String(s.from_currency)} = ${String(s.rate_used)} ${String(s.to_currency)}; ${money(s.amount, s.from_currency)} -> ${money(s.converted_amount, s.to_currency)}; confirm before ${String(s.expires_at)}`);
       say(`Temporal Web: ${webLink(swapId)}`);
       say(`POST /v1/swaps/${swapId}/pin with the swap's pin_token and the simulator's default wallet PIN`);
@@ -249,6 +261,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       expectStatus('POST /v1/payment-links', created, [200, 201]);
       const l = created.json;
       linkId = String(l.link_id);
+      startedFlows.push(linkId);
       say(`payment link ${linkId}: ${String(l.state)}; payment_ref ${String(l.payment_ref)}`);
       say(`pay_link: ${String(l.pay_link)}`);
       say(`Temporal Web: ${webLink(linkId)}`);
@@ -284,6 +297,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
         amount: 50,
         txn_ref: uniqueRef('demo-pin-page'),
       }).catch(() => undefined);
+      if (example && typeof example.json?.swap_id === 'string') startedFlows.push(example.json.swap_id);
       say('— running; press Ctrl-C to stop —');
       // This run's API key and codec token go to a file only the owner can read, never to the console.
       const secretsFile = path.join(path.dirname(DEMO_DB_FILE), 'demo-secrets.env');

@@ -13,7 +13,9 @@ import { registerCodecServer } from '../../codec/codec-server';
 import type { MpfClient } from '../client/mpf-client';
 import { apiKeyChecker } from './auth';
 import type { GatewayContext } from './context';
-import { installErrorHandlers, sendError } from './errors';
+import { frameworkErrors, installErrorHandlers, sendError } from './errors';
+import { NotificationGuard } from './notification-guard';
+import { UserPinBudget } from './pin-budget';
 import { gatewayLoggerOptions } from './logging';
 import { registerCategoryRoutes } from './routes/categories';
 import { registerLinkRoutes } from './routes/links';
@@ -27,23 +29,51 @@ export interface GatewayAppOptions {
   apiKey: string;
   /** Mounts the codec server at /codec (its own Bearer token; exempt from the API key). */
   codec?: { keys: string; authToken: string; corsOrigins: string[] };
-  /** PIN submissions per swap and client address; default 5 per minute. */
+  /**
+   * PIN submissions per swap and client address that passed the pin_token check (requests with a
+   * missing or wrong token are not counted, so they cannot lock the owner out); default 5 per minute.
+   */
   pinRateLimit?: { max: number; timeWindowMs: number };
+  /** Wrong PINs per user_ref across all their swaps, per gateway process; default 10 per 15 minutes. */
+  userPinBudget?: { max: number; timeWindowMs: number };
+  /** Signals one flow may receive from this process's notification receiver; default 500. */
+  notificationSignalsPerFlow?: number;
+  /**
+   * GATEWAY_TRUST_PROXY: fastify's trustProxy (true, or the proxies' addresses/CIDRs, comma-separated). Behind a
+   * reverse proxy, set it so the per-address PIN limit sees clients, not the proxy. Default false.
+   */
+  trustProxy?: boolean | string | string[];
   /** false (default), true, or pino options such as { level, stream }; secrets are always redacted. */
   logger?: boolean | object;
 }
 
 const DEFAULT_PIN_RATE_LIMIT = { max: 5, timeWindowMs: 60_000 };
+const DEFAULT_USER_PIN_BUDGET = { max: 10, timeWindowMs: 15 * 60_000 };
+
+/**
+ * The longest path segment a route takes: a flow id is `paylink-` + a reference of up to 100
+ * characters, each of which may be percent-encoded (":" is %3A), so 8 + 300. fastify's default (100)
+ * made references of 93–100 characters unreachable (414).
+ */
+export const MAX_PARAM_LENGTH = 'paylink-'.length + 3 * 100;
 
 /** Builds the gateway's fastify app (not listening). */
 export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInstance> {
   const checkApiKey = apiKeyChecker(opts.apiKey);
-  const ctx: GatewayContext = { mpf: opts.mpf, pinRateLimit: opts.pinRateLimit ?? DEFAULT_PIN_RATE_LIMIT };
+  const ctx: GatewayContext = {
+    mpf: opts.mpf,
+    pinRateLimit: opts.pinRateLimit ?? DEFAULT_PIN_RATE_LIMIT,
+    userPinBudget: new UserPinBudget(opts.userPinBudget ?? DEFAULT_USER_PIN_BUDGET),
+    notificationGuard: new NotificationGuard({ maxSignalsPerFlow: opts.notificationSignalsPerFlow }),
+  };
 
   const app = Fastify({
     logger: gatewayLoggerOptions(opts.logger),
     forceCloseConnections: true,
     bodyLimit: 256 * 1024,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors,
+    trustProxy: opts.trustProxy ?? false,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -2,8 +2,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MpfClient } from '../client/mpf-client';
 import { FlowNotFoundError } from '../client/errors';
+import { Reference } from '../../contract/provider';
+import { FLOW_ID_PREFIX, type FlowKind, flowKindOf } from '../../workflows/flow-ids';
 import { bearerToken } from './auth';
 import { sendError } from './errors';
+import type { NotificationGuard } from './notification-guard';
+import type { UserPinBudget } from './pin-budget';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -20,16 +24,18 @@ declare module 'fastify' {
 export interface GatewayContext {
   mpf: MpfClient;
   pinRateLimit: { max: number; timeWindowMs: number };
+  userPinBudget: UserPinBudget;
+  notificationGuard: NotificationGuard;
 }
 
 export const API_KEY_SECURITY: Array<Record<string, string[]>> = [{ apiKey: [] }, { apiKeyBearer: [] }];
 export const PIN_TOKEN_SECURITY: Array<Record<string, string[]>> = [{ pinToken: [] }];
 
-const SWAP_ID = /^swap-[A-Za-z0-9._:-]{1,100}$/;
-const LINK_ID = /^paylink-[A-Za-z0-9._:-]{1,100}$/;
+/** A flow id of `kind` whose reference passes the contract's Reference rule. */
+const isFlowId = (id: string, kind: FlowKind): boolean => flowKindOf(id) === kind && Reference.safeParse(id.slice(FLOW_ID_PREFIX[kind].length)).success;
 
-const isSwapId = (id: string): boolean => SWAP_ID.test(id);
-const isLinkId = (id: string): boolean => LINK_ID.test(id);
+const isSwapId = (id: string): boolean => isFlowId(id, 'swap');
+const isLinkId = (id: string): boolean => isFlowId(id, 'payment_link');
 
 /** 404 for anything that cannot be a swap id (another flow's id included). */
 export function requireSwapId(id: string): string {
@@ -44,9 +50,11 @@ export function requireLinkId(id: string): string {
 
 /**
  * preValidation hook of the routes the PIN page calls: authorised only by that swap's pin_token
- * (`Authorization: Bearer <pin_token>`). Missing -> 401; wrong or another swap's -> 403; unknown
- * swap -> 404; a closed swap -> 410 unless `allowClosed`. Runs before the body is validated and
- * before anything reaches the workflow.
+ * (`Authorization: Bearer <pin_token>`). Missing -> 401 (answered before any lookup, so it says
+ * nothing about the swap); wrong, another swap's, or an unknown swap -> the same 404 not_found, so
+ * a forged token cannot tell an existing swap from an unknown one; a closed swap (right token) ->
+ * 410 unless `allowClosed`. Runs before the body is validated and before anything reaches the
+ * workflow.
  */
 export function pinTokenGuard(ctx: GatewayContext, opts: { allowClosed: boolean }) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
@@ -58,8 +66,7 @@ export function pinTokenGuard(ctx: GatewayContext, opts: { allowClosed: boolean 
       return sendError(reply, 401, 'unauthorized', "send the swap's pin_token as Authorization: Bearer <pin_token>");
     }
     const verdict = await ctx.mpf.verifyToken(swapId, 'pin_token_sha256', token);
-    if (verdict === 'unknown_flow') return sendError(reply, 404, 'not_found', 'no such swap');
-    if (verdict === 'bad_token') return sendError(reply, 403, 'forbidden', "the pin_token is not this swap's");
+    if (verdict === 'unknown_flow' || verdict === 'bad_token') return sendError(reply, 404, 'not_found', 'no such swap');
     if (verdict === 'closed' && !opts.allowClosed) return sendError(reply, 410, 'gone', 'this swap is no longer awaiting a PIN');
     return undefined;
   };

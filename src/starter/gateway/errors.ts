@@ -8,12 +8,23 @@
  *   PinNotAcceptedError                -> 409 pin_not_accepted
  *   FlowPendingError                   -> 504 pending, with flow_id
  *   WorkerUnavailableError             -> 503 worker_unavailable, with flow_id, last_known_state, Retry-After
+ *   TemporalUnavailableError           -> 503 temporal_unavailable, with Retry-After
+ *   router errors (bad %-encoding, a path segment over maxParamLength)
+ *                                      -> 400 invalid_request / 414 uri_too_long, never echoing the path
  *   rate limit                         -> 429 rate_limited
  *   anything else                      -> 500 internal (generic message; logged without secrets)
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { DuplicateFlowError, FlowNotFoundError, FlowPendingError, InputError, PinNotAcceptedError, WorkerUnavailableError } from '../client/errors';
+import {
+  DuplicateFlowError,
+  FlowNotFoundError,
+  FlowPendingError,
+  InputError,
+  PinNotAcceptedError,
+  TemporalUnavailableError,
+  WorkerUnavailableError,
+} from '../client/errors';
 
 export interface ErrorBody {
   error: string;
@@ -71,6 +82,12 @@ export function installErrorHandlers(app: FastifyInstance): void {
       reply.header('retry-after', '5');
       return sendError(reply, 503, 'worker_unavailable', err.message, { flow_id: err.flowId, last_known_state: err.lastKnownState });
     }
+    if ((err as unknown) instanceof TemporalUnavailableError) {
+      const { flowId } = err as unknown as TemporalUnavailableError;
+      req.log.warn({ flow_id: flowId }, 'Temporal server unavailable');
+      reply.header('retry-after', '5');
+      return sendError(reply, 503, 'temporal_unavailable', err.message, flowId ? { flow_id: flowId } : {});
+    }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status === 429) return sendError(reply, 429, 'rate_limited', 'too many requests; try again later');
     if (status === 415) return sendError(reply, 415, 'unsupported_media_type', 'send the body as application/json');
@@ -86,4 +103,21 @@ export function installErrorHandlers(app: FastifyInstance): void {
     req.log.error({ err: loggableError(err) }, 'request failed');
     return sendError(reply, 500, 'internal', 'internal error; the gateway logged the details');
   });
+}
+
+/**
+ * fastify's `frameworkErrors`: the router's own errors (a malformed %-encoding, a path segment
+ * longer than maxParamLength) in our error shape. fastify's defaults quote the whole path, token
+ * segments included; these never do.
+ */
+export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void sendError(reply, 414, 'uri_too_long', 'a path segment is too long');
+    return;
+  }
+  if (err.code === 'FST_ERR_BAD_URL') {
+    void sendError(reply, 400, 'invalid_request', 'the path is not validly percent-encoded', { field: 'path' });
+    return;
+  }
+  void sendError(reply, typeof err.statusCode === 'number' ? err.statusCode : 400, 'client_error', 'the request was refused');
 }

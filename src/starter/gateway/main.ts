@@ -66,6 +66,7 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
       host,
       port,
       publicUrl: env.GATEWAY_PUBLIC_URL,
+      trustProxy: env.GATEWAY_TRUST_PROXY,
       codec: env.CODEC_AUTH_TOKEN ? { keys, authToken: env.CODEC_AUTH_TOKEN, corsOrigins: env.CODEC_CORS_ORIGINS } : undefined,
       logger: env.LOG_LEVEL === 'silent' ? false : { level: env.LOG_LEVEL, stream: process.stderr },
     });

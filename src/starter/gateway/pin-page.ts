@@ -77,8 +77,8 @@ const SCRIPT = `
     else if (s.state === 'initializing') say('This swap is being prepared\\u2026');
   }
   function authProblem(status) {
-    if (status === 401 || status === 403) close('This PIN link is not valid. Ask for a new link.', 'bad');
-    else if (status === 404) close('This swap does not exist.', 'bad');
+    // A wrong token and an unknown swap get the same 404 (no probing for swaps), so one message.
+    if (status === 401 || status === 403 || status === 404) close('This PIN link is not valid. Ask for a new link.', 'bad');
     else if (status === 429) say('Too many attempts. Wait a minute and try again.', 'bad');
     else say('Something went wrong. Try again in a moment.', 'bad');
   }

@@ -79,14 +79,36 @@ export const PendingBody = z
   })
   .meta({ id: 'Pending' });
 
+/**
+ * 503: `worker_unavailable` (no worker answered; flow_id and last_known_state) or
+ * `temporal_unavailable` (the Temporal server cannot be reached). Both with Retry-After.
+ */
 export const WorkerUnavailableBody = z
   .object({
-    error: z.literal('worker_unavailable'),
+    error: z.enum(['worker_unavailable', 'temporal_unavailable']),
     message: z.string(),
-    flow_id: z.string(),
+    flow_id: z.string().optional(),
     last_known_state: z.string().optional().describe('the last state the flow published (search attribute MpfState)'),
   })
-  .meta({ id: 'WorkerUnavailable' });
+  .meta({ id: 'Unavailable' });
+
+/** 409 to a payment notification for a flow that closed without being paid: the provider retries. */
+export const FlowClosedBody = z
+  .object({
+    error: z.literal('flow_closed'),
+    message: z.string(),
+    flow_id: z.string(),
+    state: z.string().optional().describe("the closed flow's last state"),
+  })
+  .meta({ id: 'FlowClosed' });
+
+const ExecutionField = z
+  .enum(['terminated', 'timed_out', 'failed', 'cancelled'])
+  .optional()
+  .describe(
+    'present when the execution was closed from outside the flow (terminated or cancelled in Temporal, timed out): ' +
+      'state is then the last state it reached and reason says what an operator must check',
+  );
 
 const NotificationRecordSchema = z
   .object({
@@ -119,6 +141,7 @@ export const SwapViewSchema = z
     provider_message: z.string().optional(),
     notifications: z.array(NotificationRecordSchema),
     updated_at: z.string(),
+    execution: ExecutionField,
   })
   .meta({ id: 'SwapView' });
 
@@ -167,6 +190,7 @@ export const LinkViewSchema = z
     reason: z.string().optional(),
     notifications: z.array(NotificationRecordSchema),
     updated_at: z.string(),
+    execution: ExecutionField,
   })
   .meta({ id: 'LinkView' });
 
@@ -191,4 +215,8 @@ export const CategoriesResponse = z
 export const NotificationAck = z.object({
   received: z.literal(true),
   applied: z.boolean().optional().describe('false when the flow had already ended: the delivery changed nothing'),
+  duplicate: z
+    .boolean()
+    .optional()
+    .describe('true when this gateway process already handed this notification (same id or body) to the flow: not signalled again'),
 });

@@ -54,9 +54,10 @@ const library = (): typeof Library => require('../../client/mpf-client') as type
 const connect = (): typeof Connect => require('../connect') as typeof Connect;
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-function linkLines(l: LinkView): string[] {
+function linkLines(l: LinkView & { execution?: string }): string[] {
   return [
-    `payment link ${l.link_id}: ${l.state}`,
+    // A flow closed in Temporal (terminated, …) says so: its state is only the last one it reached.
+    l.execution ? `payment link ${l.link_id}: ${l.state} (execution ${l.execution})` : `payment link ${l.link_id}: ${l.state}`,
     ...rows([
       ['amount', formatAmount(l.amount, l.currency)],
       ['pay_link', l.pay_link],

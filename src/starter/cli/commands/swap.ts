@@ -78,14 +78,15 @@ class NotCancellableError extends Error {
   override name = 'NotCancellableError';
 }
 
-function swapLines(s: SwapView, extra: Array<[string, string | undefined]> = []): string[] {
+function swapLines(s: SwapView & { execution?: string }, extra: Array<[string, string | undefined]> = []): string[] {
   return [
-    `swap ${s.swap_id}: ${s.state}`,
+    // A flow closed in Temporal (terminated, …) says so: its state is only the last one it reached.
+    s.execution ? `swap ${s.swap_id}: ${s.state} (execution ${s.execution})` : `swap ${s.swap_id}: ${s.state}`,
     ...rows([
       ['amount', formatAmount(s.amount, s.from_currency)],
       ['converted', formatAmount(s.converted_amount, s.to_currency)],
       ['rate', s.rate_used === undefined ? undefined : `1 ${s.from_currency} = ${s.rate_used} ${s.to_currency}`],
-      ['expires_at', s.state === 'awaiting_pin' ? withTimeLeft(s.expires_at) : s.expires_at],
+      ['expires_at', s.state === 'awaiting_pin' && !s.execution ? withTimeLeft(s.expires_at) : s.expires_at],
       ['payment_ref', s.payment_ref],
       ['txn_ref', s.txn_ref],
       ['user_ref', s.user_ref],

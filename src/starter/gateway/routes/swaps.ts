@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { FlowNotFoundError, NotCancellableError } from '../../client/errors';
+import { FlowClosedError, FlowNotFoundError, NotCancellableError } from '../../client/errors';
 import { PIN_PAGE_ROUTE } from '../../client/urls';
 import type { SwapState, SwapView } from '../../../workflows/messages';
 import { API_KEY_SECURITY, type GatewayContext, PIN_TOKEN_SECURITY, pinTokenGuard, requireSwapId } from '../context';
@@ -30,10 +30,23 @@ import {
 
 const PROVIDER_FAILED: readonly SwapState[] = ['failed', 'needs_reconciliation'];
 const TAGS = ['swaps'];
+const USER_REF_CACHE = 10_000;
 
 export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): void {
   const app = root.withTypeProvider<ZodTypeProvider>();
   const { mpf } = ctx;
+
+  /** A swap's user_ref (it never changes), remembered for the last USER_REF_CACHE swaps. */
+  const userRefs = new Map<string, string>();
+  const userRefOf = async (swapId: string): Promise<string | undefined> => {
+    const known = userRefs.get(swapId);
+    if (known !== undefined) return known;
+    const view = await mpf.getSwap(swapId).catch(() => undefined);
+    if (!view) return undefined;
+    userRefs.set(swapId, view.user_ref);
+    while (userRefs.size > USER_REF_CACHE) userRefs.delete(userRefs.keys().next().value as string);
+    return view.user_ref;
+  };
 
   app.post(
     '/v1/swaps',
@@ -116,7 +129,9 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
         rateLimit: {
           max: ctx.pinRateLimit.max,
           timeWindow: ctx.pinRateLimit.timeWindowMs,
-          hook: 'onRequest',
+          // Runs after the pin_token check (both preValidation, the guard first), so only requests
+          // with this swap's token count: requests without it cannot lock its owner out.
+          hook: 'preValidation',
           keyGenerator: (r) => `pin|${(r.params as { swap_id?: string }).swap_id}|${r.ip}`,
         },
       },
@@ -125,8 +140,9 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
         tags: TAGS,
         summary: 'Submit the wallet PIN (pin_token)',
         description:
-          "Authorised only by this swap's pin_token (Authorization: Bearer <pin_token>): missing 401, another token 403, " +
-          'unknown swap 404, closed swap 410, too many requests 429 (per swap and client address). Answers the outcome of ' +
+          "Authorised only by this swap's pin_token (Authorization: Bearer <pin_token>): missing 401; another or a forged " +
+          'token and an unknown swap alike 404; closed swap 410; too many requests 429 (per swap and client address, ' +
+          'counting only requests with the right token; and wrong PINs per user_ref across swaps). Answers the outcome of ' +
           'this PIN: confirmed, pin_rejected with attempts_left, expired, failed, cancelled or needs_reconciliation. ' +
           '409 when the swap is not awaiting a PIN right now (e.g. another PIN is being confirmed).',
         security: PIN_TOKEN_SECURITY,
@@ -147,11 +163,21 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
       },
     },
     async (req, reply) => {
+      const swapId = req.params.swap_id;
+      // The per-user budget of wrong PINs (across the user's swaps, this process).
+      const userRef = await userRefOf(swapId);
+      const wait = userRef === undefined ? 0 : ctx.userPinBudget.retryAfterSeconds(userRef);
+      if (wait > 0) {
+        reply.header('retry-after', String(wait));
+        return sendError(reply, 429, 'rate_limited', 'too many wrong PINs for this user; try again later');
+      }
       try {
-        const outcome = await mpf.submitPin(req.params.swap_id, req.body);
-        return outcome!;
+        const outcome = (await mpf.submitPin(swapId, req.body))!;
+        if (outcome.outcome === 'pin_rejected' && userRef !== undefined) ctx.userPinBudget.recordWrong(userRef);
+        return outcome;
       } catch (err) {
         // The swap closed between the token check and the update.
+        if (err instanceof FlowClosedError) return sendError(reply, 410, 'gone', `this swap is no longer awaiting a PIN (it is ${err.finalState ?? 'closed'})`);
         if (err instanceof FlowNotFoundError) return sendError(reply, 410, 'gone', 'this swap is no longer awaiting a PIN');
         throw err;
       }

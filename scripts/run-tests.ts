@@ -49,7 +49,8 @@ async function main(): Promise<number> {
   }
   const resultsDir = path.join(PROJECT_ROOT, '.cache', 'test-results');
   fs.mkdirSync(resultsDir, { recursive: true });
-  const tap = path.join(resultsDir, 'results.tap');
+  // One file per run: two runs in one checkout must not read each other's results.
+  const tap = path.join(resultsDir, `results-${process.pid}.tap`);
   const concurrency = process.env.MPF_TEST_CONCURRENCY ?? '2';
   const code = await new Promise<number>((resolve) => {
     const child = spawn(
@@ -70,6 +71,8 @@ async function main(): Promise<number> {
   });
   await server?.stop();
   const text = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
+  if (text) fs.writeFileSync(path.join(resultsDir, 'results.tap'), text); // the last run's, for people and CI logs
+  fs.rmSync(tap, { force: true });
   const count = (k: string) => Number(new RegExp(`^# ${k} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
   const [pass, fail, skipped] = [count('pass'), count('fail') + count('cancelled'), count('skipped') + count('todo')];
   console.log(`test files: ${files.length}, wall time ${((Date.now() - started) / 1000).toFixed(1)} s`);

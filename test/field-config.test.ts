@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Connection } from '@temporalio/client';
 import { generateDevKeys } from '../src/codec/keys';
+import { checkPublicAddresses } from '../src/starter/gateway/public-address';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { freePort } from '../src/temporal/ports';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes';
@@ -55,6 +56,14 @@ describe('configuration that fails closed', () => {
     assert.match(r.stderr, /GATEWAY_PUBLIC_URL: is not set/);
     assert.match(r.stderr, /no payment notification would ever arrive/);
     assert.doesNotMatch(r.stdout, /listening on/);
+  });
+
+  test('compose\'s gateway (0.0.0.0, production, pin_url on localhost, notifications to gateway:8080) starts with a warning only; loopback notification URLs are refused', () => {
+    const compose = { NODE_ENV: 'production', GATEWAY_PUBLIC_URL: 'http://localhost:8080', GATEWAY_NOTIFICATION_BASE_URL: 'http://gateway:8080' };
+    assert.match(checkPublicAddresses('0.0.0.0', compose) ?? '', /^WARNING: .*pin_url opens only in a browser on this machine/);
+    assert.equal(checkPublicAddresses('0.0.0.0', { ...compose, GATEWAY_PUBLIC_URL: 'https://pay.example.com' }), undefined);
+    assert.equal(checkPublicAddresses('127.0.0.1', { NODE_ENV: 'production' }), undefined);
+    assert.throws(() => checkPublicAddresses('0.0.0.0', { ...compose, GATEWAY_NOTIFICATION_BASE_URL: 'http://127.0.0.1:8080' }), /no payment notification would ever arrive.*refused under NODE_ENV=production/);
   });
 
   test('the worker, the gateway and the CLI name the Temporal address they cannot reach, without a raw transport dump', async () => {

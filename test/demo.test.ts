@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { clientDataConverter } from '../src/codec/data-converter';
 import { generateDevKeys } from '../src/codec/keys';
 import { FLOW_STATE } from '../src/workflows/search-attributes';
-import { runMpf } from './helpers/processes';
+import { runMpf, spawnMpf } from './helpers/processes';
 import { getTestTemporal } from './helpers/temporal';
 
 after(async () => {
@@ -66,6 +66,27 @@ describe('mpf demo --once', () => {
       }
     } finally {
       await connection.close();
+    }
+  });
+
+  test('the interactive demo, stopped with Ctrl-C, leaves no flow waiting: its PIN-page swap ends cancelled', { timeout: 200_000 }, async () => {
+    const temporal = await getTestTemporal();
+    const keys = generateDevKeys();
+    const demo = spawnMpf(['demo'], { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace, PAYLOAD_ENCRYPTION_KEYS: keys });
+    try {
+      const [, swapId] = await demo.waitFor(/PIN page: +http:\/\/[^ ]+\/pin\/(swap-[^#\s]+)#/, 180_000);
+      await demo.kill('SIGINT');
+      assert.match(demo.output(), new RegExp(`cancelled ${swapId} \\(the demo stopped\\)`));
+      const connection = await Connection.connect({ address: temporal.address });
+      try {
+        const client = new Client({ connection, namespace: temporal.namespace, dataConverter: clientDataConverter(keys) });
+        const view = (await client.workflow.getHandle(swapId!).result()) as { state: string };
+        assert.equal(view.state, 'cancelled');
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      await demo.kill('SIGKILL');
     }
   });
 });

@@ -336,10 +336,14 @@ async function pollLink(url: string, headers: Record<string, string>, timeoutMs:
   }
 }
 
-/** The SDK's INFO lines (worker state changes) would drown the demo's own lines. */
+/**
+ * The SDK's INFO lines (worker state changes) would drown the demo's own lines. No shutdown
+ * signals: on Ctrl-C the demo stops in its own order, and the worker must still run while the
+ * flows it started are cancelled (a cancel is an update the worker answers).
+ */
 function quietTemporalRuntime(): void {
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
   } catch {
     // already installed (e.g. embedded in a test process): keep it
   }

@@ -301,6 +301,8 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       say('— running; press Ctrl-C to stop —');
       // This run's API key and codec token go to a file only the owner can read, never to the console.
       const secretsFile = path.join(path.dirname(DEMO_DB_FILE), 'demo-secrets.env');
+      // .data/ exists only once the demo's own dev server ran; with TEMPORAL_ADDRESS on a fresh clone it does not.
+      fs.mkdirSync(path.dirname(secretsFile), { recursive: true, mode: 0o700 });
       fs.writeFileSync(secretsFile, `GATEWAY_API_KEY=${apiKey}\nCODEC_AUTH_TOKEN=${codecToken}\n`, { mode: 0o600 });
       fs.chmodSync(secretsFile, 0o600);
       say(`this run's API key and codec token: ${path.relative(process.cwd(), secretsFile) || secretsFile} (source it in your shell)`);

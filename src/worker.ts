@@ -34,5 +34,8 @@ export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
     dataConverter: workerDataConverter(deps.keys),
     // Bounded concurrency towards the provider (the client's pool bounds connections too).
     maxConcurrentActivityTaskExecutions: 20,
+    // Provider activities heartbeat every second; send one at least every 2 s, well inside their
+    // 8 s heartbeat timeout, so a live worker's call is never taken for a dead one.
+    maxHeartbeatThrottleInterval: '2s',
   });
 }

@@ -71,7 +71,7 @@ describe('flows survive a worker process killed with SIGKILL', () => {
     await new Promise((r) => setTimeout(r, 2_500)); // the PIN reached the worker and the POST is in flight
     await worker!.kill('SIGKILL');
     await startWorker();
-    // After the activity's start-to-close timeout (30 s) Temporal runs the confirmation again.
+    // Once the dead worker's heartbeats stop (8 s) Temporal runs the confirmation again.
     const final = (await stack.client.workflow.getHandle(swap.swap_id).result()) as SwapView;
     const ledger = await stack.control.ledger({ ref: txn });
     assert.equal(ledger.effects.filter((e) => e.kind === 'swap.confirmed').length, 1, 'the provider converted once');
@@ -80,3 +80,48 @@ describe('flows survive a worker process killed with SIGKILL', () => {
     assert.match(final.reason!, /the provider's notification confirmed it/);
   });
 });
+
+describe('a worker killed mid-call is noticed by its heartbeat, inside the swap window', () => {
+  let stack: Stack;
+  let worker: MpfProcess | undefined;
+  before(async () => {
+    // A short provider window (25 s) and settle wait (2 s): a crash that is only noticed after the
+    // activity's 30 s start-to-close would leave the swap in doubt.
+    stack = await startStack({ noWorker: true, simulator: { swapExpiresInSeconds: 25 }, client: { swapSettleWaitSeconds: 2 } });
+  });
+  after(async () => {
+    await worker?.kill();
+    await stack?.stop();
+  });
+
+  test('a confirm POST left unanswered by a SIGKILLed worker is sent again within the window, and the swap confirms without reconciliation', async () => {
+    const start = async () => {
+      worker = spawnMpf(['worker'], {
+        TEMPORAL_ADDRESS: stack.address,
+        TEMPORAL_NAMESPACE: stack.namespace,
+        TEMPORAL_TASK_QUEUE: stack.taskQueue,
+        MPS_BASE_URL: stack.sim.baseUrl,
+        MPS_SECRET_KEY: 'sim-secret-key',
+        MPS_ACCESS_TOKEN: 'sim-access-token',
+        MPS_MERCHANT_REF: 'sim-merchant',
+        PAYLOAD_ENCRYPTION_KEYS: stack.keys,
+      });
+      await worker.waitFor(/worker: polling task queue/);
+    };
+    await start();
+    const txn = uniqueRef('kill-hang');
+    const { swap } = await stack.mpf.startSwap(swapBody(txn));
+    // The first confirmation is never answered and never applied (the provider hangs on it).
+    await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'hang', maxMs: 20_000, times: 1 }] });
+    await stack.mpf.submitPin(swap.swap_id, { wallet_pin: SIM_PIN }, { wait: false });
+    await new Promise((r) => setTimeout(r, 2_500)); // the POST is in flight
+    await worker!.kill('SIGKILL');
+    await start();
+    const final = (await stack.client.workflow.getHandle(swap.swap_id).result()) as SwapView;
+    const ledger = await stack.control.ledger({ ref: txn });
+    assert.equal(ledger.requests.filter((r) => r.endpoint === 'swap.confirm').length, 2, 'the confirmation was sent again after the crash');
+    assert.equal(ledger.effects.filter((e) => e.kind === 'swap.confirmed').length, 1, 'the provider converted once');
+    assert.equal(final.state, 'confirmed', final.reason);
+  });
+});
+

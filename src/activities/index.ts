@@ -9,6 +9,7 @@ import { isDuplicateReferenceRejection } from '../contract/provider';
 import { type Sealer, unsealUrlLastSegment } from '../codec/seal';
 import { classifyConfirmRejection, isProviderError, ProviderRejectedError } from '../provider/errors';
 import type { ProviderClient } from '../provider/client';
+import { whileHeartbeating } from './heartbeat';
 import { earlierAttemptAppliedFailure, sealedPayloadFailure, toActivityError } from './failures';
 import type { ConfirmOutcome, ConfirmSwapInput, ProviderActivities, SwapInitResult } from './types';
 
@@ -73,7 +74,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
       const refs = { txn_ref: input.txn_ref, user_ref: input.user_ref };
       let data;
       try {
-        data = await client.initSwap({ ...input, notification_url: unsealUrl(input.notification_url) });
+        data = await whileHeartbeating(() => client.initSwap({ ...input, notification_url: unsealUrl(input.notification_url) }));
       } catch (err) {
         logFailure('initSwap', refs, err);
         if (duplicateOnRetry(err)) throw earlierAttemptAppliedFailure('txn_ref', input.txn_ref, err.providerMessage);
@@ -95,7 +96,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
       const auth_token = unseal('sealed_auth_token', input.sealed_auth_token);
       const wallet_pin = unseal('sealed_pin', input.sealed_pin);
       try {
-        const res = await client.confirmSwap({ user_ref: input.user_ref, auth_token, wallet_pin });
+        const res = await whileHeartbeating(() => client.confirmSwap({ user_ref: input.user_ref, auth_token, wallet_pin }));
         log.info('confirmSwap: swap confirmed', refs);
         return { outcome: 'confirmed', message: res.message };
       } catch (err) {
@@ -114,7 +115,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
     async createPaymentLink(input) {
       const refs = { txn_merchant_ref: input.txn_merchant_ref, user_ref: input.user_ref };
       try {
-        const link = await client.createHostedLink({ ...input, notification_url: unsealUrl(input.notification_url) });
+        const link = await whileHeartbeating(() => client.createHostedLink({ ...input, notification_url: unsealUrl(input.notification_url) }));
         log.info('createPaymentLink: link created', { ...refs, payment_ref: link.payment_ref });
         return link;
       } catch (err) {
@@ -126,7 +127,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
 
     async listCategories() {
       try {
-        const list = await client.listCategories();
+        const list = await whileHeartbeating(() => client.listCategories());
         log.debug('listCategories: received', { count: list.length });
         return list;
       } catch (err) {

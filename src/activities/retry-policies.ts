@@ -57,3 +57,19 @@ export const providerRetryPolicy: RetryPolicy = {
 
 /** Per-attempt timeout of a provider activity; the client's own timeouts (5/10/10 s) stay below it. */
 export const PROVIDER_ACTIVITY_START_TO_CLOSE = '30s';
+
+/**
+ * A provider activity heartbeats while its HTTP call is in flight (activities/heartbeat.ts), so a
+ * worker that dies mid-call (SIGKILL, OOM, host loss) is noticed after this long and the call is
+ * retried on another worker — not after the 30 s start-to-close, which would use up most of a
+ * swap's confirmation window and leave a doubt that only reconciliation could settle.
+ */
+export const PROVIDER_ACTIVITY_HEARTBEAT_TIMEOUT = '8s';
+
+/**
+ * A confirmation is retried only inside the provider's window, so it is retried more often than
+ * other calls (at most every 3 s): each retry's answer is evidence ("wrong PIN": nothing applied;
+ * "token used": the earlier attempt applied), and a window that runs out on an unanswered attempt
+ * is the one doubt left for reconciliation.
+ */
+export const confirmRetryPolicy: RetryPolicy = { ...providerRetryPolicy, maximumInterval: '3s' };

@@ -10,7 +10,7 @@
  */
 import { allHandlersFinished, CancellationScope, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/types';
-import { PROVIDER_ACTIVITY_START_TO_CLOSE, providerRetryPolicy } from '../activities/retry-policies';
+import { PROVIDER_ACTIVITY_HEARTBEAT_TIMEOUT, PROVIDER_ACTIVITY_START_TO_CLOSE, providerRetryPolicy } from '../activities/retry-policies';
 import { creationFailureReason } from './failures';
 import { LinkSession } from './link-session';
 import {
@@ -25,6 +25,7 @@ import {
 
 const { createPaymentLink } = proxyActivities<ProviderActivities>({
   startToCloseTimeout: PROVIDER_ACTIVITY_START_TO_CLOSE,
+  heartbeatTimeout: PROVIDER_ACTIVITY_HEARTBEAT_TIMEOUT,
   scheduleToCloseTimeout: '2 minutes',
   retry: providerRetryPolicy,
 });

@@ -23,7 +23,7 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/types';
-import { PROVIDER_ACTIVITY_START_TO_CLOSE, providerRetryPolicy } from '../activities/retry-policies';
+import { confirmRetryPolicy, PROVIDER_ACTIVITY_HEARTBEAT_TIMEOUT, PROVIDER_ACTIVITY_START_TO_CLOSE, providerRetryPolicy } from '../activities/retry-policies';
 import { expirySafetyMarginMs } from '../contract/provider';
 import { creationFailureReason, describeFailure } from './failures';
 import {
@@ -44,6 +44,7 @@ const MIN_CONFIRM_BUDGET_MS = 1_000;
 
 const { initSwap } = proxyActivities<ProviderActivities>({
   startToCloseTimeout: PROVIDER_ACTIVITY_START_TO_CLOSE,
+  heartbeatTimeout: PROVIDER_ACTIVITY_HEARTBEAT_TIMEOUT,
   scheduleToCloseTimeout: '2 minutes',
   retry: providerRetryPolicy,
 });
@@ -146,9 +147,10 @@ async function confirm(s: SwapSession, sealedPin: string): Promise<PinOutcome> {
   const budgetMs = Math.max(MIN_CONFIRM_BUDGET_MS, s.providerExpiryMs! - Date.now());
   const { confirmSwap } = proxyActivities<ProviderActivities>({
     startToCloseTimeout: PROVIDER_ACTIVITY_START_TO_CLOSE,
+    heartbeatTimeout: PROVIDER_ACTIVITY_HEARTBEAT_TIMEOUT,
     // Retried (transient, rate-limited, ambiguous) only inside the provider's window.
     scheduleToCloseTimeout: budgetMs,
-    retry: providerRetryPolicy,
+    retry: confirmRetryPolicy,
   });
   let evidence: string;
   try {

@@ -1,7 +1,9 @@
 /**
- * What both flows' sessions share (workflow-safe): the state as operators see it (FlowStatus), the
- * provider's notifications, and the cancel request a cancellable state may take.
+ * What both flows' sessions share (workflow-safe): the state as operators see it (FlowStatus and
+ * Temporal Web's current details), the provider's notifications, and the cancel request a
+ * cancellable state may take.
  */
+import { setCurrentDetails } from '@temporalio/workflow';
 import { FlowStatus } from './flow-status';
 import type { FlowKind } from './flow-ids';
 import { NotificationBook } from './notifications';
@@ -27,7 +29,18 @@ export abstract class FlowSession<S extends string> {
 
   set(next: S, why?: string): void {
     this.status.set(next, why);
+    this.refreshDetails();
   }
+
+  /**
+   * Temporal Web's "Current Details" (the SDK's workflow metadata query): what the flow is and
+   * where it stands, in an operator's words. Held in memory, no command: replay-neutral.
+   */
+  refreshDetails(): void {
+    setCurrentDetails(this.currentDetails());
+  }
+
+  protected abstract currentDetails(): string;
 
   isTerminal(): boolean {
     return this.terminal.includes(this.state);

@@ -7,6 +7,7 @@
 import { workflowInfo } from '@temporalio/workflow';
 import type { HostedLinkData } from '../contract/provider';
 import { FlowSession } from './flow-session';
+import { linkCurrentDetails } from './flow-summary';
 import {
   LINK_TERMINAL_STATES,
   type LinkState,
@@ -70,6 +71,19 @@ export class LinkSession extends FlowSession<LinkState> {
 
   constructor(readonly input: LinkWorkflowInput) {
     super('creating', 'payment_link', input.request.txn_merchant_ref, LINK_TERMINAL_STATES, ['creating', 'awaiting_payment']);
+    this.refreshDetails();
+  }
+
+  protected currentDetails(): string {
+    return linkCurrentDetails({
+      state: this.state,
+      currency: this.link?.currency ?? this.input.request.currency,
+      amount: this.link?.amount ?? this.input.request.amount,
+      expires_at_ms: this.expiresAtMs,
+      reason: this.status.reason,
+      notifications: this.notifications.size(),
+      updated_at: this.status.updatedAt,
+    });
   }
 
   view(): LinkView {
@@ -98,6 +112,7 @@ export class LinkSession extends FlowSession<LinkState> {
 
   notify(n: NotificationInput): void {
     const record = this.notifications.add(n);
+    this.refreshDetails();
     if (!record) return; // a duplicate delivery: counted, nothing else
     if (this.state === 'creating') this.early.push(record);
     else this.apply(record);

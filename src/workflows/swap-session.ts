@@ -8,6 +8,7 @@ import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import type { ConfirmOutcome, SwapInitResult } from '../activities/types';
 import { SEALED_PREFIX } from '../codec/sealed-prefix';
 import { FlowSession } from './flow-session';
+import { swapCurrentDetails } from './flow-summary';
 import {
   type NotificationInput,
   type PinOutcome,
@@ -79,6 +80,26 @@ export class SwapSession extends FlowSession<SwapState> {
   constructor(readonly input: SwapWorkflowInput) {
     super('initializing', 'swap', input.request.txn_ref, SWAP_TERMINAL_STATES, ['initializing', 'awaiting_pin']);
     this.maxAttempts = Math.max(1, input.pin_max_attempts);
+    this.refreshDetails();
+  }
+
+  protected currentDetails(): string {
+    const { request } = this.input;
+    const init = this.init;
+    return swapCurrentDetails({
+      state: this.state,
+      from_currency: init?.from_currency ?? request.from_currency,
+      to_currency: init?.to_currency ?? request.to_currency,
+      amount: init?.amount ?? request.amount,
+      converted_amount: init?.converted_amount,
+      rate_used: init?.rate_used,
+      deadline_ms: this.deadlineMs,
+      attempts_used: this.attemptsUsed,
+      attempts_left: Math.max(0, this.maxAttempts - this.attemptsUsed),
+      reason: this.status.reason,
+      notifications: this.notifications.size(),
+      updated_at: this.status.updatedAt,
+    });
   }
 
   get settleWaitMs(): number {
@@ -171,6 +192,7 @@ export class SwapSession extends FlowSession<SwapState> {
    */
   notify(n: NotificationInput): void {
     const record = this.notifications.add(n);
+    this.refreshDetails();
     if (!record || (record.outcome !== 'paid' && record.outcome !== 'failed')) return;
     if (!this.matchesSwap(n.payload)) return;
     if (this.state === 'confirming' && this.settledBy === undefined) {

@@ -129,8 +129,8 @@ async function awaitPinsAndConfirm(s: SwapSession): Promise<void> {
       return;
     }
     const sub = s.pending!;
+    s.attemptsUsed += 1; // counted before the state moves, so Temporal Web's details show it
     s.set('confirming');
-    s.attemptsUsed += 1;
     let outcome: PinOutcome;
     try {
       outcome = await confirm(s, sub.sealed_pin);

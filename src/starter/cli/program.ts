@@ -12,6 +12,7 @@ import { gatewayCommand } from './commands/gateway';
 import { linkCommand } from './commands/link';
 import { simulatorCommand } from './commands/simulator';
 import { swapCommand } from './commands/swap';
+import { webCommand } from './commands/web';
 import { workerCommand } from './commands/worker';
 
 export function buildProgram(): Command {
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
     .addCommand(linkCommand())
     .addCommand(categoriesCommand())
     .addCommand(codecWebEndpointCommand())
+    .addCommand(webCommand())
     .addCommand(demoCommand())
     .addCommand(clusterCommand());
 }

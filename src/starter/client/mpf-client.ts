@@ -62,6 +62,7 @@ import {
   WorkerUnavailableError,
 } from './errors';
 import { FLOW_STATE } from '../../workflows/search-attributes';
+import { linkStaticDetails, linkStaticSummary, swapStaticDetails, swapStaticSummary } from '../../workflows/flow-summary';
 import { notificationUrl, pinUrl } from './urls';
 import { type FlowKind, flowKindOf as kindOf } from '../../workflows/flow-ids';
 
@@ -106,6 +107,12 @@ export interface MpfClientOptions {
    * with TemporalUnavailableError instead of retrying for half a minute (default 2 s).
    */
   temporalProbeIntervalMs?: number;
+}
+
+/** Temporal Web's summary and details of a flow, given at start (flow-summary.ts: no personal data). */
+interface UserMetadata {
+  staticSummary: string;
+  staticDetails: string;
 }
 
 /** How a closed execution that did not complete normally ended (absent while running or completed). */
@@ -223,7 +230,12 @@ export class MpfClient {
       ...(this.opts.swapSettleWaitSeconds !== undefined ? { settle_wait_seconds: this.opts.swapSettleWaitSeconds } : {}),
     };
     const memo: TokenMemo = { pin_token_sha256: sha256(pinToken), notify_token_sha256: sha256(notifyToken) };
-    const swap = await this.startWithUpdate(SWAP_WORKFLOW_TYPE, workflowId, input, memo, swapInitializedUpdate, 'swap', () =>
+    const startedAt = new Date().toISOString();
+    const metadata: UserMetadata = {
+      staticSummary: swapStaticSummary(req),
+      staticDetails: swapStaticDetails({ ...req, pin_max_attempts: input.pin_max_attempts, started_at: startedAt }),
+    };
+    const swap = await this.startWithUpdate(SWAP_WORKFLOW_TYPE, workflowId, input, memo, metadata, swapInitializedUpdate, 'swap', () =>
       this.getSwap(workflowId),
     );
     return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
@@ -289,7 +301,11 @@ export class MpfClient {
       late_notification_grace_seconds: this.opts.linkLateNotificationGraceSeconds ?? 0,
     };
     const memo: TokenMemo = { notify_token_sha256: sha256(notifyToken) };
-    const link = await this.startWithUpdate(LINK_WORKFLOW_TYPE, workflowId, input, memo, linkCreatedUpdate, 'payment_link', () =>
+    const metadata: UserMetadata = {
+      staticSummary: linkStaticSummary(input.request),
+      staticDetails: linkStaticDetails({ ...input.request, lifetime_seconds: input.lifetime_seconds, started_at: new Date().toISOString() }),
+    };
+    const link = await this.startWithUpdate(LINK_WORKFLOW_TYPE, workflowId, input, memo, metadata, linkCreatedUpdate, 'payment_link', () =>
       this.getLink(workflowId),
     );
     return { link };
@@ -404,11 +420,14 @@ export class MpfClient {
     workflowId: string,
     input: SwapWorkflowInput | LinkWorkflowInput,
     memo: TokenMemo,
+    metadata: UserMetadata,
     update: UpdateDefinition<V, []>,
     kind: 'swap' | 'payment_link',
     existing: () => Promise<V>,
   ): Promise<V> {
     const startWorkflowOperation = new WithStartWorkflowOperation(workflowType, {
+      // Temporal Web's Summary and Details (user metadata: encrypted by the payload codec like any payload).
+      ...metadata,
       workflowId,
       taskQueue: this.opts.taskQueue,
       args: [input],

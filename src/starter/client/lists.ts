@@ -29,14 +29,31 @@ export interface ListFilter {
   page_token?: string;
 }
 
+const LIST_FIELDS = {
+  state: z.string().regex(STATE, 'must be a state name').optional().describe("only flows in this state (the flow's MpfState)"),
+  created_from: z.iso
+    .datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2026-01-31T00:00:00Z' })
+    .optional()
+    .describe('only flows started at or after this instant (ISO 8601)'),
+  created_to: z.iso
+    .datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2026-02-01T00:00:00Z' })
+    .optional()
+    .describe('only flows started before this instant (ISO 8601)'),
+  limit: z.coerce
+    .number()
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(LIST_MAX_LIMIT, `must be at most ${LIST_MAX_LIMIT}`)
+    .optional()
+    .describe(`flows per page (1-${LIST_MAX_LIMIT}, default ${LIST_DEFAULT_LIMIT})`),
+  page_token: z.string().max(4096, 'is too long').optional().describe('next_page_token of the previous page (same filters)'),
+};
+
+/** The list parameters as documented (the gateway's querystring; unknown ones are refused by parseListFilter). */
+export const ListQueryDoc = z.looseObject(LIST_FIELDS);
+
 export const ListQuery = z
-  .strictObject({
-    state: z.string().regex(STATE, 'must be a state name').optional(),
-    created_from: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2026-01-31T00:00:00Z' }).optional(),
-    created_to: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2026-02-01T00:00:00Z' }).optional(),
-    limit: z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').max(LIST_MAX_LIMIT, `must be at most ${LIST_MAX_LIMIT}`).optional(),
-    page_token: z.string().max(4096, 'is too long').optional(),
-  })
+  .strictObject(LIST_FIELDS)
   .refine((q) => !q.created_from || !q.created_to || Date.parse(q.created_from) < Date.parse(q.created_to), {
     message: 'must be after created_from',
     path: ['created_to'],

@@ -385,7 +385,16 @@ export class MpfClient {
       if (err instanceof WorkflowNotFoundError) {
         const closed = await this.flowStatus(flowId);
         if (!closed) throw new FlowNotFoundError(kind, flowId);
-        throw new NotResolvableError(kind, flowId, await view(), 'it is closed (a flow that completed before reconciliation stayed open cannot be resolved here; record the decision in your own books)');
+        const v = await view();
+        const r = v.reconciliation;
+        throw new NotResolvableError(
+          kind,
+          flowId,
+          v,
+          r
+            ? `it was already reconciled by ${r.operator} at ${r.resolved_at} (${r.outcome})`
+            : `it is closed in state ${v.state} (a flow that completed before reconciliation stayed open cannot be resolved here; record the decision in your own books)`,
+        );
       }
       if (err instanceof WorkflowUpdateFailedError) throw new NotResolvableError(kind, flowId, await view(), err.cause?.message ?? 'the flow refused the resolution');
       throw err;

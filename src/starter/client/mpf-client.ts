@@ -263,9 +263,11 @@ export class MpfClient {
    * Submits a PIN. `wait` (default) uses the update and returns the outcome of this PIN; otherwise
    * a signal (fire and forget) and `undefined`.
    */
-  async submitPin(swapId: string, body: unknown, opts: { wait?: boolean } = {}): Promise<PinOutcome | undefined> {
+  async submitPin(swapId: string, body: unknown, opts: { wait?: boolean; submissionId?: string } = {}): Promise<PinOutcome | undefined> {
     const { wallet_pin } = parseOrThrow(PinBody, body);
-    const submission = { sealed_pin: this.sealer.seal(wallet_pin), submission_id: randomUUID() };
+    // A caller's own submission id (e.g. from an Idempotency-Key) makes a resent PIN the same
+    // submission: the swap answers its recorded outcome instead of counting a second attempt.
+    const submission = { sealed_pin: this.sealer.seal(wallet_pin), submission_id: opts.submissionId ?? randomUUID() };
     const handle = this.temporal.workflow.getHandle(swapId);
     const waitMs = this.opts.pinAnswerTimeoutMs ?? 30_000;
     try {

@@ -218,9 +218,9 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
         // The pin_token was checked: a PIN's key belongs to the swap it authorises.
         scope: () => `pin:${swapId}`,
         fields: () => ({ swap_id: swapId, ...req.body }),
-        run: async () => {
+        run: async (_req, idempotencyId) => {
           try {
-            const outcome = (await mpf.submitPin(swapId, req.body))!;
+            const outcome = (await mpf.submitPin(swapId, req.body, idempotencyId ? { submissionId: idempotencyId } : {}))!;
             if (outcome.outcome === 'pin_rejected' && userRef !== undefined) ctx.userPinBudget.recordWrong(userRef);
             return { status: 200, body: outcome };
           } catch (err) {

@@ -5,6 +5,10 @@
  */
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import type { Payload } from '@temporalio/common';
+import { AesGcmCodec } from '../src/codec/aes-gcm-codec';
+import { idempotencyWorkflowId } from '../src/starter/client/idempotency';
 import { MpfClient } from '../src/starter/client/mpf-client';
 import { type RunningGateway, startGateway } from '../src/starter/gateway/main';
 import { eventually } from './helpers/stack';
@@ -12,6 +16,26 @@ import { linkBody, swapBody, uniqueRef } from './helpers/fixtures';
 import { API_KEY, type GatewayHarness, http, startGatewayStack, stopOwnTemporal } from './helpers/gateway';
 
 const PIN = '908172';
+const API_SCOPE = `api:${createHash('sha256').update(API_KEY).digest('hex')}`;
+
+/** A history with every payload decrypted (what an operator with the codec sees), as text. */
+async function decodedHistory(h: GatewayHarness, workflowId: string): Promise<string> {
+  const codec = new AesGcmCodec(h.stack.keys);
+  const walk = async (node: unknown): Promise<unknown> => {
+    if (Array.isArray(node)) return Promise.all(node.map(walk));
+    if (node instanceof Uint8Array) return Buffer.from(node).toString('utf8');
+    if (!node || typeof node !== 'object') return node;
+    const obj = node as Record<string, unknown>;
+    if (obj.metadata && typeof obj.metadata === 'object' && obj.data instanceof Uint8Array) {
+      const [p] = await codec.decode([obj as Payload]);
+      return Buffer.from(p!.data ?? new Uint8Array()).toString('utf8');
+    }
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(obj)) if (typeof v !== 'function') out[k] = await walk(v);
+    return out;
+  };
+  return JSON.stringify(await walk(await h.stack.client.workflow.getHandle(workflowId).fetchHistory()));
+}
 
 describe('the gateway for merchant backends', () => {
   let h: GatewayHarness;
@@ -66,10 +90,14 @@ describe('the gateway for merchant backends', () => {
     assert.deepEqual(effects.filter((k) => k === 'swap.initialized'), ['swap.initialized'], 'one initialisation');
     assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests.length, 1);
 
-    // No plaintext token anywhere in the swap's or the key record's history.
-    for (const id of [again.json.swap_id as string]) {
-      const raw = JSON.stringify(await h.stack.client.workflow.getHandle(id).fetchHistory());
-      assert.ok(!raw.includes(first.json.pin_token), 'pin_token in history');
+    // No plaintext token in the swap's or the key record's history, even decrypted.
+    const record = await decodedHistory(h, idempotencyWorkflowId(API_SCOPE, key));
+    assert.match(record, /POST \/v1\/swaps/, 'the decoded record is readable');
+    assert.ok(record.includes(first.json.swap_id), 'the kept answer is in the record');
+    for (const id of [again.json.swap_id as string, idempotencyWorkflowId(API_SCOPE, key)]) {
+      const text = await decodedHistory(h, id);
+      assert.ok(!text.includes(first.json.pin_token), `pin_token in ${id}`);
+      assert.ok(!text.includes(PIN), `PIN in ${id}`);
     }
   });
 
@@ -98,6 +126,26 @@ describe('the gateway for merchant backends', () => {
     assert.deepEqual((await pinWith(gw2.url, '000111')).json, wrong.json, 'a retried PIN is not a second attempt');
     assert.equal((await pinWith(gw2.url, PIN)).status, 422, 'another PIN under the same key');
     assert.equal((await get(`/v1/swaps/${s.json.swap_id}`)).json.pin_attempts_used, 1);
+  });
+
+  test('a retry after the first request started the swap but kept no answer (its gateway gave up) answers that swap, with a working pin_token', async () => {
+    const txn = uniqueRef('idem-takeover');
+    const key = `key-${txn}`;
+    // What a gateway that died mid-request leaves: the key claimed, the swap started under it, no answer kept.
+    const store = h.stack.mpf.idempotency;
+    const claim = await store.claim(API_SCOPE, key, 'POST /v1/swaps', swapBody(txn));
+    assert.equal(claim.kind, 'claimed');
+    await h.stack.mpf.startSwap(swapBody(txn), { idempotencyId: claim.workflowId });
+    await store.release(claim.workflowId, claim.claimId);
+
+    const retry = await post(gw2.url, '/v1/swaps', swapBody(txn), key);
+    assert.equal(retry.status, 201, retry.text);
+    assert.equal(retry.json.swap_id, `swap-${txn}`);
+    const outcome = await http('POST', `${h.gw.url}/v1/swaps/${retry.json.swap_id}/pin`, { body: { wallet_pin: PIN }, headers: { authorization: `Bearer ${retry.json.pin_token}` } });
+    assert.equal(outcome.json.outcome, 'confirmed', outcome.text);
+    // Another key for the same reference is still the plain duplicate.
+    assert.equal((await post(h.gw.url, '/v1/swaps', swapBody(txn), `other-${txn}`)).status, 409);
+    assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests.length, 1);
   });
 
   test('a bad Idempotency-Key is a 400 naming it, and nothing starts', async () => {

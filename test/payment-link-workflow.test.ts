@@ -191,8 +191,10 @@ describe('late notifications after a payment link ended', () => {
     await deliver(link.link_id, note('f', 'failed', link.payment_ref));
     await eventually(async () => (await stack.mpf.getLink(link.link_id)).state === 'failed', 10_000, 'failed');
     await deliver(link.link_id, note('p', 'successful', link.payment_ref));
-    const view = (await stack.client.workflow.getHandle(link.link_id).result()) as LinkView;
-    assert.equal(view.state, 'needs_reconciliation');
+    const view = await eventually(async () => {
+      const v = await stack.mpf.getLink(link.link_id);
+      return v.state === 'needs_reconciliation' && v;
+    }, 10_000, 'needs_reconciliation');
     assert.match(view.reason!, /payment notified after the link was failed/);
   });
 
@@ -205,8 +207,17 @@ describe('late notifications after a payment link ended', () => {
       await new Promise((r) => setTimeout(r, 200));
     }
     await deliver(link.link_id, note('late-money', 'successful', link.payment_ref));
+    const flagged = await eventually(async () => {
+      const v = await stack.mpf.getLink(link.link_id);
+      return v.state === 'needs_reconciliation' && v;
+    }, 10_000, 'needs_reconciliation');
+    assert.match(flagged.reason!, /after the link was expired/);
+    // Past the grace period it is still open, waiting for an operator; resolving it ends it.
+    await new Promise((r) => setTimeout(r, 4_500));
+    assert.equal((await handle.describe()).status.name, 'RUNNING');
+    await stack.mpf.resolveFlow(link.link_id, { outcome: 'paid', provider_reference: link.payment_ref!, operator: 'ops', note: 'fulfilled the order late' });
     const final = (await handle.result()) as LinkView;
-    assert.equal(final.state, 'needs_reconciliation');
-    assert.match(final.reason!, /after the link was expired/);
+    assert.equal(final.state, 'reconciled');
+    assert.equal(final.reconciliation?.reason_before, flagged.reason);
   });
 });

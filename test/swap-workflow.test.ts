@@ -219,9 +219,15 @@ describe('a swap confirmation in doubt that no notification settles', () => {
     await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 1 }], notifications: { delayMs: 600_000 } });
     const outcome = await stack.mpf.submitPin(swap.swap_id, { wallet_pin: '4321' });
     assert.equal(outcome?.outcome, 'needs_reconciliation');
+    // It stays open in needs_reconciliation until an operator resolves it.
+    const waiting = await stack.mpf.getSwap(swap.swap_id);
+    assert.equal(waiting.state, 'needs_reconciliation');
+    assert.match(waiting.reason!, /no notification from the provider settled it: check the swap at the provider/);
+    assert.equal((await stack.client.workflow.getHandle(swap.swap_id).describe()).status.name, 'RUNNING');
+    await stack.mpf.resolveFlow(swap.swap_id, { outcome: 'confirmed', provider_reference: swap.payment_ref!, operator: 'ops', note: 'converted at the provider' });
     const final = (await stack.client.workflow.getHandle(swap.swap_id).result()) as SwapView;
-    assert.equal(final.state, 'needs_reconciliation');
-    assert.match(final.reason!, /no notification from the provider settled it: check the swap at the provider/);
+    assert.equal(final.state, 'reconciled');
+    assert.equal(final.reconciliation?.outcome, 'confirmed');
     assert.equal((await stack.control.ledger({ ref: txn })).effects.filter((e) => e.kind === 'swap.confirmed').length, 1, 'the provider did convert');
   });
 });

@@ -13,7 +13,7 @@ import { generateDevKeys } from '../src/codec/keys';
 import { clientDataConverter, workerDataConverter } from '../src/codec/data-converter';
 import { createSealer } from '../src/codec/seal';
 import { decideNotification } from '../src/workflows/link-session';
-import { cancelSwapUpdate, submitPinUpdate, SWAP_WORKFLOW_TYPE, swapInitializedUpdate, type SwapView, type SwapWorkflowInput } from '../src/workflows/messages';
+import { cancelSwapUpdate, resolveSwapUpdate, submitPinUpdate, SWAP_WORKFLOW_TYPE, swapInitializedUpdate, type SwapView, type SwapWorkflowInput } from '../src/workflows/messages';
 import { decideConfirm } from '../src/workflows/swap-session';
 import { workflowBundle } from './helpers/stack';
 import { getTestTemporal, uniqueTaskQueue } from './helpers/temporal';
@@ -140,8 +140,12 @@ describe('the swap workflow with stub activities on the real Temporal server', (
     const handle = await start('stub-amb');
     const outcome = await handle.executeUpdate(submitPinUpdate, { args: [pin] });
     assert.equal(outcome.outcome, 'needs_reconciliation');
+    // It stays open, waiting for an operator's resolution (the workflow no longer completes here).
+    const resolved = await handle.executeUpdate(resolveSwapUpdate, { args: [{ outcome: 'failed', provider_reference: 'stmt-1', operator: 'ops', note: 'not converted' }] });
+    assert.equal(resolved.state, 'reconciled');
     const view = (await handle.result()) as SwapView;
-    assert.match(view.reason!, /may have reached the provider without an answer.*no notification from the provider settled it/);
+    assert.equal(view.state, 'reconciled');
+    assert.match(view.reconciliation!.reason_before!, /may have reached the provider without an answer.*no notification from the provider settled it/);
   });
 
   test('the cancel update refuses a swap whose PIN is being confirmed, and answers the cancelled view otherwise', async () => {

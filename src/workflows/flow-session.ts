@@ -7,15 +7,18 @@ import { setCurrentDetails } from '@temporalio/workflow';
 import { FlowStatus } from './flow-status';
 import type { FlowKind } from './flow-ids';
 import { NotificationBook } from './notifications';
+import { checkResolveInput, type Reconciliation, type ResolveInput } from './reconciliation';
 
 export abstract class FlowSession<S extends string> {
   readonly status: FlowStatus<S>;
   readonly notifications = new NotificationBook();
   cancelRequested: string | undefined;
+  /** The audit record of an operator's resolution (state `reconciled`). */
+  reconciliation: Reconciliation | undefined;
 
   protected constructor(
     initial: S,
-    kind: FlowKind,
+    readonly kind: FlowKind,
     ref: string,
     private readonly terminal: readonly S[],
     private readonly cancellable: readonly S[],
@@ -53,5 +56,25 @@ export abstract class FlowSession<S extends string> {
   /** Records the first cancel request while the flow is cancellable (signal, update or Temporal's cancellation). */
   requestCancel(reason: string | undefined): void {
     if (this.isCancellable() && this.cancelRequested === undefined) this.cancelRequested = reason?.slice(0, 200) || 'cancelled by request';
+  }
+
+  /** The `resolve` update's validator (synchronous): only in needs_reconciliation, with a valid input. */
+  validateResolve(input: ResolveInput): void {
+    if ((this.state as string) !== 'needs_reconciliation') throw new Error(`only a flow in needs_reconciliation can be resolved (state: ${this.state})`);
+    const problem = checkResolveInput(input, this.kind);
+    if (problem) throw new Error(problem.message);
+  }
+
+  /** Records the operator's resolution and moves the flow to `reconciled` (an ordinary state transition). */
+  resolve(input: ResolveInput, at: string): void {
+    this.reconciliation = {
+      outcome: input.outcome,
+      provider_reference: input.provider_reference,
+      operator: input.operator,
+      note: input.note,
+      resolved_at: at,
+      reason_before: this.status.reason,
+    };
+    this.set('reconciled' as S, `reconciled by ${input.operator}: ${input.outcome} at the provider (reference ${input.provider_reference})`);
   }
 }

@@ -23,6 +23,7 @@ const STATE_WORDS: Record<SwapState | LinkState, string> = {
   expired: 'expired',
   cancelled: 'cancelled',
   needs_reconciliation: 'NEEDS RECONCILIATION',
+  reconciled: 'reconciled by an operator',
 };
 
 /** A state in an operator's words ("awaiting PIN"). */

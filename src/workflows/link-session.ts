@@ -102,6 +102,7 @@ export class LinkSession extends FlowSession<LinkState> {
       expires_at: this.expiresAtMs === undefined ? undefined : new Date(this.expiresAtMs).toISOString(),
       reason: this.status.reason,
       notifications: this.notifications.list(),
+      ...(this.reconciliation ? { reconciliation: this.reconciliation } : {}),
       updated_at: this.status.updatedAt,
     };
   }

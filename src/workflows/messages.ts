@@ -9,6 +9,10 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { HostedLinkRequest, NotificationOutcome, SwapInitRequest } from '../contract/provider';
 import { flowId } from './flow-ids';
+import type { Reconciliation, ResolveInput } from './reconciliation';
+
+export type { Reconciliation, ResolveInput } from './reconciliation';
+export { RESOLUTION_OUTCOMES } from './reconciliation';
 
 export { type FlowKind, flowId, flowKindOf } from './flow-ids';
 
@@ -58,7 +62,9 @@ export type SwapState =
   | 'expired'
   | 'cancelled'
   | 'failed'
-  | 'needs_reconciliation';
+  | 'needs_reconciliation'
+  /** An operator resolved needs_reconciliation (`resolve` update); the outcome is in `reconciliation`. */
+  | 'reconciled';
 
 export const SWAP_TERMINAL_STATES: readonly SwapState[] = [
   'confirmed',
@@ -66,6 +72,7 @@ export const SWAP_TERMINAL_STATES: readonly SwapState[] = [
   'cancelled',
   'failed',
   'needs_reconciliation',
+  'reconciled',
 ];
 
 export interface SwapWorkflowInput {
@@ -101,6 +108,8 @@ export interface SwapView {
   reason?: string;
   provider_message?: string;
   notifications: NotificationRecord[];
+  /** Who resolved needs_reconciliation, when, with what outcome and note (state `reconciled`). */
+  reconciliation?: Reconciliation;
   updated_at: string;
 }
 
@@ -128,6 +137,11 @@ export const cancelSwapSignal = defineSignal<[{ reason?: string }]>('cancel');
 /** Cancels a swap still awaiting its PIN and answers its final view; the validator refuses otherwise. */
 export const cancelSwapUpdate = defineUpdate<SwapView, [{ reason?: string }]>('cancelAndWait');
 export const swapStateQuery = defineQuery<SwapView>('state');
+/**
+ * Resolves a swap in needs_reconciliation (outcome confirmed | failed, provider_reference,
+ * operator, note) and answers its `reconciled` view; the validator refuses any other state.
+ */
+export const resolveSwapUpdate = defineUpdate<SwapView, [ResolveInput]>('resolve');
 /** Used with update-with-start: returns once initialization has finished (either way). */
 export const swapInitializedUpdate = defineUpdate<SwapView>('initialized');
 
@@ -144,9 +158,11 @@ export type LinkState =
   | 'failed'
   | 'expired'
   | 'cancelled'
-  | 'needs_reconciliation';
+  | 'needs_reconciliation'
+  /** An operator resolved needs_reconciliation (`resolve` update); the outcome is in `reconciliation`. */
+  | 'reconciled';
 
-export const LINK_TERMINAL_STATES: readonly LinkState[] = ['paid', 'failed', 'expired', 'cancelled', 'needs_reconciliation'];
+export const LINK_TERMINAL_STATES: readonly LinkState[] = ['paid', 'failed', 'expired', 'cancelled', 'needs_reconciliation', 'reconciled'];
 
 export interface LinkWorkflowInput {
   request: HostedLinkRequest;
@@ -172,6 +188,8 @@ export interface LinkView {
   expires_at?: string;
   reason?: string;
   notifications: NotificationRecord[];
+  /** Who resolved needs_reconciliation, when, with what outcome and note (state `reconciled`). */
+  reconciliation?: Reconciliation;
   updated_at: string;
 }
 
@@ -179,6 +197,8 @@ export const cancelLinkSignal = defineSignal<[{ reason?: string }]>('cancel');
 /** Cancels a link still awaiting payment and answers its view; the validator refuses otherwise. */
 export const cancelLinkUpdate = defineUpdate<LinkView, [{ reason?: string }]>('cancelAndWait');
 export const linkStateQuery = defineQuery<LinkView>('state');
+/** Resolves a link in needs_reconciliation (outcome paid | failed, …); see resolveSwapUpdate. */
+export const resolveLinkUpdate = defineUpdate<LinkView, [ResolveInput]>('resolve');
 /** Used with update-with-start: returns once the link was created (or creation failed). */
 export const linkCreatedUpdate = defineUpdate<LinkView>('created');
 

@@ -21,7 +21,9 @@ import {
   type LinkView,
   type LinkWorkflowInput,
   notificationSignal,
+  resolveLinkUpdate,
 } from './messages';
+import { awaitResolution } from './reconciliation';
 
 const { createPaymentLink } = proxyActivities<ProviderActivities>({
   startToCloseTimeout: PROVIDER_ACTIVITY_START_TO_CLOSE,
@@ -51,10 +53,12 @@ export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<Lin
     { validator: (_arg) => s.validateCancel() },
   );
   setHandler(notificationSignal, (n) => s.notify(n));
+  setHandler(resolveLinkUpdate, (input) => (s.resolve(input, new Date().toISOString()), s.view()), { validator: (input) => s.validateResolve(input) });
 
   return CancellationScope.nonCancellable(async () => {
     if (await create(s)) await awaitOutcome(s);
     await keepLateNotifications(s);
+    await awaitResolution(s); // needs_reconciliation stays open until an operator resolves it
     return s.view();
   });
 }

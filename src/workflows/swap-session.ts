@@ -127,6 +127,7 @@ export class SwapSession extends FlowSession<SwapState> {
       reason: this.status.reason,
       provider_message: this.providerMessage,
       notifications: this.notifications.list(),
+      ...(this.reconciliation ? { reconciliation: this.reconciliation } : {}),
       updated_at: this.status.updatedAt,
     };
   }

@@ -31,6 +31,7 @@ import {
   cancelSwapUpdate,
   notificationSignal,
   type PinOutcome,
+  resolveSwapUpdate,
   submitPinSignal,
   submitPinUpdate,
   swapInitializedUpdate,
@@ -38,6 +39,7 @@ import {
   type SwapView,
   type SwapWorkflowInput,
 } from './messages';
+import { awaitResolution } from './reconciliation';
 import { decideConfirm, outcomeOf, SwapSession } from './swap-session';
 
 const MIN_CONFIRM_BUDGET_MS = 1_000;
@@ -86,10 +88,12 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
     { validator: (_arg) => s.validateCancel() },
   );
   setHandler(notificationSignal, (n) => s.notify(n));
+  setHandler(resolveSwapUpdate, (input) => (s.resolve(input, new Date().toISOString()), s.view()), { validator: (input) => s.validateResolve(input) });
 
   return CancellationScope.nonCancellable(async () => {
     if (await initialise(s)) await awaitPinsAndConfirm(s);
     await afterwards(s);
+    await awaitResolution(s); // needs_reconciliation stays open until an operator resolves it
     return s.view();
   });
 }

@@ -10,6 +10,7 @@ import { codecWebEndpointCommand } from './commands/codec';
 import { demoCommand } from './commands/demo';
 import { gatewayCommand } from './commands/gateway';
 import { linkCommand } from './commands/link';
+import { reconcileCommand } from './commands/reconcile';
 import { simulatorCommand } from './commands/simulator';
 import { swapCommand } from './commands/swap';
 import { webCommand } from './commands/web';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
     .addCommand(simulatorCommand())
     .addCommand(swapCommand())
     .addCommand(linkCommand())
+    .addCommand(reconcileCommand())
     .addCommand(categoriesCommand())
     .addCommand(codecWebEndpointCommand())
     .addCommand(webCommand())

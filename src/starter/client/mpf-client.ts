@@ -30,6 +30,9 @@ import {
   CATEGORIES_WORKFLOW_TYPE,
   cancelLinkUpdate,
   cancelSwapUpdate,
+  resolveLinkUpdate,
+  resolveSwapUpdate,
+  type ResolveInput,
   LINK_TERMINAL_STATES,
   LINK_WORKFLOW_TYPE,
   linkCreatedUpdate,
@@ -64,6 +67,11 @@ import {
 import { FLOW_STATE } from '../../workflows/search-attributes';
 import { linkStaticDetails, linkStaticSummary, swapStaticDetails, swapStaticSummary } from '../../workflows/flow-summary';
 import { notificationUrl, pinUrl } from './urls';
+import { IdempotencyStore } from './idempotency';
+import { type FlowPage, listFlows, parseListFilter } from './lists';
+import { type PinTokenSeed, PinTokens } from './pin-tokens';
+import { checkResolveInput } from '../../workflows/reconciliation';
+import { LINK_STATES_ALL, NotResolvableError, SWAP_STATES_ALL } from './reconcile';
 import { type FlowKind, flowKindOf as kindOf } from '../../workflows/flow-ids';
 
 export const SwapStartBody = SwapInitFields.omit({ notification_url: true }).refine(...differentCurrencies);
@@ -174,9 +182,16 @@ export interface CategoriesResult {
   tree: CategoryTree;
 }
 
-interface TokenMemo {
+interface TokenMemo extends Partial<PinTokenSeed> {
   pin_token_sha256?: string;
   notify_token_sha256?: string;
+  /** The Idempotency-Key record (workflow id) of the request that started the flow, if any. */
+  idempotency_id?: string;
+}
+
+/** How a start was asked for: the Idempotency-Key record that owns it, if any. */
+export interface StartOptions {
+  idempotencyId?: string;
 }
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
@@ -191,12 +206,17 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, pre
 export class MpfClient {
   readonly temporal: Client;
   private readonly sealer: Sealer;
+  private readonly pinTokens: PinTokens;
+  /** Idempotency-Key records (the gateway's retried POSTs), kept in Temporal. */
+  readonly idempotency: IdempotencyStore;
   private publicUrl: string;
   private readonly notificationBaseUrl: string | undefined;
 
   constructor(private readonly opts: MpfClientOptions) {
     this.temporal = opts.client;
     this.sealer = createSealer(opts.keys);
+    this.pinTokens = new PinTokens(opts.keys);
+    this.idempotency = new IdempotencyStore({ client: opts.client, taskQueue: opts.taskQueue, keys: opts.keys });
     this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
     this.notificationBaseUrl = opts.notificationBaseUrl?.replace(/\/+$/, '');
   }
@@ -218,10 +238,11 @@ export class MpfClient {
   // Swaps
   // --------------------------------------------------------------------------------------------
 
-  async startSwap(body: unknown): Promise<StartedSwap> {
+  async startSwap(body: unknown, start: StartOptions = {}): Promise<StartedSwap> {
     const req = parseOrThrow(SwapStartBody, body);
     const workflowId = swapWorkflowId(req.txn_ref);
-    const pinToken = newToken();
+    const seed = this.pinTokens.newSeed();
+    const pinToken = this.pinTokens.derive(workflowId, seed)!;
     const notifyToken = newToken();
     const input: SwapWorkflowInput = {
       request: { ...req, notification_url: sealUrlLastSegment(this.notificationUrl('swap', workflowId, notifyToken), this.sealer) },
@@ -229,7 +250,12 @@ export class MpfClient {
       notification_wait_seconds: this.opts.swapNotificationWaitSeconds ?? 0,
       ...(this.opts.swapSettleWaitSeconds !== undefined ? { settle_wait_seconds: this.opts.swapSettleWaitSeconds } : {}),
     };
-    const memo: TokenMemo = { pin_token_sha256: sha256(pinToken), notify_token_sha256: sha256(notifyToken) };
+    const memo: TokenMemo = {
+      pin_token_sha256: sha256(pinToken),
+      notify_token_sha256: sha256(notifyToken),
+      ...seed,
+      ...(start.idempotencyId ? { idempotency_id: start.idempotencyId } : {}),
+    };
     const startedAt = new Date().toISOString();
     const metadata: UserMetadata = {
       staticSummary: swapStaticSummary(req),
@@ -249,9 +275,11 @@ export class MpfClient {
    * Submits a PIN. `wait` (default) uses the update and returns the outcome of this PIN; otherwise
    * a signal (fire and forget) and `undefined`.
    */
-  async submitPin(swapId: string, body: unknown, opts: { wait?: boolean } = {}): Promise<PinOutcome | undefined> {
+  async submitPin(swapId: string, body: unknown, opts: { wait?: boolean; submissionId?: string } = {}): Promise<PinOutcome | undefined> {
     const { wallet_pin } = parseOrThrow(PinBody, body);
-    const submission = { sealed_pin: this.sealer.seal(wallet_pin), submission_id: randomUUID() };
+    // A caller's own submission id (e.g. from an Idempotency-Key) makes a resent PIN the same
+    // submission: the swap answers its recorded outcome instead of counting a second attempt.
+    const submission = { sealed_pin: this.sealer.seal(wallet_pin), submission_id: opts.submissionId ?? randomUUID() };
     const handle = this.temporal.workflow.getHandle(swapId);
     const waitMs = this.opts.pinAnswerTimeoutMs ?? 30_000;
     try {
@@ -291,7 +319,7 @@ export class MpfClient {
   // Payment links
   // --------------------------------------------------------------------------------------------
 
-  async createLink(body: unknown): Promise<CreatedLink> {
+  async createLink(body: unknown, start: StartOptions = {}): Promise<CreatedLink> {
     const req = parseOrThrow(LinkCreateBody, body);
     const workflowId = linkWorkflowId(req.txn_merchant_ref);
     const notifyToken = newToken();
@@ -300,7 +328,7 @@ export class MpfClient {
       lifetime_seconds: this.opts.linkLifetimeSeconds ?? 86_400,
       late_notification_grace_seconds: this.opts.linkLateNotificationGraceSeconds ?? 0,
     };
-    const memo: TokenMemo = { notify_token_sha256: sha256(notifyToken) };
+    const memo: TokenMemo = { notify_token_sha256: sha256(notifyToken), ...(start.idempotencyId ? { idempotency_id: start.idempotencyId } : {}) };
     const metadata: UserMetadata = {
       staticSummary: linkStaticSummary(input.request),
       staticDetails: linkStaticDetails({ ...input.request, lifetime_seconds: input.lifetime_seconds, started_at: new Date().toISOString() }),
@@ -318,6 +346,85 @@ export class MpfClient {
   /** Cancels a link awaiting payment (the `cancelAndWait` update); NotCancellableError otherwise. */
   async cancelLink(linkId: string, reason?: string): Promise<LinkView> {
     return this.cancelFlow(linkId, 'payment_link', cancelLinkUpdate, reason, () => this.getLink(linkId));
+  }
+
+  // --------------------------------------------------------------------------------------------
+  // Idempotent starts, reconciliation, lists
+  // --------------------------------------------------------------------------------------------
+
+  /**
+   * A swap's pin_token and pin_url again (derived from the seed in its encrypted memo); undefined
+   * for a swap started before tokens were derived, or whose seed key left the ring.
+   */
+  async pinTokenOf(swapId: string): Promise<{ pin_token: string; pin_url: string } | undefined> {
+    const memo = (await this.guard(() => this.temporal.workflow.getHandle(swapId).describe(), swapId)).memo as TokenMemo | undefined;
+    if (!memo?.pin_token_nonce || !memo.pin_token_key) return undefined;
+    const token = this.pinTokens.derive(swapId, { pin_token_nonce: memo.pin_token_nonce, pin_token_key: memo.pin_token_key });
+    if (!token || !memo.pin_token_sha256 || sha256(token) !== memo.pin_token_sha256) return undefined;
+    return { pin_token: token, pin_url: this.pinUrl(swapId, token) };
+  }
+
+  /** Whether the flow was started by the request that holds the Idempotency-Key record `idempotencyId`. */
+  async startedBy(flowId: string, idempotencyId: string): Promise<boolean> {
+    try {
+      const desc = await this.guard(() => this.temporal.workflow.getHandle(flowId).describe(), flowId);
+      return (desc.memo as TokenMemo | undefined)?.idempotency_id === idempotencyId;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Resolves a flow in needs_reconciliation (the `resolve` update): answers its `reconciled` view
+   * with the audit record. InputError for a bad input (nothing sent); NotResolvableError (with the
+   * current view) when the flow is in another state or closed.
+   */
+  async resolveFlow(flowId: string, input: unknown): Promise<Viewed<SwapView> | Viewed<LinkView>> {
+    const kind = kindOf(flowId);
+    if (!kind) throw new FlowNotFoundError('flow', flowId.slice(0, 120));
+    const problem = checkResolveInput(input, kind);
+    if (problem) throw new InputError(problem.message, problem.field);
+    const view = (): Promise<Viewed<SwapView> | Viewed<LinkView>> => (kind === 'swap' ? this.getSwap(flowId) : this.getLink(flowId));
+    const waitMs = this.opts.queryAnswerTimeoutMs ?? 10_000;
+    const handle = this.temporal.workflow.getHandle(flowId);
+    const args: [ResolveInput] = [input as ResolveInput];
+    try {
+      return await this.guard(
+        () =>
+          this.temporal.withDeadline(Date.now() + waitMs, (): Promise<SwapView | LinkView> =>
+            kind === 'swap' ? handle.executeUpdate(resolveSwapUpdate, { args }) : handle.executeUpdate(resolveLinkUpdate, { args }),
+          ),
+        flowId,
+      );
+    } catch (err) {
+      if (err instanceof TemporalUnavailableError) throw err;
+      if (isDeadlineExceeded(err)) throw new WorkerUnavailableError(kind, flowId, waitMs, (await this.flowStatus(flowId))?.state);
+      if (err instanceof WorkflowNotFoundError) {
+        const closed = await this.flowStatus(flowId);
+        if (!closed) throw new FlowNotFoundError(kind, flowId);
+        const v = await view();
+        const r = v.reconciliation;
+        throw new NotResolvableError(
+          kind,
+          flowId,
+          v,
+          r
+            ? `it was already reconciled by ${r.operator} at ${r.resolved_at} (${r.outcome})`
+            : `it is closed in state ${v.state} (a flow that completed before reconciliation stayed open cannot be resolved here; record the decision in your own books)`,
+        );
+      }
+      if (err instanceof WorkflowUpdateFailedError) throw new NotResolvableError(kind, flowId, await view(), err.cause?.message ?? 'the flow refused the resolution');
+      throw err;
+    }
+  }
+
+  /** One page of swaps or payment links (visibility query on MpfFlowKind/MpfState and start time). */
+  async listFlows(kind: FlowKind | 'any', filter: unknown): Promise<FlowPage> {
+    const states = kind === 'swap' ? SWAP_STATES_ALL : kind === 'payment_link' ? LINK_STATES_ALL : [...new Set([...SWAP_STATES_ALL, ...LINK_STATES_ALL])];
+    const f = parseListFilter(filter, states);
+    const kinds: FlowKind[] = kind === 'any' ? ['swap', 'payment_link'] : [kind];
+    return this.guard(() => listFlows(this.temporal, this.opts.taskQueue, kinds, f));
   }
 
   // --------------------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ import { UserPinBudget } from './pin-budget';
 import { gatewayLoggerOptions } from './logging';
 import { registerCategoryRoutes } from './routes/categories';
 import { registerLinkRoutes } from './routes/links';
+import { registerListRoutes } from './routes/lists';
+import { registerReconciliationRoutes } from './routes/reconciliation';
 import { notificationRoutes } from './routes/notifications';
 import { registerOperationRoutes } from './routes/operations';
 import { registerSwapRoutes } from './routes/swaps';
@@ -112,6 +114,8 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
 
   registerSwapRoutes(app, ctx);
   registerLinkRoutes(app, ctx);
+  registerListRoutes(app, ctx);
+  registerReconciliationRoutes(app, ctx);
   registerCategoryRoutes(app, ctx);
   registerOperationRoutes(app, ctx);
   await app.register(notificationRoutes, ctx);

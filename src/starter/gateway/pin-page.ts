@@ -69,7 +69,8 @@ const SCRIPT = `
     expired: ['This swap has expired', 'bad'],
     cancelled: ['This swap was cancelled', 'bad'],
     failed: ['This swap could not be completed', 'bad'],
-    needs_reconciliation: ['We could not confirm the result yet. Please check with the merchant before trying again.', 'bad']
+    needs_reconciliation: ['We could not confirm the result yet. Please check with the merchant before trying again.', 'bad'],
+    reconciled: ['The merchant has settled this swap. Please check with the merchant for its result.', 'bad']
   };
   function showState(s) {
     if (FINAL[s.state]) { close(FINAL[s.state][0], FINAL[s.state][1]); return; }

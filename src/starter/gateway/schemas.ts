@@ -22,6 +22,7 @@ const SWAP_STATES = [
   'cancelled',
   'failed',
   'needs_reconciliation',
+  'reconciled',
 ] as const satisfies readonly SwapState[];
 const LINK_STATES = [
   'creating',
@@ -31,6 +32,7 @@ const LINK_STATES = [
   'expired',
   'cancelled',
   'needs_reconciliation',
+  'reconciled',
 ] as const satisfies readonly LinkState[];
 type Exhaustive<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 const _swapStatesComplete: Exhaustive<(typeof SWAP_STATES)[number], SwapState> = true;
@@ -38,8 +40,8 @@ const _linkStatesComplete: Exhaustive<(typeof LINK_STATES)[number], LinkState> =
 void _swapStatesComplete;
 void _linkStatesComplete;
 
-const SwapStateSchema = z.enum(SWAP_STATES);
-const LinkStateSchema = z.enum(LINK_STATES);
+export const SwapStateSchema = z.enum(SWAP_STATES);
+export const LinkStateSchema = z.enum(LINK_STATES);
 
 // ---------------------------------------------------------------------------------------------
 // Requests
@@ -121,6 +123,18 @@ const NotificationRecordSchema = z
   })
   .meta({ id: 'NotificationRecord' });
 
+export const ReconciliationSchema = z
+  .object({
+    outcome: z.string().describe('what the operator found at the provider: confirmed | failed (swap), paid | failed (payment link)'),
+    provider_reference: z.string().describe("the provider's reference the operator checked out of band"),
+    operator: z.string().describe('who resolved it'),
+    note: z.string(),
+    resolved_at: z.string(),
+    reason_before: z.string().optional().describe('why the flow needed reconciliation'),
+  })
+  .describe('the audit record of the resolution (state reconciled)')
+  .meta({ id: 'Reconciliation' });
+
 export const SwapViewSchema = z
   .object({
     swap_id: z.string(),
@@ -140,6 +154,7 @@ export const SwapViewSchema = z
     reason: z.string().optional(),
     provider_message: z.string().optional(),
     notifications: z.array(NotificationRecordSchema),
+    reconciliation: ReconciliationSchema.optional(),
     updated_at: z.string(),
     execution: ExecutionField,
   })
@@ -189,6 +204,7 @@ export const LinkViewSchema = z
     expires_at: z.string().optional(),
     reason: z.string().optional(),
     notifications: z.array(NotificationRecordSchema),
+    reconciliation: ReconciliationSchema.optional(),
     updated_at: z.string(),
     execution: ExecutionField,
   })

@@ -1,10 +1,12 @@
-/** `mpf link create|status`: the payment-link flow through the typed client. */
+/** `mpf link create|status|cancel|list`: the payment-link flow through the typed client. */
 import { Command } from 'commander';
 import type * as Library from '../../client/mpf-client';
 import type { LinkView } from '../../../workflows/messages';
 import type * as Connect from '../connect';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP, parseAmount, parsePositive, WAIT_HELP } from '../options';
 import { formatAmount, printJson, printLines, rows } from '../output';
+import { NotCancellableError as FlowNotCancellableError } from '../../client/errors';
+import { addListCommand } from './lists';
 
 interface LinkCreateOptions {
   userRef: string;
@@ -45,6 +47,14 @@ export function linkCommand(): Command {
     .argument('<link_id>', 'the link id, paylink-<txn-merchant-ref>')
     .option('--json', JSON_HELP)
     .action(linkStatus);
+  link
+    .command('cancel')
+    .description('cancel a payment link not yet paid')
+    .argument('<link_id>', 'the link id, paylink-<txn-merchant-ref>')
+    .option('--reason <text>', 'why (recorded on the link)')
+    .option('--json', JSON_HELP)
+    .action(linkCancel);
+  addListCommand(link, 'payment_link');
   return link;
 }
 
@@ -113,5 +123,26 @@ async function linkStatus(linkId: string, opts: LinkStatusOptions): Promise<void
     const l = await answerWithin(c.mpf.getLink(linkId), DEFAULT_WAIT_SECONDS, c);
     if (opts.json) printJson(l);
     else printLines(linkLines(l));
+  });
+}
+
+class NotCancellableError extends Error {
+  override name = 'NotCancellableError';
+}
+
+async function linkCancel(linkId: string, opts: { reason?: string; json?: boolean }): Promise<void> {
+  await connect().withClient(async ({ mpf }) => {
+    let l: LinkView;
+    try {
+      l = await mpf.cancelLink(linkId, opts.reason ?? 'cancelled from the command line'); // the cancel update answers the view
+    } catch (err) {
+      if (err instanceof FlowNotCancellableError) {
+        throw new NotCancellableError(`payment link ${linkId} is ${err.view.state}: only a link awaiting payment can be cancelled`);
+      }
+      throw err;
+    }
+    if (opts.json) printJson(l);
+    else printLines(linkLines(l));
+    if (l.state !== 'cancelled') process.exitCode = 1;
   });
 }

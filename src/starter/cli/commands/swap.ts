@@ -7,6 +7,7 @@ import type * as Connect from '../connect';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP, parseAmount, parsePositive, WAIT_HELP } from '../options';
 import { formatAmount, printJson, printLines, rows, withTimeLeft } from '../output';
 import { readPin } from '../pin-input';
+import { addListCommand } from './lists';
 
 interface SwapStartOptions {
   userRef: string;
@@ -65,6 +66,7 @@ export function swapCommand(): Command {
     .option('--reason <text>', 'why (recorded on the swap)')
     .option('--json', JSON_HELP)
     .action(swapCancel);
+  addListCommand(swap, 'swap');
   return swap;
 }
 

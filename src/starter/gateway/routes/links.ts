@@ -1,7 +1,9 @@
 /** Payment-link routes: create (update-with-start, answers pay_link), state with notifications, cancel. */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { NotCancellableError } from '../../client/errors';
+import { z } from 'zod';
+import { DuplicateFlowError, NotCancellableError } from '../../client/errors';
+import { type Answer, IDEMPOTENCY_RESPONSES, IdempotencyHeaders, IdempotencyInUseBody, idempotent } from '../idempotency';
 import type { LinkState, LinkView } from '../../../workflows/messages';
 import { API_KEY_SECURITY, type GatewayContext, requireLinkId } from '../context';
 import {
@@ -20,6 +22,13 @@ import {
 const PROVIDER_FAILED: readonly LinkState[] = ['failed', 'needs_reconciliation'];
 const TAGS = ['payment links'];
 
+function createdAnswer(link: LinkView): Answer {
+  if (PROVIDER_FAILED.includes(link.state)) {
+    return { status: 502, body: { error: 'provider_failed', message: `the payment link is ${link.state}: ${link.reason ?? 'creation failed'}`, link } };
+  }
+  return { status: 201, body: link };
+}
+
 export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): void {
   const app = root.withTypeProvider<ZodTypeProvider>();
   const { mpf } = ctx;
@@ -37,17 +46,35 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
           'take those values. 502 when the provider refused or did not answer; 409 with the existing link for a reused ' +
           'txn_merchant_ref (never sent to the provider again).',
         security: API_KEY_SECURITY,
+        headers: IdempotencyHeaders,
         body: LinkCreateBody,
-        response: { 201: LinkViewSchema, 400: ErrorBody, 401: ErrorBody, 409: DuplicateLinkBody, 502: ProviderFailedLinkBody, 504: PendingBody },
+        response: {
+          201: LinkViewSchema,
+          400: ErrorBody,
+          401: ErrorBody,
+          409: z.union([DuplicateLinkBody, IdempotencyInUseBody]),
+          ...IDEMPOTENCY_RESPONSES,
+          502: ProviderFailedLinkBody,
+          504: PendingBody,
+        },
       },
     },
-    async (req, reply) => {
-      const { link } = await mpf.createLink(req.body);
-      if (PROVIDER_FAILED.includes(link.state)) {
-        return reply.code(502).send({ error: 'provider_failed', message: `the payment link is ${link.state}: ${link.reason ?? 'creation failed'}`, link });
-      }
-      return reply.code(201).send(link);
-    },
+    async (req, reply) =>
+      idempotent(ctx, {
+        route: 'POST /v1/payment-links',
+        fields: () => ({ ...req.body }),
+        run: async (_req, idempotencyId) => {
+          try {
+            return createdAnswer((await mpf.createLink(req.body, { idempotencyId })).link);
+          } catch (err) {
+            // This key's own link, started by a first request whose answer was never kept.
+            if (idempotencyId && err instanceof DuplicateFlowError && (await mpf.startedBy(err.flowId, idempotencyId))) {
+              return createdAnswer(await mpf.getLink(err.flowId));
+            }
+            throw err;
+          }
+        },
+      })(req, reply),
   );
 
   app.get(
@@ -75,19 +102,33 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
         description: "Answers the link's view once the cancellation took effect; 409 with the view when it has already ended.",
         security: API_KEY_SECURITY,
         params: LinkIdParams,
+        headers: IdempotencyHeaders,
         body: CancelBody,
-        response: { 200: LinkViewSchema, 401: ErrorBody, 404: ErrorBody, 409: NotCancellableLinkBody, 503: WorkerUnavailableBody },
+        response: {
+          200: LinkViewSchema,
+          401: ErrorBody,
+          404: ErrorBody,
+          409: z.union([NotCancellableLinkBody, IdempotencyInUseBody]),
+          ...IDEMPOTENCY_RESPONSES,
+          503: WorkerUnavailableBody,
+        },
       },
     },
     async (req, reply) => {
       const linkId = requireLinkId(req.params.link_id);
-      try {
-        return await mpf.cancelLink(linkId, req.body?.reason); // the cancel update answers the view
-      } catch (err) {
-        if (!(err instanceof NotCancellableError)) throw err;
-        const link = err.view as LinkView;
-        return reply.code(409).send({ error: 'not_cancellable', message: `the payment link is ${link.state}`, link });
-      }
+      return idempotent(ctx, {
+        route: 'POST /v1/payment-links/{link_id}/cancel',
+        fields: () => ({ link_id: linkId, ...(req.body ?? {}) }),
+        run: async () => {
+          try {
+            return { status: 200, body: await mpf.cancelLink(linkId, req.body?.reason) }; // the cancel update answers the view
+          } catch (err) {
+            if (!(err instanceof NotCancellableError)) throw err;
+            const link = err.view as LinkView;
+            return { status: 409, body: { error: 'not_cancellable', message: `the payment link is ${link.state}`, link } };
+          }
+        },
+      })(req, reply);
     },
   );
 }

@@ -5,11 +5,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { FlowClosedError, FlowNotFoundError, NotCancellableError } from '../../client/errors';
+import { z } from 'zod';
+import { DuplicateFlowError, FlowClosedError, FlowNotFoundError, NotCancellableError } from '../../client/errors';
 import { PIN_PAGE_ROUTE } from '../../client/urls';
 import type { SwapState, SwapView } from '../../../workflows/messages';
 import { API_KEY_SECURITY, type GatewayContext, PIN_TOKEN_SECURITY, pinTokenGuard, requireSwapId } from '../context';
 import { sendError } from '../errors';
+import { type Answer, IDEMPOTENCY_RESPONSES, IdempotencyHeaders, IdempotencyInUseBody, idempotent } from '../idempotency';
 import { PIN_PAGE_HEADERS, PIN_PAGE_HTML } from '../pin-page';
 import {
   CancelBody,
@@ -29,7 +31,16 @@ import {
 } from '../schemas';
 
 const PROVIDER_FAILED: readonly SwapState[] = ['failed', 'needs_reconciliation'];
+
+/** The answer to a start: 201 with the pin_token, or 502 when the provider failed it. */
+function startAnswer(swap: SwapView, tokens: { pin_url: string; pin_token: string } | undefined): Answer {
+  if (PROVIDER_FAILED.includes(swap.state) || !tokens) {
+    return { status: 502, body: { error: 'provider_failed', message: `the swap is ${swap.state}: ${swap.reason ?? 'initialization failed'}`, swap } };
+  }
+  return { status: 201, body: { ...swap, ...tokens } };
+}
 const TAGS = ['swaps'];
+const gone = (message: string): Answer => ({ status: 410, body: { error: 'gone', message } });
 const USER_REF_CACHE = 10_000;
 
 export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): void {
@@ -61,17 +72,46 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
           'answer (the swap is then failed or needs_reconciliation; its view is included). A reused txn_ref is 409 with ' +
           'the existing swap and never reaches the provider again.',
         security: API_KEY_SECURITY,
+        headers: IdempotencyHeaders,
         body: SwapStartBody,
-        response: { 201: StartedSwapSchema, 400: ErrorBody, 401: ErrorBody, 409: DuplicateSwapBody, 502: ProviderFailedSwapBody, 504: PendingBody },
+        response: {
+          201: StartedSwapSchema,
+          400: ErrorBody,
+          401: ErrorBody,
+          409: z.union([DuplicateSwapBody, IdempotencyInUseBody]),
+          ...IDEMPOTENCY_RESPONSES,
+          502: ProviderFailedSwapBody,
+          504: PendingBody,
+        },
       },
     },
-    async (req, reply) => {
-      const { swap, pin_url, pin_token } = await mpf.startSwap(req.body);
-      if (PROVIDER_FAILED.includes(swap.state)) {
-        return reply.code(502).send({ error: 'provider_failed', message: `the swap is ${swap.state}: ${swap.reason ?? 'initialization failed'}`, swap });
-      }
-      return reply.code(201).send({ ...swap, pin_url, pin_token });
-    },
+    async (req, reply) =>
+      idempotent(ctx, {
+        route: 'POST /v1/swaps',
+        fields: () => ({ ...req.body }),
+        run: async (_req, idempotencyId) => {
+          try {
+            const { swap, pin_url, pin_token } = await mpf.startSwap(req.body, { idempotencyId });
+            return startAnswer(swap, { pin_url, pin_token });
+          } catch (err) {
+            // A retry after the first request started the swap but never kept its answer (its
+            // gateway died, or it gave up waiting): the swap is this key's own, so answer it.
+            if (idempotencyId && err instanceof DuplicateFlowError && (await mpf.startedBy(err.flowId, idempotencyId))) {
+              return startAnswer(await mpf.getSwap(err.flowId), await mpf.pinTokenOf(err.flowId));
+            }
+            throw err;
+          }
+        },
+        // No token is kept: a replay derives the pin_token again from the swap's sealed seed.
+        toStored: (a) => (a.status === 201 ? { status: 201, body: { ...(a.body as Record<string, unknown>), pin_url: undefined, pin_token: undefined } } : a),
+        fromStored: async (a) => {
+          if (a.status !== 201) return a;
+          const body = a.body as SwapView;
+          const tokens = await mpf.pinTokenOf(body.swap_id);
+          if (!tokens) return { status: 409, body: { error: 'idempotency_key_in_use', message: 'Idempotency-Key: the first answer can no longer be rebuilt (its pin_token key left PAYLOAD_ENCRYPTION_KEYS)' } };
+          return { status: 201, body: { ...body, ...tokens } };
+        },
+      })(req, reply),
   );
 
   app.get(
@@ -147,6 +187,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
           '409 when the swap is not awaiting a PIN right now (e.g. another PIN is being confirmed).',
         security: PIN_TOKEN_SECURITY,
         params: SwapIdParams,
+        headers: IdempotencyHeaders,
         body: PinBody,
         response: {
           200: PinOutcomeSchema,
@@ -156,6 +197,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
           404: ErrorBody,
           409: ErrorBody,
           410: ErrorBody,
+          ...IDEMPOTENCY_RESPONSES,
           429: ErrorBody,
           503: WorkerUnavailableBody,
           504: PendingBody,
@@ -171,16 +213,24 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
         reply.header('retry-after', String(wait));
         return sendError(reply, 429, 'rate_limited', 'too many wrong PINs for this user; try again later');
       }
-      try {
-        const outcome = (await mpf.submitPin(swapId, req.body))!;
-        if (outcome.outcome === 'pin_rejected' && userRef !== undefined) ctx.userPinBudget.recordWrong(userRef);
-        return outcome;
-      } catch (err) {
-        // The swap closed between the token check and the update.
-        if (err instanceof FlowClosedError) return sendError(reply, 410, 'gone', `this swap is no longer awaiting a PIN (it is ${err.finalState ?? 'closed'})`);
-        if (err instanceof FlowNotFoundError) return sendError(reply, 410, 'gone', 'this swap is no longer awaiting a PIN');
-        throw err;
-      }
+      return idempotent(ctx, {
+        route: 'POST /v1/swaps/{swap_id}/pin',
+        // The pin_token was checked: a PIN's key belongs to the swap it authorises.
+        scope: () => `pin:${swapId}`,
+        fields: () => ({ swap_id: swapId, ...req.body }),
+        run: async (_req, idempotencyId) => {
+          try {
+            const outcome = (await mpf.submitPin(swapId, req.body, idempotencyId ? { submissionId: idempotencyId } : {}))!;
+            if (outcome.outcome === 'pin_rejected' && userRef !== undefined) ctx.userPinBudget.recordWrong(userRef);
+            return { status: 200, body: outcome };
+          } catch (err) {
+            // The swap closed between the token check and the update.
+            if (err instanceof FlowClosedError) return gone(`this swap is no longer awaiting a PIN (it is ${err.finalState ?? 'closed'})`);
+            if (err instanceof FlowNotFoundError) return gone('this swap is no longer awaiting a PIN');
+            throw err;
+          }
+        },
+      })(req, reply);
     },
   );
 
@@ -194,19 +244,33 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
         description: "Answers the swap's view once the cancellation took effect; 409 with the view when it can no longer be cancelled.",
         security: API_KEY_SECURITY,
         params: SwapIdParams,
+        headers: IdempotencyHeaders,
         body: CancelBody,
-        response: { 200: SwapViewSchema, 401: ErrorBody, 404: ErrorBody, 409: NotCancellableSwapBody, 503: WorkerUnavailableBody },
+        response: {
+          200: SwapViewSchema,
+          401: ErrorBody,
+          404: ErrorBody,
+          409: z.union([NotCancellableSwapBody, IdempotencyInUseBody]),
+          ...IDEMPOTENCY_RESPONSES,
+          503: WorkerUnavailableBody,
+        },
       },
     },
     async (req, reply) => {
       const swapId = requireSwapId(req.params.swap_id);
-      try {
-        return await mpf.cancelSwap(swapId, req.body?.reason); // the cancel update answers the final view
-      } catch (err) {
-        if (!(err instanceof NotCancellableError)) throw err;
-        const swap = err.view as SwapView;
-        return reply.code(409).send({ error: 'not_cancellable', message: `the swap is ${swap.state}`, swap });
-      }
+      return idempotent(ctx, {
+        route: 'POST /v1/swaps/{swap_id}/cancel',
+        fields: () => ({ swap_id: swapId, ...(req.body ?? {}) }),
+        run: async () => {
+          try {
+            return { status: 200, body: await mpf.cancelSwap(swapId, req.body?.reason) }; // the cancel update answers the final view
+          } catch (err) {
+            if (!(err instanceof NotCancellableError)) throw err;
+            const swap = err.view as SwapView;
+            return { status: 409, body: { error: 'not_cancellable', message: `the swap is ${swap.state}`, swap } };
+          }
+        },
+      })(req, reply);
     },
   );
 

@@ -1,0 +1,134 @@
+/**
+ * Idempotency-Key records, kept in Temporal (one small workflow per key, idempotencyWorkflow), so
+ * that any number of gateway processes without shared memory give a retried request the first
+ * request's answer. A key is scoped (the caller's credential: the API key, or a swap's pin_token)
+ * and its workflow id is `idem-<sha256(scope, key)>`: the key itself never appears in Temporal.
+ *
+ * Fields are fingerprinted with an HMAC under a key derived from the payload key (HKDF, like the
+ * sealing key), so the record holds no field value (a PIN, a name) and a mismatch can still be
+ * named field by field.
+ */
+import { createHash, createHmac, hkdfSync, randomUUID } from 'node:crypto';
+import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
+import { toKeyRing, type KeyRing } from '../../codec/keys';
+import {
+  type ClaimAnswer,
+  IDEMPOTENCY_WORKFLOW_TYPE,
+  idempotencyClaimUpdate,
+  idempotencyCompleteUpdate,
+  idempotencyReleaseUpdate,
+  type StoredAnswer,
+} from '../../workflows/idempotency';
+import { isDeadlineExceeded } from './temporal-errors';
+import { WorkerUnavailableError } from './errors';
+
+export const IDEMPOTENCY_HKDF_INFO = 'mpf-idempotency-v1';
+/** Keys are 1-255 visible ASCII characters (a UUID is the usual choice). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+
+export interface IdempotencyOptions {
+  client: Client;
+  taskQueue: string;
+  keys: string | KeyRing;
+  /** How long a key's record is kept (default 24 h). */
+  ttlSeconds?: number;
+  /** A claim still in progress after this long may be taken over by a retry (default 60 s: longer than any route waits). */
+  staleAfterMs?: number;
+  /** How long a claim waits for a worker to answer (default 10 s). */
+  answerTimeoutMs?: number;
+}
+
+export type Claimed = Exclude<ClaimAnswer, { kind: 'rekey' }> & { workflowId: string; claimId: string };
+
+/** The workflow id of a key in a scope. */
+export function idempotencyWorkflowId(scope: string, key: string): string {
+  return `idem-${createHash('sha256').update(scope).update('\n').update(key).digest('hex')}`;
+}
+
+/** A stable JSON text of a value (object keys sorted), for fingerprints. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+export class IdempotencyStore {
+  private readonly ring: KeyRing;
+  private readonly hmacKeys = new Map<string, Buffer>();
+
+  constructor(private readonly opts: IdempotencyOptions) {
+    this.ring = toKeyRing(opts.keys);
+    for (const [id, key] of this.ring.keys) this.hmacKeys.set(id, Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), IDEMPOTENCY_HKDF_INFO, 32)));
+  }
+
+  /** Field name -> HMAC of its canonical JSON under key `keyId`. */
+  fingerprint(fields: Record<string, unknown>, keyId: string): Record<string, string> | undefined {
+    const k = this.hmacKeys.get(keyId);
+    if (!k) return undefined;
+    const out: Record<string, string> = {};
+    for (const [name, value] of Object.entries(fields)) {
+      if (value === undefined) continue;
+      out[name] = createHmac('sha256', k).update(canonicalJson(value)).digest('hex').slice(0, 32);
+    }
+    return out;
+  }
+
+  /**
+   * Claims `key` in `scope` for this request: 'claimed' (run it, then complete or release),
+   * 'replay' (the first answer), 'in_progress' (the first request still runs), 'mismatch'.
+   */
+  async claim(scope: string, key: string, route: string, fields: Record<string, unknown>): Promise<Claimed> {
+    const workflowId = idempotencyWorkflowId(scope, key);
+    const claimId = randomUUID();
+    let keyId = this.ring.activeKeyId;
+    for (let round = 0; round < 2; round++) {
+      const hashed = this.fingerprint(fields, keyId);
+      // The record was hashed under a key no longer in the ring: it cannot be compared.
+      if (!hashed) return { kind: 'mismatch', fields: Object.keys(fields), workflowId, claimId };
+      const answer = await this.update(workflowId, claimId, route, hashed, keyId);
+      if (answer.kind !== 'rekey') return { ...answer, workflowId, claimId };
+      keyId = answer.key_id;
+    }
+    return { kind: 'mismatch', fields: Object.keys(fields), workflowId, claimId };
+  }
+
+  async complete(workflowId: string, claimId: string, answer: StoredAnswer): Promise<void> {
+    await this.within(workflowId, () => this.opts.client.workflow.getHandle(workflowId).executeUpdate(idempotencyCompleteUpdate, { args: [{ claim_id: claimId, answer }] }));
+  }
+
+  async release(workflowId: string, claimId: string): Promise<void> {
+    await this.within(workflowId, () => this.opts.client.workflow.getHandle(workflowId).executeUpdate(idempotencyReleaseUpdate, { args: [{ claim_id: claimId }] }));
+  }
+
+  private update(workflowId: string, claimId: string, route: string, fields: Record<string, string>, keyId: string): Promise<ClaimAnswer> {
+    const startWorkflowOperation = new WithStartWorkflowOperation(IDEMPOTENCY_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: this.opts.taskQueue,
+      args: [{ ttl_seconds: this.opts.ttlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS }],
+      // The first request starts the record; every later one (any gateway) meets the same run.
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      // Once a record's time is up, the key may start a new one.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
+    const claim = { route, fields, key_id: keyId, claim_id: claimId, stale_after_ms: this.opts.staleAfterMs ?? 60_000 };
+    return this.within(workflowId, () => this.opts.client.workflow.executeUpdateWithStart(idempotencyClaimUpdate, { args: [claim], startWorkflowOperation }));
+  }
+
+  private async within<T>(workflowId: string, fn: () => Promise<T>): Promise<T> {
+    const waitMs = this.opts.answerTimeoutMs ?? 10_000;
+    try {
+      return await this.opts.client.withDeadline(Date.now() + waitMs, fn);
+    } catch (err) {
+      if (isDeadlineExceeded(err)) throw new WorkerUnavailableError('idempotency record', workflowId, waitMs, undefined);
+      throw err;
+    }
+  }
+}

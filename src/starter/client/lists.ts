@@ -1,0 +1,165 @@
+/**
+ * Lists of flows from Temporal's visibility store, by the flows' search attributes (MpfFlowKind,
+ * MpfState) and start time, newest first, with an opaque page token. Visibility is eventually
+ * consistent: a flow that changed state a moment ago may still be listed under its former state
+ * (its own view, GET /v1/swaps/{id}, is always current). Lists are scoped to the client's task
+ * queue, so deployments sharing a namespace do not see each other's flows.
+ */
+import { createHash } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { z } from 'zod';
+import { describeZodError } from '../../contract/provider';
+import type { FlowKind } from '../../workflows/flow-ids';
+import { InputError } from './errors';
+
+export const LIST_MAX_LIMIT = 100;
+export const LIST_DEFAULT_LIMIT = 20;
+
+const STATE = /^[a-z_]{1,40}$/;
+
+/** What a list asks for (after validation). */
+export interface ListFilter {
+  state?: string;
+  /** Flows started at or after this instant (ISO 8601). */
+  created_from?: string;
+  /** Flows started before this instant (ISO 8601). */
+  created_to?: string;
+  limit?: number;
+  page_token?: string;
+}
+
+const LIST_FIELDS = {
+  state: z.string().regex(STATE, 'must be a state name').optional().describe("only flows in this state (the flow's MpfState)"),
+  created_from: z.iso
+    .datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2026-01-31T00:00:00Z' })
+    .optional()
+    .describe('only flows started at or after this instant (ISO 8601)'),
+  created_to: z.iso
+    .datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2026-02-01T00:00:00Z' })
+    .optional()
+    .describe('only flows started before this instant (ISO 8601)'),
+  limit: z.coerce
+    .number()
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(LIST_MAX_LIMIT, `must be at most ${LIST_MAX_LIMIT}`)
+    .optional()
+    .describe(`flows per page (1-${LIST_MAX_LIMIT}, default ${LIST_DEFAULT_LIMIT})`),
+  page_token: z.string().max(4096, 'is too long').optional().describe('next_page_token of the previous page (same filters)'),
+};
+
+/** The list parameters as documented (the gateway's querystring; unknown ones are refused by parseListFilter). */
+export const ListQueryDoc = z.looseObject(LIST_FIELDS);
+
+export const ListQuery = z
+  .strictObject(LIST_FIELDS)
+  .refine((q) => !q.created_from || !q.created_to || Date.parse(q.created_from) < Date.parse(q.created_to), {
+    message: 'must be after created_from',
+    path: ['created_to'],
+  });
+
+export interface FlowListItem {
+  flow_id: string;
+  kind: FlowKind;
+  /** txn_ref (swap) or txn_merchant_ref (payment link). */
+  reference: string | undefined;
+  /** The flow's state as last published (MpfState). */
+  state: string | undefined;
+  /** Temporal's execution status: RUNNING, COMPLETED, TERMINATED, … */
+  execution_status: string;
+  created_at: string | undefined;
+  closed_at: string | undefined;
+}
+
+export interface FlowPage {
+  items: FlowListItem[];
+  /** Pass as page_token for the next page; absent on the last page. */
+  next_page_token?: string;
+}
+
+/** Validates a list query ("field: rule" InputError naming the field). */
+export function parseListFilter(raw: unknown, states?: readonly string[]): ListFilter {
+  const r = ListQuery.safeParse(raw ?? {});
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const field = issue?.code === 'unrecognized_keys' ? String(issue.keys[0]) : (issue?.path.map(String).join('.') ?? 'query');
+    const message = issue?.code === 'unrecognized_keys' ? `${field}: is not a list parameter (state, created_from, created_to, limit, page_token)` : describeZodError(r.error);
+    throw new InputError(message, field);
+  }
+  if (r.data.state !== undefined && states && !states.includes(r.data.state)) throw new InputError(`state: must be one of ${states.join(', ')}`, 'state');
+  return r.data;
+}
+
+const KIND_LABEL: Record<FlowKind, string> = { swap: 'swap', payment_link: 'payment_link' };
+
+/** The visibility query of a filter (values are validated or re-formatted, never pasted raw). */
+export function visibilityQuery(kinds: readonly FlowKind[], taskQueue: string, f: ListFilter): string {
+  const parts = [
+    kinds.length === 1 ? `MpfFlowKind = '${KIND_LABEL[kinds[0]!]}'` : `MpfFlowKind IN (${kinds.map((k) => `'${KIND_LABEL[k]}'`).join(', ')})`,
+    `TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`,
+  ];
+  if (f.state) parts.push(`MpfState = '${f.state}'`);
+  if (f.created_from) parts.push(`StartTime >= '${new Date(f.created_from).toISOString()}'`);
+  if (f.created_to) parts.push(`StartTime < '${new Date(f.created_to).toISOString()}'`);
+  return parts.join(' AND ');
+}
+
+const queryTag = (q: string): string => createHash('sha256').update(q).digest('base64url').slice(0, 16);
+
+function encodePageToken(query: string, token: Uint8Array): string {
+  return Buffer.from(JSON.stringify({ v: 1, q: queryTag(query), t: Buffer.from(token).toString('base64') })).toString('base64url');
+}
+
+function decodePageToken(query: string, pageToken: string): Buffer {
+  let parsed: { v?: unknown; q?: unknown; t?: unknown };
+  try {
+    parsed = JSON.parse(Buffer.from(pageToken, 'base64url').toString('utf8')) as typeof parsed;
+  } catch {
+    throw new InputError('page_token: is not a page token of this list', 'page_token');
+  }
+  if (parsed?.v !== 1 || typeof parsed.t !== 'string') throw new InputError('page_token: is not a page token of this list', 'page_token');
+  if (parsed.q !== queryTag(query)) throw new InputError('page_token: belongs to a list with other filters (keep state, created_from and created_to)', 'page_token');
+  return Buffer.from(parsed.t, 'base64');
+}
+
+function keyword(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): string | undefined {
+  const p = info.searchAttributes?.indexedFields?.[name];
+  if (!p?.data) return undefined;
+  try {
+    const v = JSON.parse(Buffer.from(p.data).toString('utf8')) as unknown;
+    return typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isoOf(ts: temporal.api.workflow.v1.IWorkflowExecutionInfo['startTime']): string | undefined {
+  if (!ts?.seconds) return undefined;
+  return new Date(Number(ts.seconds) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6)).toISOString();
+}
+
+const STATUS_NAMES: Record<number, string> = { 1: 'RUNNING', 2: 'COMPLETED', 3: 'FAILED', 4: 'CANCELLED', 5: 'TERMINATED', 6: 'CONTINUED_AS_NEW', 7: 'TIMED_OUT' };
+
+/** One page of flows of `kinds` matching `f`. */
+export async function listFlows(client: Client, taskQueue: string, kinds: readonly FlowKind[], f: ListFilter): Promise<FlowPage> {
+  const query = visibilityQuery(kinds, taskQueue, f);
+  const nextPageToken = f.page_token ? decodePageToken(query, f.page_token) : undefined;
+  const res = await client.workflowService.listWorkflowExecutions({
+    namespace: client.options.namespace,
+    pageSize: f.limit ?? LIST_DEFAULT_LIMIT,
+    nextPageToken,
+    query,
+  });
+  const items: FlowListItem[] = (res.executions ?? []).map((info) => ({
+    flow_id: info.execution?.workflowId ?? '',
+    kind: (keyword(info, 'MpfFlowKind') as FlowKind | undefined) ?? kinds[0]!,
+    reference: keyword(info, 'MpfTxnRef'),
+    state: keyword(info, 'MpfState'),
+    execution_status: STATUS_NAMES[Number(info.status ?? 0)] ?? 'UNKNOWN',
+    created_at: isoOf(info.startTime),
+    closed_at: isoOf(info.closeTime),
+  }));
+  const token = res.nextPageToken && res.nextPageToken.length > 0 ? encodePageToken(query, res.nextPageToken) : undefined;
+  return token ? { items, next_page_token: token } : { items };
+}

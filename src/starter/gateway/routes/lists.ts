@@ -1,0 +1,59 @@
+/**
+ * Lists of swaps and payment links: `GET /v1/swaps` and `GET /v1/payment-links` with state, time
+ * range and paging (Temporal visibility on the flows' search attributes; opaque page token).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ListQueryDoc } from '../../client/lists';
+import { API_KEY_SECURITY, type GatewayContext } from '../context';
+import { ErrorBody, WorkerUnavailableBody } from '../schemas';
+
+export const FlowListItemSchema = z
+  .object({
+    flow_id: z.string(),
+    kind: z.enum(['swap', 'payment_link']),
+    reference: z.string().optional().describe('txn_ref (swap) or txn_merchant_ref (payment link)'),
+    state: z.string().optional().describe('the state the flow last published (may lag its view by a moment: visibility is eventually consistent)'),
+    execution_status: z.string().describe("Temporal's execution status: RUNNING, COMPLETED, TERMINATED, …"),
+    created_at: z.string().optional(),
+    closed_at: z.string().optional(),
+  })
+  .meta({ id: 'FlowListItem' });
+
+export const FlowPageSchema = z
+  .object({
+    items: z.array(FlowListItemSchema),
+    next_page_token: z.string().optional().describe('pass as page_token for the next page; absent on the last page'),
+  })
+  .meta({ id: 'FlowPage' });
+
+const LIST_DESCRIPTION =
+  'Newest first (running flows first, then by close time), one page at a time. Filters: state, created_from (inclusive) and ' +
+  'created_to (exclusive), limit; page_token continues a list with the same filters. A bad parameter, or one not listed, ' +
+  'is 400 naming it. The list comes from Temporal visibility, which is eventually consistent: a flow that changed state a ' +
+  'moment ago may still be listed under its former state; its own view is always current.';
+
+export function registerListRoutes(root: FastifyInstance, ctx: GatewayContext): void {
+  const app = root.withTypeProvider<ZodTypeProvider>();
+  const { mpf } = ctx;
+  const response = { 200: FlowPageSchema, 400: ErrorBody, 401: ErrorBody, 503: WorkerUnavailableBody };
+
+  app.get(
+    '/v1/swaps',
+    {
+      config: { apiKey: true },
+      schema: { tags: ['swaps'], summary: 'List swaps', description: LIST_DESCRIPTION, security: API_KEY_SECURITY, querystring: ListQueryDoc, response },
+    },
+    async (req) => mpf.listFlows('swap', req.query),
+  );
+
+  app.get(
+    '/v1/payment-links',
+    {
+      config: { apiKey: true },
+      schema: { tags: ['payment links'], summary: 'List payment links', description: LIST_DESCRIPTION, security: API_KEY_SECURITY, querystring: ListQueryDoc, response },
+    },
+    async (req) => mpf.listFlows('payment_link', req.query),
+  );
+}

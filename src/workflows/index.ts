@@ -2,3 +2,4 @@
 export { swapWorkflow } from './swap';
 export { paymentLinkWorkflow } from './payment-link';
 export { categoriesWorkflow } from './categories';
+export { eventDeliveryWorkflow } from './event-delivery';

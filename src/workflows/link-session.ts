@@ -69,7 +69,7 @@ export class LinkSession extends FlowSession<LinkState> {
   private readonly early: NotificationRecord[] = [];
 
   constructor(readonly input: LinkWorkflowInput) {
-    super('creating', 'payment_link', input.request.txn_merchant_ref, LINK_TERMINAL_STATES, ['creating', 'awaiting_payment']);
+    super('creating', 'payment_link', input.request.txn_merchant_ref, LINK_TERMINAL_STATES, ['creating', 'awaiting_payment'], input.webhook_url);
   }
 
   view(): LinkView {
@@ -88,6 +88,7 @@ export class LinkSession extends FlowSession<LinkState> {
       expires_at: this.expiresAtMs === undefined ? undefined : new Date(this.expiresAtMs).toISOString(),
       reason: this.status.reason,
       notifications: this.notifications.list(),
+      events: this.events.list(),
       updated_at: this.status.updatedAt,
     };
   }

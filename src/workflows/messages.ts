@@ -9,6 +9,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { HostedLinkRequest, NotificationOutcome, SwapInitRequest } from '../contract/provider';
 import { flowId } from './flow-ids';
+import type { FlowEventSummary } from './event-types';
 
 export { type FlowKind, flowId, flowKindOf } from './flow-ids';
 
@@ -79,6 +80,8 @@ export interface SwapWorkflowInput {
    * long for the provider's notification before it needs reconciliation. Absent: 900 s.
    */
   settle_wait_seconds?: number;
+  /** The merchant's own endpoint for this swap's events (besides the worker's MERCHANT_WEBHOOK_URL). */
+  webhook_url?: string;
 }
 
 export interface SwapView {
@@ -101,6 +104,8 @@ export interface SwapView {
   reason?: string;
   provider_message?: string;
   notifications: NotificationRecord[];
+  /** The merchant events this flow emitted, in order (deliveries merged in by the client). Absent on flows from before events. */
+  events?: FlowEventSummary[];
   updated_at: string;
 }
 
@@ -157,6 +162,8 @@ export interface LinkWorkflowInput {
    * A payment notified after the link expired or was cancelled moves it to needs_reconciliation.
    */
   late_notification_grace_seconds?: number;
+  /** The merchant's own endpoint for this link's events (besides the worker's MERCHANT_WEBHOOK_URL). */
+  webhook_url?: string;
 }
 
 export interface LinkView {
@@ -172,6 +179,8 @@ export interface LinkView {
   expires_at?: string;
   reason?: string;
   notifications: NotificationRecord[];
+  /** The merchant events this flow emitted, in order (deliveries merged in by the client). Absent on flows from before events. */
+  events?: FlowEventSummary[];
   updated_at: string;
 }
 

@@ -54,6 +54,7 @@ export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<Lin
   return CancellationScope.nonCancellable(async () => {
     if (await create(s)) await awaitOutcome(s);
     await keepLateNotifications(s);
+    await s.events.finish(); // hands the last events over; deliveries go on without the link
     return s.view();
   });
 }

@@ -77,7 +77,7 @@ export class SwapSession extends FlowSession<SwapState> {
   private readonly outcomes = new Map<string, PinOutcome>();
 
   constructor(readonly input: SwapWorkflowInput) {
-    super('initializing', 'swap', input.request.txn_ref, SWAP_TERMINAL_STATES, ['initializing', 'awaiting_pin']);
+    super('initializing', 'swap', input.request.txn_ref, SWAP_TERMINAL_STATES, ['initializing', 'awaiting_pin'], input.webhook_url);
     this.maxAttempts = Math.max(1, input.pin_max_attempts);
   }
 
@@ -106,6 +106,7 @@ export class SwapSession extends FlowSession<SwapState> {
       reason: this.status.reason,
       provider_message: this.providerMessage,
       notifications: this.notifications.list(),
+      events: this.events.list(),
       updated_at: this.status.updatedAt,
     };
   }

@@ -89,6 +89,7 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
   return CancellationScope.nonCancellable(async () => {
     if (await initialise(s)) await awaitPinsAndConfirm(s);
     await afterwards(s);
+    await s.events.finish(); // hands the last events over; deliveries go on without the swap
     return s.view();
   });
 }

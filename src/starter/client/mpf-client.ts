@@ -63,12 +63,16 @@ import {
 } from './errors';
 import { FLOW_STATE } from '../../workflows/search-attributes';
 import { notificationUrl, pinUrl } from './urls';
+import { checkWebhookUrl, readDeliveries, WebhookUrl, withDeliveries } from './merchant-events';
 import { type FlowKind, flowKindOf as kindOf } from '../../workflows/flow-ids';
 
-export const SwapStartBody = SwapInitFields.omit({ notification_url: true }).refine(...differentCurrencies);
+export const SwapStartBody = SwapInitFields.omit({ notification_url: true })
+  .extend({ webhook_url: WebhookUrl.optional() })
+  .refine(...differentCurrencies);
 export type SwapStartBody = z.infer<typeof SwapStartBody>;
 export const LinkCreateBody = HostedLinkRequest.omit({ notification_url: true }).extend({
   currency: HostedLinkRequest.shape.currency.default('NGN'),
+  webhook_url: WebhookUrl.optional(),
 });
 export type LinkCreateBody = z.input<typeof LinkCreateBody>;
 export const PinBody = z.object({ wallet_pin: WalletPin });
@@ -106,6 +110,8 @@ export interface MpfClientOptions {
    * with TemporalUnavailableError instead of retrying for half a minute (default 2 s).
    */
   temporalProbeIntervalMs?: number;
+  /** NODE_ENV=production: a loopback webhook_url in a start body is refused. */
+  production?: boolean;
 }
 
 /** How a closed execution that did not complete normally ended (absent while running or completed). */
@@ -212,7 +218,8 @@ export class MpfClient {
   // --------------------------------------------------------------------------------------------
 
   async startSwap(body: unknown): Promise<StartedSwap> {
-    const req = parseOrThrow(SwapStartBody, body);
+    const { webhook_url, ...req } = parseOrThrow(SwapStartBody, body);
+    checkWebhookUrl(webhook_url, this.opts.production ?? false);
     const workflowId = swapWorkflowId(req.txn_ref);
     const pinToken = newToken();
     const notifyToken = newToken();
@@ -221,6 +228,7 @@ export class MpfClient {
       pin_max_attempts: this.opts.pinMaxAttempts ?? 3,
       notification_wait_seconds: this.opts.swapNotificationWaitSeconds ?? 0,
       ...(this.opts.swapSettleWaitSeconds !== undefined ? { settle_wait_seconds: this.opts.swapSettleWaitSeconds } : {}),
+      ...(webhook_url ? { webhook_url } : {}),
     };
     const memo: TokenMemo = { pin_token_sha256: sha256(pinToken), notify_token_sha256: sha256(notifyToken) };
     const swap = await this.startWithUpdate(SWAP_WORKFLOW_TYPE, workflowId, input, memo, swapInitializedUpdate, 'swap', () =>
@@ -229,8 +237,9 @@ export class MpfClient {
     return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
   }
 
+  /** The swap's view, with the deliveries of its merchant events. */
   async getSwap(swapId: string): Promise<Viewed<SwapView>> {
-    return this.guard(() => this.queryFlow(swapId, swapStateQuery), swapId);
+    return this.withEventDeliveries(swapId, await this.guard(() => this.queryFlow(swapId, swapStateQuery), swapId));
   }
 
   /**
@@ -280,13 +289,15 @@ export class MpfClient {
   // --------------------------------------------------------------------------------------------
 
   async createLink(body: unknown): Promise<CreatedLink> {
-    const req = parseOrThrow(LinkCreateBody, body);
+    const { webhook_url, ...req } = parseOrThrow(LinkCreateBody, body);
+    checkWebhookUrl(webhook_url, this.opts.production ?? false);
     const workflowId = linkWorkflowId(req.txn_merchant_ref);
     const notifyToken = newToken();
     const input: LinkWorkflowInput = {
       request: { ...req, notification_url: sealUrlLastSegment(this.notificationUrl('payment_link', workflowId, notifyToken), this.sealer) },
       lifetime_seconds: this.opts.linkLifetimeSeconds ?? 86_400,
       late_notification_grace_seconds: this.opts.linkLateNotificationGraceSeconds ?? 0,
+      ...(webhook_url ? { webhook_url } : {}),
     };
     const memo: TokenMemo = { notify_token_sha256: sha256(notifyToken) };
     const link = await this.startWithUpdate(LINK_WORKFLOW_TYPE, workflowId, input, memo, linkCreatedUpdate, 'payment_link', () =>
@@ -295,8 +306,16 @@ export class MpfClient {
     return { link };
   }
 
+  /** The link's view, with the deliveries of its merchant events. */
   async getLink(linkId: string): Promise<Viewed<LinkView>> {
-    return this.guard(() => this.queryFlow(linkId, linkStateQuery), linkId);
+    return this.withEventDeliveries(linkId, await this.guard(() => this.queryFlow(linkId, linkStateQuery), linkId));
+  }
+
+  /** Merges the delivery records of the flow's events (from `events-<flow_id>`) into its view. */
+  private async withEventDeliveries<V extends { events?: SwapView['events'] }>(flowId: string, view: V): Promise<V> {
+    if (!view.events?.length) return view;
+    const waitMs = Math.min(this.opts.queryAnswerTimeoutMs ?? 10_000, 5_000);
+    return withDeliveries(view, await readDeliveries(this.temporal, flowId, waitMs));
   }
 
   /** Cancels a link awaiting payment (the `cancelAndWait` update); NotCancellableError otherwise. */

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { LinkCreateBody, PinBody, SwapStartBody } from '../client/mpf-client';
 import type { LinkState, SwapState } from '../../workflows/messages';
+import { FlowEventsField } from './event-schemas';
 
 // ---------------------------------------------------------------------------------------------
 // States (compile-time checked against the workflows' unions, so a new state breaks the build
@@ -140,6 +141,7 @@ export const SwapViewSchema = z
     reason: z.string().optional(),
     provider_message: z.string().optional(),
     notifications: z.array(NotificationRecordSchema),
+    events: FlowEventsField,
     updated_at: z.string(),
     execution: ExecutionField,
   })
@@ -189,6 +191,7 @@ export const LinkViewSchema = z
     expires_at: z.string().optional(),
     reason: z.string().optional(),
     notifications: z.array(NotificationRecordSchema),
+    events: FlowEventsField,
     updated_at: z.string(),
     execution: ExecutionField,
   })

@@ -6,7 +6,7 @@ import { loadEnv } from '../src/config/env';
 import { merchantEventsFromEnv, NO_MERCHANT_EVENTS } from '../src/events/config';
 import { startEventListener, type ReceivedDelivery, type RunningListener } from '../src/events/listener';
 import { generateSecret } from '../src/events/signing';
-import { InputError } from '../src/starter/client/errors';
+import type { InputError } from '../src/starter/client/errors';
 import { MpfClient } from '../src/starter/client/mpf-client';
 import { EVENT_TYPES, eventTypeFor } from '../src/workflows/event-types';
 import type { LinkView, SwapView } from '../src/workflows/messages';

@@ -8,8 +8,10 @@ import { clusterCommand } from '../../cluster/command';
 import { categoriesCommand } from './commands/categories';
 import { codecWebEndpointCommand } from './commands/codec';
 import { demoCommand } from './commands/demo';
+import { eventsCommand } from './commands/events';
 import { gatewayCommand } from './commands/gateway';
 import { linkCommand } from './commands/link';
+import { simCommand } from './commands/sim';
 import { simulatorCommand } from './commands/simulator';
 import { swapCommand } from './commands/swap';
 import { workerCommand } from './commands/worker';
@@ -26,5 +28,7 @@ export function buildProgram(): Command {
     .addCommand(categoriesCommand())
     .addCommand(codecWebEndpointCommand())
     .addCommand(demoCommand())
+    .addCommand(eventsCommand())
+    .addCommand(simCommand())
     .addCommand(clusterCommand());
 }

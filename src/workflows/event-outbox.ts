@@ -37,7 +37,12 @@ import {
 
 export const MERCHANT_EVENTS_PATCH = 'mpf-merchant-events-v1';
 
-const { eventSettings } = proxyLocalActivities<EventActivities>({ startToCloseTimeout: '10 seconds' });
+// Reading the worker's configuration: it fails only on a worker without the event activities
+// (then this flow's events are kept in its view and not delivered; the flow never waits on it).
+const { eventSettings } = proxyLocalActivities<EventActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
+});
 
 interface Target {
   signal(def: typeof eventsSignal, arg: { events: FlowEvent[] }): Promise<void>;
@@ -111,7 +116,10 @@ export class EventOutbox {
 
   private async handOver(): Promise<void> {
     const batch = this.events.slice(this.handed);
-    this.settings ??= await eventSettings(this.flowUrl ? { flow_url: this.flowUrl } : {});
+    this.settings ??= await eventSettings(this.flowUrl ? { flow_url: this.flowUrl } : {}).catch((err: unknown): EventSettings => {
+      log.error('merchant events: eventSettings failed; this flow\'s events are not delivered', { error: String(err) });
+      return { endpoints: [], schedule: { retry_for_ms: 0, initial_interval_ms: 0, max_interval_ms: 0, attempt_timeout_ms: 0, idle_close_ms: 0 } };
+    });
     if (this.settings.endpoints.length === 0) {
       if (this.settings.disabled_reason) log.warn('merchant events: not delivered', { reason: this.settings.disabled_reason });
       this.handed += batch.length;

@@ -9,6 +9,7 @@ import type * as Simulator from './simulator';
 import { temporalTargetFromEnv } from './temporal/connection';
 import { connectNative } from './temporal/native-connection';
 import { ensureSearchAttributes } from './temporal/search-attributes-admin';
+import { merchantEventsFromEnv } from './events/config';
 import { createMpfWorker } from './worker';
 
 async function providerFromEnv(env: ReturnType<typeof loadEnv>): Promise<{ provider: ProviderClient; close?: () => Promise<void> }> {
@@ -26,6 +27,7 @@ export async function runWorkerMain(): Promise<void> {
   const env = loadEnv();
   const keys = requireKeys(env);
   const { provider, close: closeSim } = await providerFromEnv(env);
+  const events = merchantEventsFromEnv(env);
   const target = temporalTargetFromEnv(env);
   const connection = await connectNative(target);
   const added = await ensureSearchAttributes(connection, target.namespace);
@@ -36,8 +38,14 @@ export async function runWorkerMain(): Promise<void> {
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     keys,
     provider,
+    events,
   });
   console.log(`worker: polling task queue ${env.TEMPORAL_TASK_QUEUE} on ${target.address} (namespace ${target.namespace}), provider at ${provider.origin}`);
+  console.log(
+    events.secrets.length === 0
+      ? 'worker: merchant events are not delivered (no MERCHANT_WEBHOOK_SECRET); flows list them in their view'
+      : `worker: merchant events signed and delivered to ${events.urls.length} configured endpoint(s) and flows' own webhook_url`,
+  );
   // Worker.run() installs SIGINT/SIGTERM handlers that shut down gracefully.
   await worker.run();
   await provider.close();

@@ -4,8 +4,10 @@
  */
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
+import { createEventActivities } from './activities/events';
 import { workerDataConverter } from './codec/data-converter';
 import { createSealer } from './codec/seal';
+import { type MerchantEventsConfig, NO_MERCHANT_EVENTS } from './events/config';
 import type { ProviderClient } from './provider/client';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
@@ -20,10 +22,13 @@ export interface MpfWorkerDeps {
   /** A prebuilt bundle (tests build one per suite); default: bundle from WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   identity?: string;
+  /** Merchant events: endpoints, signing secrets, retry schedule (default: none configured). */
+  events?: MerchantEventsConfig;
 }
 
 export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
-  const activities = createActivities({ client: deps.provider, sealer: createSealer(deps.keys) });
+  const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS);
+  const activities = { ...createActivities({ client: deps.provider, sealer: createSealer(deps.keys) }), ...eventActivities };
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,

@@ -447,6 +447,7 @@ describe('provider simulator endpoints', () => {
         '/_sim/config',
         '/_sim/links/{payment_ref}/complete',
         '/_sim/links/{payment_ref}/fail',
+        '/_sim/notify/{payment_ref}',
         '/_sim/openapi.json',
       ]) {
         assert.ok(paths.includes(p), `missing ${p}`);

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { checkMerchantEventsEnv, MERCHANT_EVENTS_ENV } from './merchant-events-env';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -106,8 +107,10 @@ export const EnvSchema = z
     LINK_LIFETIME_SECONDS: z.coerce.number().int().min(1).max(30 * 86_400).default(86_400),
     LINK_LATE_NOTIFICATION_GRACE_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3_600),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    ...MERCHANT_EVENTS_ENV,
   })
   .superRefine((env, ctx) => {
+    checkMerchantEventsEnv(env, ctx);
     if (env.MPS_PROVIDER === 'simulator' && env.MPS_BASE_URL) {
       ctx.addIssue({
         code: 'custom',

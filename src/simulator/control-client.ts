@@ -90,6 +90,11 @@ export class SimulatorControl {
     return (await this.call<{ data: LinkOutcome }>('POST', `/links/${encodeURIComponent(paymentRef)}/fail`)).data;
   }
 
+  /** Sends the link's or swap's notification again (a fresh id), with `status` or the one its state implies. */
+  async notify(paymentRef: string, status?: 'successful' | 'failed' | 'pending'): Promise<{ payment_ref: string; ref: string; status: string; notification_id: string }> {
+    return (await this.call<{ data: { payment_ref: string; ref: string; status: string; notification_id: string } }>('POST', `/notify/${encodeURIComponent(paymentRef)}`, status ? { status } : {})).data;
+  }
+
   /** Waits until the ledger has an effect matching `pred` (polling), or throws after `timeoutMs`. */
   async waitForEffect(pred: (e: EffectEntry) => boolean, timeoutMs = 5_000, filter: LedgerFilter = {}): Promise<EffectEntry> {
     const deadline = Date.now() + timeoutMs;

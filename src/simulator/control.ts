@@ -4,12 +4,15 @@
  * it answers loopback clients only (403 otherwise).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
 import { describeZodError } from '../contract/provider';
 import { errorBody, type SimContext } from './context';
 import { FaultSet } from './faults';
 import { ConfigPatch, applyConfigPatch, publicConfig } from './options';
 import { isLoopbackHost } from './notifier';
 import { buildOpenApi } from './openapi';
+
+const NotifyBody = z.object({ status: z.enum(['successful', 'failed', 'pending']).optional() });
 
 const isLoopbackPeer = (addr: string | undefined): boolean =>
   addr !== undefined && (isLoopbackHost(addr) || /^::ffff:127\.\d+\.\d+\.\d+$/.test(addr));
@@ -67,6 +70,15 @@ export function registerControl(app: FastifyInstance, ctx: SimContext): void {
           return { status: 'success', message: `Payment link ${r.link.state}`, data: { payment_ref, state: r.link.state, redirect_to: r.redirectTo } };
         });
       }
+
+      sim.post('/notify/:payment_ref', async (request, reply) => {
+        const { payment_ref } = request.params as { payment_ref: string };
+        const r = NotifyBody.safeParse(request.body ?? {});
+        if (!r.success) return badRequest(reply, describeZodError(r.error));
+        const sent = ctx.state.renotify(payment_ref, r.data.status);
+        if (!sent) return reply.code(404).send(errorBody('Unknown payment_ref'));
+        return { status: 'success', message: `Notification ${sent.status} sent`, data: { payment_ref, ...sent } };
+      });
 
       sim.get('/openapi.json', async () => buildOpenApi());
     },

@@ -18,7 +18,8 @@ export type EffectKind =
   | 'link.abandoned'
   | 'notification.delivered'
   | 'notification.failed_attempt'
-  | 'notification.refused';
+  | 'notification.refused'
+  | 'notification.triggered';
 
 export interface RequestEntry {
   seq: number;

@@ -203,6 +203,17 @@ export function buildOpenApi(): Record<string, unknown> {
           responses: { '200': { description: 'Link failed' }, '404': error('Unknown payment_ref'), '409': error('Link already paid or failed') },
         },
       },
+      '/_sim/notify/{payment_ref}': {
+        post: {
+          summary: "Send the link's or swap's notification again (new notification_id), state unchanged: status from the body, else the one its state implies",
+          parameters: [paymentRefParam],
+          requestBody: {
+            required: false,
+            content: { 'application/json': { schema: { type: 'object', properties: { status: { type: 'string', enum: ['successful', 'failed', 'pending'] } } } } },
+          },
+          responses: { '200': { description: 'Notification sent (delivered in the background)' }, '400': error('Invalid status'), '404': error('Unknown payment_ref') },
+        },
+      },
       '/_sim/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
     },
   };

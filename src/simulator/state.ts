@@ -244,6 +244,31 @@ export class SimState {
     return { ok: true, link };
   }
 
+  /**
+   * Sends the notification of a link or swap again (a fresh notification_id), with `status` or the
+   * one its state implies, without changing its state: `mpf sim notify`, the provider's
+   * re-delivery (or a late or forged one) on demand. Undefined for an unknown payment_ref.
+   */
+  renotify(paymentRef: string, status?: 'successful' | 'failed' | 'pending'): { ref: string; status: string; notification_id: string } | undefined {
+    const link = this.links.get(paymentRef);
+    const swap = link ? undefined : [...this.swaps.values()].find((w) => w.payment_ref === paymentRef);
+    if (!link && !swap) return undefined;
+    const implied = link ? (link.state === 'paid' ? 'successful' : link.state === 'failed' ? 'failed' : 'pending') : swap!.state === 'confirmed' ? 'successful' : 'pending';
+    const st = status ?? implied;
+    const kind = link ? 'collection' : 'swap';
+    const event = `${kind}.${st === 'successful' ? 'completed' : st}`;
+    const final = link
+      ? this.notification(event, { payment_ref: link.payment_ref, txn_merchant_ref: link.txn_merchant_ref, amount: link.amount, currency: link.currency, status: st }, 3, new Date())
+      : this.notification(event, { payment_ref: swap!.payment_ref, txn_ref: swap!.txn_ref, amount: swap!.amount, currency: swap!.from_currency, status: st }, 3, new Date(), {
+          to_currency: swap!.to_currency,
+          converted_amount: swap!.converted_amount,
+        });
+    const ref = link ? link.txn_merchant_ref : swap!.txn_ref;
+    this.ledger.recordEffect('notification.triggered', ref, paymentRef, { status: st, event, notification_id: final.data.notification_id });
+    this.notifier.notify({ url: link ? link.notification_url : swap!.notification_url, ref, paymentRef, final, stale: final });
+    return { ref, status: st, notification_id: final.data.notification_id };
+  }
+
   private notification(
     event: string,
     data: { payment_ref: string; txn_ref?: string; txn_merchant_ref?: string; status: string; amount: number; currency: string },

@@ -8,6 +8,7 @@ import { FlowStatus } from './flow-status';
 import type { FlowKind } from './flow-ids';
 import { NotificationBook } from './notifications';
 import { checkResolveInput, type Reconciliation, type ResolveInput } from './reconciliation';
+import { EventOutbox } from './event-outbox';
 
 export abstract class FlowSession<S extends string> {
   readonly status: FlowStatus<S>;
@@ -15,6 +16,8 @@ export abstract class FlowSession<S extends string> {
   cancelRequested: string | undefined;
   /** The audit record of an operator's resolution (state `reconciled`). */
   reconciliation: Reconciliation | undefined;
+  /** The merchant events every state change emits (event-outbox.ts). */
+  readonly events: EventOutbox;
 
   protected constructor(
     initial: S,
@@ -22,17 +25,24 @@ export abstract class FlowSession<S extends string> {
     ref: string,
     private readonly terminal: readonly S[],
     private readonly cancellable: readonly S[],
+    webhookUrl?: string,
   ) {
+    this.events = new EventOutbox(kind, webhookUrl);
     this.status = new FlowStatus<S>(initial, kind, ref);
   }
+
+  /** The flow's view (what queries answer); events carry an allow-listed part of it. */
+  abstract view(): object;
 
   get state(): S {
     return this.status.state;
   }
 
   set(next: S, why?: string): void {
+    const from = this.state;
     this.status.set(next, why);
     this.refreshDetails();
+    this.events.stateChanged(from, next, () => this.view() as Record<string, unknown>);
   }
 
   /**

@@ -3,3 +3,4 @@ export { swapWorkflow } from './swap';
 export { paymentLinkWorkflow } from './payment-link';
 export { categoriesWorkflow } from './categories';
 export { idempotencyWorkflow } from './idempotency';
+export { eventDeliveryWorkflow } from './event-delivery';

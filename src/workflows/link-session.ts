@@ -70,7 +70,7 @@ export class LinkSession extends FlowSession<LinkState> {
   private readonly early: NotificationRecord[] = [];
 
   constructor(readonly input: LinkWorkflowInput) {
-    super('creating', 'payment_link', input.request.txn_merchant_ref, LINK_TERMINAL_STATES, ['creating', 'awaiting_payment']);
+    super('creating', 'payment_link', input.request.txn_merchant_ref, LINK_TERMINAL_STATES, ['creating', 'awaiting_payment'], input.webhook_url);
     this.refreshDetails();
   }
 
@@ -103,6 +103,7 @@ export class LinkSession extends FlowSession<LinkState> {
       reason: this.status.reason,
       notifications: this.notifications.list(),
       ...(this.reconciliation ? { reconciliation: this.reconciliation } : {}),
+      events: this.events.list(),
       updated_at: this.status.updatedAt,
     };
   }

@@ -13,6 +13,7 @@ import type { Reconciliation, ResolveInput } from './reconciliation';
 
 export type { Reconciliation, ResolveInput } from './reconciliation';
 export { RESOLUTION_OUTCOMES } from './reconciliation';
+import type { FlowEventSummary } from './event-types';
 
 export { type FlowKind, flowId, flowKindOf } from './flow-ids';
 
@@ -86,6 +87,8 @@ export interface SwapWorkflowInput {
    * long for the provider's notification before it needs reconciliation. Absent: 900 s.
    */
   settle_wait_seconds?: number;
+  /** The merchant's own endpoint for this swap's events (besides the worker's MERCHANT_WEBHOOK_URL). */
+  webhook_url?: string;
 }
 
 export interface SwapView {
@@ -110,6 +113,8 @@ export interface SwapView {
   notifications: NotificationRecord[];
   /** Who resolved needs_reconciliation, when, with what outcome and note (state `reconciled`). */
   reconciliation?: Reconciliation;
+  /** The merchant events this flow emitted, in order (deliveries merged in by the client). Absent on flows from before events. */
+  events?: FlowEventSummary[];
   updated_at: string;
 }
 
@@ -173,6 +178,8 @@ export interface LinkWorkflowInput {
    * A payment notified after the link expired or was cancelled moves it to needs_reconciliation.
    */
   late_notification_grace_seconds?: number;
+  /** The merchant's own endpoint for this link's events (besides the worker's MERCHANT_WEBHOOK_URL). */
+  webhook_url?: string;
 }
 
 export interface LinkView {
@@ -190,6 +197,8 @@ export interface LinkView {
   notifications: NotificationRecord[];
   /** Who resolved needs_reconciliation, when, with what outcome and note (state `reconciled`). */
   reconciliation?: Reconciliation;
+  /** The merchant events this flow emitted, in order (deliveries merged in by the client). Absent on flows from before events. */
+  events?: FlowEventSummary[];
   updated_at: string;
 }
 

@@ -59,6 +59,7 @@ export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<Lin
     if (await create(s)) await awaitOutcome(s);
     await keepLateNotifications(s);
     await awaitResolution(s); // needs_reconciliation stays open until an operator resolves it
+    await s.events.finish(); // hands the last events over; deliveries go on without the link
     return s.view();
   });
 }

@@ -78,7 +78,7 @@ export class SwapSession extends FlowSession<SwapState> {
   private readonly outcomes = new Map<string, PinOutcome>();
 
   constructor(readonly input: SwapWorkflowInput) {
-    super('initializing', 'swap', input.request.txn_ref, SWAP_TERMINAL_STATES, ['initializing', 'awaiting_pin']);
+    super('initializing', 'swap', input.request.txn_ref, SWAP_TERMINAL_STATES, ['initializing', 'awaiting_pin'], input.webhook_url);
     this.maxAttempts = Math.max(1, input.pin_max_attempts);
     this.refreshDetails();
   }
@@ -128,6 +128,7 @@ export class SwapSession extends FlowSession<SwapState> {
       provider_message: this.providerMessage,
       notifications: this.notifications.list(),
       ...(this.reconciliation ? { reconciliation: this.reconciliation } : {}),
+      events: this.events.list(),
       updated_at: this.status.updatedAt,
     };
   }

@@ -94,6 +94,7 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
     if (await initialise(s)) await awaitPinsAndConfirm(s);
     await afterwards(s);
     await awaitResolution(s); // needs_reconciliation stays open until an operator resolves it
+    await s.events.finish(); // hands the last events over; deliveries go on without the swap
     return s.view();
   });
 }

@@ -15,6 +15,7 @@ import { startSimulator, type RunningSimulator, type SimulatorOptions } from '..
 import { createControlClient, type SimulatorControl } from '../../src/simulator/control-client';
 import { MpfClient, type MpfClientOptions } from '../../src/starter/client/mpf-client';
 import { createMpfWorker, WORKFLOWS_PATH } from '../../src/worker';
+import type { MerchantEventsConfig } from '../../src/events/config';
 import { getTestTemporal, uniqueTaskQueue } from './temporal';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -41,6 +42,8 @@ export interface StackOptions {
   keys?: string;
   /** A Temporal server of the test's own (one it kills); default the run's shared server. */
   temporal?: { address: string; namespace: string };
+  /** Merchant events of the in-process worker (endpoints, secrets, schedule); default none. */
+  events?: MerchantEventsConfig;
 }
 
 export interface Stack {
@@ -112,6 +115,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       keys,
       provider,
       workflowBundle: await workflowBundle(),
+      ...(opts.events ? { events: opts.events } : {}),
     });
     running = worker.run();
   };

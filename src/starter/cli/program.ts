@@ -8,9 +8,11 @@ import { clusterCommand } from '../../cluster/command';
 import { categoriesCommand } from './commands/categories';
 import { codecWebEndpointCommand } from './commands/codec';
 import { demoCommand } from './commands/demo';
+import { eventsCommand } from './commands/events';
 import { gatewayCommand } from './commands/gateway';
 import { linkCommand } from './commands/link';
 import { reconcileCommand } from './commands/reconcile';
+import { simCommand } from './commands/sim';
 import { simulatorCommand } from './commands/simulator';
 import { swapCommand } from './commands/swap';
 import { webCommand } from './commands/web';
@@ -30,5 +32,7 @@ export function buildProgram(): Command {
     .addCommand(codecWebEndpointCommand())
     .addCommand(webCommand())
     .addCommand(demoCommand())
+    .addCommand(eventsCommand())
+    .addCommand(simCommand())
     .addCommand(clusterCommand());
 }

@@ -5,7 +5,7 @@
  * A caller changes only what it knows better (a Temporal client it already has, its own URL).
  */
 import type { Client } from '@temporalio/client';
-import { type AppEnv, requireKeys } from '../../config/env';
+import { type AppEnv, isProduction, requireKeys } from '../../config/env';
 import { connectClient, type TemporalTarget, temporalTargetFromEnv } from '../../temporal/connection';
 import { MpfClient, type MpfClientOptions } from './mpf-client';
 import { gatewayPublicUrl } from './urls';
@@ -31,6 +31,7 @@ function mpfClientOptionsFromEnv(env: AppEnv, client: Client, overrides: Partial
     swapSettleWaitSeconds: env.SWAP_SETTLE_WAIT_SECONDS,
     linkLifetimeSeconds: env.LINK_LIFETIME_SECONDS,
     linkLateNotificationGraceSeconds: env.LINK_LATE_NOTIFICATION_GRACE_SECONDS,
+    production: isProduction(env),
     ...defined,
   };
 }

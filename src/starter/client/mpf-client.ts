@@ -72,12 +72,16 @@ import { type FlowPage, listFlows, parseListFilter } from './lists';
 import { type PinTokenSeed, PinTokens } from './pin-tokens';
 import { checkResolveInput } from '../../workflows/reconciliation';
 import { LINK_STATES_ALL, NotResolvableError, SWAP_STATES_ALL } from './reconcile';
+import { checkWebhookUrl, readDeliveries, WebhookUrl, withDeliveries } from './merchant-events';
 import { type FlowKind, flowKindOf as kindOf } from '../../workflows/flow-ids';
 
-export const SwapStartBody = SwapInitFields.omit({ notification_url: true }).refine(...differentCurrencies);
+export const SwapStartBody = SwapInitFields.omit({ notification_url: true })
+  .extend({ webhook_url: WebhookUrl.optional() })
+  .refine(...differentCurrencies);
 export type SwapStartBody = z.infer<typeof SwapStartBody>;
 export const LinkCreateBody = HostedLinkRequest.omit({ notification_url: true }).extend({
   currency: HostedLinkRequest.shape.currency.default('NGN'),
+  webhook_url: WebhookUrl.optional(),
 });
 export type LinkCreateBody = z.input<typeof LinkCreateBody>;
 export const PinBody = z.object({ wallet_pin: WalletPin });
@@ -115,6 +119,8 @@ export interface MpfClientOptions {
    * with TemporalUnavailableError instead of retrying for half a minute (default 2 s).
    */
   temporalProbeIntervalMs?: number;
+  /** NODE_ENV=production: a loopback webhook_url in a start body is refused. */
+  production?: boolean;
 }
 
 /** Temporal Web's summary and details of a flow, given at start (flow-summary.ts: no personal data). */
@@ -239,7 +245,8 @@ export class MpfClient {
   // --------------------------------------------------------------------------------------------
 
   async startSwap(body: unknown, start: StartOptions = {}): Promise<StartedSwap> {
-    const req = parseOrThrow(SwapStartBody, body);
+    const { webhook_url, ...req } = parseOrThrow(SwapStartBody, body);
+    checkWebhookUrl(webhook_url, this.opts.production ?? false);
     const workflowId = swapWorkflowId(req.txn_ref);
     const seed = this.pinTokens.newSeed();
     const pinToken = this.pinTokens.derive(workflowId, seed)!;
@@ -249,6 +256,7 @@ export class MpfClient {
       pin_max_attempts: this.opts.pinMaxAttempts ?? 3,
       notification_wait_seconds: this.opts.swapNotificationWaitSeconds ?? 0,
       ...(this.opts.swapSettleWaitSeconds !== undefined ? { settle_wait_seconds: this.opts.swapSettleWaitSeconds } : {}),
+      ...(webhook_url ? { webhook_url } : {}),
     };
     const memo: TokenMemo = {
       pin_token_sha256: sha256(pinToken),
@@ -267,8 +275,9 @@ export class MpfClient {
     return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
   }
 
+  /** The swap's view, with the deliveries of its merchant events. */
   async getSwap(swapId: string): Promise<Viewed<SwapView>> {
-    return this.guard(() => this.queryFlow(swapId, swapStateQuery), swapId);
+    return this.withEventDeliveries(swapId, await this.guard(() => this.queryFlow(swapId, swapStateQuery), swapId));
   }
 
   /**
@@ -320,13 +329,15 @@ export class MpfClient {
   // --------------------------------------------------------------------------------------------
 
   async createLink(body: unknown, start: StartOptions = {}): Promise<CreatedLink> {
-    const req = parseOrThrow(LinkCreateBody, body);
+    const { webhook_url, ...req } = parseOrThrow(LinkCreateBody, body);
+    checkWebhookUrl(webhook_url, this.opts.production ?? false);
     const workflowId = linkWorkflowId(req.txn_merchant_ref);
     const notifyToken = newToken();
     const input: LinkWorkflowInput = {
       request: { ...req, notification_url: sealUrlLastSegment(this.notificationUrl('payment_link', workflowId, notifyToken), this.sealer) },
       lifetime_seconds: this.opts.linkLifetimeSeconds ?? 86_400,
       late_notification_grace_seconds: this.opts.linkLateNotificationGraceSeconds ?? 0,
+      ...(webhook_url ? { webhook_url } : {}),
     };
     const memo: TokenMemo = { notify_token_sha256: sha256(notifyToken), ...(start.idempotencyId ? { idempotency_id: start.idempotencyId } : {}) };
     const metadata: UserMetadata = {
@@ -339,8 +350,16 @@ export class MpfClient {
     return { link };
   }
 
+  /** The link's view, with the deliveries of its merchant events. */
   async getLink(linkId: string): Promise<Viewed<LinkView>> {
-    return this.guard(() => this.queryFlow(linkId, linkStateQuery), linkId);
+    return this.withEventDeliveries(linkId, await this.guard(() => this.queryFlow(linkId, linkStateQuery), linkId));
+  }
+
+  /** Merges the delivery records of the flow's events (from `events-<flow_id>`) into its view. */
+  private async withEventDeliveries<V extends { events?: SwapView['events'] }>(flowId: string, view: V): Promise<V> {
+    if (!view.events?.length) return view;
+    const waitMs = Math.min(this.opts.queryAnswerTimeoutMs ?? 10_000, 5_000);
+    return withDeliveries(view, await readDeliveries(this.temporal, flowId, waitMs));
   }
 
   /** Cancels a link awaiting payment (the `cancelAndWait` update); NotCancellableError otherwise. */

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { LinkCreateBody, PinBody, SwapStartBody } from '../client/mpf-client';
 import type { LinkState, SwapState } from '../../workflows/messages';
+import { FlowEventsField } from './event-schemas';
 
 // ---------------------------------------------------------------------------------------------
 // States (compile-time checked against the workflows' unions, so a new state breaks the build
@@ -155,6 +156,7 @@ export const SwapViewSchema = z
     provider_message: z.string().optional(),
     notifications: z.array(NotificationRecordSchema),
     reconciliation: ReconciliationSchema.optional(),
+    events: FlowEventsField,
     updated_at: z.string(),
     execution: ExecutionField,
   })
@@ -205,6 +207,7 @@ export const LinkViewSchema = z
     reason: z.string().optional(),
     notifications: z.array(NotificationRecordSchema),
     reconciliation: ReconciliationSchema.optional(),
+    events: FlowEventsField,
     updated_at: z.string(),
     execution: ExecutionField,
   })

@@ -1,0 +1,42 @@
+/**
+ * Inputs and results of the merchant-event activities (types only: workflows `import type` them).
+ * The signing secret is never an input: the activity reads it from the worker's configuration.
+ */
+import type { DeliverySchedule, FlowEvent } from '../workflows/event-types';
+
+export interface EventSettingsInput {
+  /** The flow's own webhook_url (from its start body), if any. */
+  flow_url?: string;
+}
+
+export interface EventSettings {
+  /** Where this flow's events go: the worker's MERCHANT_WEBHOOK_URL endpoints and the flow's own, deduplicated. */
+  endpoints: string[];
+  schedule: DeliverySchedule;
+  /** Why no event of this flow is delivered (no signing secret configured), when so. */
+  disabled_reason?: string;
+}
+
+export interface DeliverEventInput {
+  event: FlowEvent;
+  url: string;
+  /** 1 for the first attempt (logged and sent as no header; the body is the same on every attempt). */
+  attempt: number;
+}
+
+export interface DeliverEventResult {
+  status: number;
+  delivered_at: string;
+}
+
+/** `details[0]` of the ApplicationFailure a failed attempt throws. */
+export interface DeliveryFailureDetails {
+  status?: number;
+}
+
+export const DELIVERY_FAILED_TYPE = 'EventDeliveryFailed';
+
+export interface EventActivities {
+  eventSettings(input: EventSettingsInput): Promise<EventSettings>;
+  deliverEvent(input: DeliverEventInput): Promise<DeliverEventResult>;
+}

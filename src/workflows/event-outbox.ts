@@ -1,0 +1,162 @@
+/**
+ * A flow's outgoing merchant events (workflow-safe). FlowSession.set() emits one per state change
+ * (event-types.ts decides which); a pump running beside the flow hands them, in order, to the
+ * flow's delivery workflow `events-<flow_id>`: started as a child on the first event with
+ * ParentClosePolicy ABANDON (it goes on delivering after the flow completed), fed by the `events`
+ * signal, told `eventsClosed` when the flow ends. The flow itself never waits for a delivery: only
+ * its very end waits until every event was handed over (one signal, not the delivery).
+ *
+ * Flows recorded before this existed replay without it (`patched`), so their histories stay valid.
+ */
+import {
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  ParentClosePolicy,
+  patched,
+  proxyLocalActivities,
+  sleep,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { EventActivities, EventSettings } from '../activities/event-types';
+import type { FlowKind } from './flow-ids';
+import {
+  EVENT_DELIVERY_WORKFLOW_TYPE,
+  eventData,
+  eventDeliveryWorkflowId,
+  type EventDeliveryInput,
+  eventId,
+  eventsClosedSignal,
+  eventsSignal,
+  eventTypeFor,
+  type FlowEvent,
+  type FlowEventSummary,
+} from './event-types';
+
+export const MERCHANT_EVENTS_PATCH = 'mpf-merchant-events-v1';
+
+// Reading the worker's configuration: it fails only on a worker without the event activities
+// (then this flow's events are kept in its view and not delivered; the flow never waits on it).
+const { eventSettings } = proxyLocalActivities<EventActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
+});
+
+interface Target {
+  signal(def: typeof eventsSignal, arg: { events: FlowEvent[] }): Promise<void>;
+  signal(def: typeof eventsClosedSignal): Promise<void>;
+}
+
+export class EventOutbox {
+  /** False when replaying a flow recorded before merchant events existed. */
+  readonly enabled: boolean;
+  private readonly events: FlowEvent[] = [];
+  /** events[0, handed) are with the delivery workflow (or dropped: no endpoint configured). */
+  private handed = 0;
+  private pumping = false;
+  private busy = false;
+  private settings: EventSettings | undefined;
+  private target: Target | undefined;
+
+  constructor(
+    private readonly kind: FlowKind,
+    private readonly flowUrl: string | undefined,
+  ) {
+    this.enabled = patched(MERCHANT_EVENTS_PATCH);
+  }
+
+  /** Called on every state change; emits the event it is (if any) and wakes the pump. */
+  stateChanged(from: string, to: string, view: () => Record<string, unknown>): void {
+    if (!this.enabled) return;
+    const type = eventTypeFor(this.kind, from, to);
+    if (!type) return;
+    const flowId = workflowInfo().workflowId;
+    this.events.push({ id: eventId(flowId, this.events.length + 1), type, timestamp: new Date().toISOString(), data: eventData(this.kind, view(), from) });
+    if (!this.pumping) {
+      this.pumping = true;
+      // Beside the flow, never cancelled with it: a cancelled flow's `cancelled` event still goes out.
+      void CancellationScope.nonCancellable(() => this.pump());
+    }
+  }
+
+  list(): FlowEventSummary[] {
+    return this.events.map(({ id, type, timestamp }) => ({ id, type, timestamp }));
+  }
+
+  /**
+   * The flow's last step: waits until every event was handed over (bounded), then tells the
+   * delivery workflow no more will come. It does not wait for deliveries.
+   */
+  async finish(): Promise<void> {
+    if (!this.enabled || !this.pumping) return;
+    const handed = await condition(() => this.handed === this.events.length && !this.busy, '1 hour');
+    if (!handed) log.error('merchant events: not every event could be handed to the delivery workflow', { unhanded: this.events.length - this.handed });
+    if (this.target) {
+      await this.target.signal(eventsClosedSignal).catch((err: unknown) => log.warn('merchant events: eventsClosed not delivered', { error: String(err) }));
+    }
+  }
+
+  private async pump(): Promise<void> {
+    for (;;) {
+      await condition(() => this.handed < this.events.length);
+      this.busy = true;
+      try {
+        await this.handOver();
+      } catch (err) {
+        // Never fail the flow over its events: log, wait, try again.
+        log.error('merchant events: handing over failed; retrying in 30 s', { error: String(err) });
+        await sleep('30 seconds');
+      } finally {
+        this.busy = false;
+      }
+    }
+  }
+
+  private async handOver(): Promise<void> {
+    const batch = this.events.slice(this.handed);
+    this.settings ??= await eventSettings(this.flowUrl ? { flow_url: this.flowUrl } : {}).catch((err: unknown): EventSettings => {
+      log.error('merchant events: eventSettings failed; this flow\'s events are not delivered', { error: String(err) });
+      return { endpoints: [], schedule: { retry_for_ms: 0, initial_interval_ms: 0, max_interval_ms: 0, attempt_timeout_ms: 0, idle_close_ms: 0 } };
+    });
+    if (this.settings.endpoints.length === 0) {
+      if (this.settings.disabled_reason) log.warn('merchant events: not delivered', { reason: this.settings.disabled_reason });
+      this.handed += batch.length;
+      return;
+    }
+    if (this.target) {
+      try {
+        await this.target.signal(eventsSignal, { events: batch });
+        this.handed += batch.length;
+        return;
+      } catch (err) {
+        // The delivery workflow closed (ended idle, or terminated): a new one takes over from here.
+        log.warn('merchant events: delivery workflow gone; starting a new one', { error: String(err) });
+        this.target = undefined;
+      }
+    }
+    await this.startDelivery(batch);
+    this.handed += batch.length;
+  }
+
+  private async startDelivery(batch: FlowEvent[]): Promise<void> {
+    const flowId = workflowInfo().workflowId;
+    const workflowId = eventDeliveryWorkflowId(flowId);
+    const input: EventDeliveryInput = { flow_id: flowId, endpoints: this.settings!.endpoints, schedule: this.settings!.schedule, events: batch };
+    try {
+      this.target = await startChild(EVENT_DELIVERY_WORKFLOW_TYPE, {
+        workflowId,
+        args: [input],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        cancellationType: 'ABANDON',
+      });
+    } catch (err) {
+      // Already running (e.g. the flow was reset in Temporal): hand the batch to that one; it skips ids it has.
+      if (!(err instanceof Error) || !/already (started|running)|AlreadyStarted/i.test(`${err.name} ${err.message}`)) throw err;
+      const existing = getExternalWorkflowHandle(workflowId);
+      await existing.signal(eventsSignal, { events: batch });
+      this.target = existing;
+    }
+  }
+}

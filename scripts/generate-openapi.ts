@@ -1,7 +1,7 @@
 /** `npm run openapi`: writes docs/gateway-openapi.json and src/http-client/gateway-api.ts from the gateway's routes. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { GATEWAY_API_TYPES_FILE, generateHttpClientFiles, OPENAPI_JSON_FILE } from '../src/http-client/generate';
+import { GATEWAY_API_TYPES_FILE, generateHttpClientFiles, OPENAPI_JSON_FILE } from './openapi-files';
 
 void (async () => {
   const files = await generateHttpClientFiles();

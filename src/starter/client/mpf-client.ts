@@ -64,6 +64,7 @@ import {
 import { FLOW_STATE } from '../../workflows/search-attributes';
 import { notificationUrl, pinUrl } from './urls';
 import { type FlowKind, flowKindOf as kindOf } from '../../workflows/flow-ids';
+import type { CategoriesWorkflow, PaymentLinkWorkflow, SwapWorkflow } from './workflow-refs';
 
 export const SwapStartBody = SwapInitFields.omit({ notification_url: true }).refine(...differentCurrencies);
 export type SwapStartBody = z.infer<typeof SwapStartBody>;
@@ -72,6 +73,13 @@ export const LinkCreateBody = HostedLinkRequest.omit({ notification_url: true })
 });
 export type LinkCreateBody = z.input<typeof LinkCreateBody>;
 export const PinBody = z.object({ wallet_pin: WalletPin });
+
+/** What a caller passes to startSwap (the contract's zod schema, inferred): validated again at run time. */
+export type SwapStartRequest = z.input<typeof SwapStartBody>;
+/** What a caller passes to createLink; `currency` defaults to NGN (the only one the provider takes). */
+export type LinkCreateRequest = z.input<typeof LinkCreateBody>;
+/** What a caller passes to submitPin: the user's wallet PIN, sealed before it leaves this process. */
+export type PinRequest = z.input<typeof PinBody>;
 
 export interface MpfClientOptions {
   client: Client;
@@ -211,7 +219,7 @@ export class MpfClient {
   // Swaps
   // --------------------------------------------------------------------------------------------
 
-  async startSwap(body: unknown): Promise<StartedSwap> {
+  async startSwap(body: SwapStartRequest): Promise<StartedSwap> {
     const req = parseOrThrow(SwapStartBody, body);
     const workflowId = swapWorkflowId(req.txn_ref);
     const pinToken = newToken();
@@ -223,9 +231,8 @@ export class MpfClient {
       ...(this.opts.swapSettleWaitSeconds !== undefined ? { settle_wait_seconds: this.opts.swapSettleWaitSeconds } : {}),
     };
     const memo: TokenMemo = { pin_token_sha256: sha256(pinToken), notify_token_sha256: sha256(notifyToken) };
-    const swap = await this.startWithUpdate(SWAP_WORKFLOW_TYPE, workflowId, input, memo, swapInitializedUpdate, 'swap', () =>
-      this.getSwap(workflowId),
-    );
+    const start = new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo));
+    const swap = await this.startWithUpdate(start, swapInitializedUpdate, 'swap', () => this.getSwap(workflowId));
     return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
   }
 
@@ -237,7 +244,7 @@ export class MpfClient {
    * Submits a PIN. `wait` (default) uses the update and returns the outcome of this PIN; otherwise
    * a signal (fire and forget) and `undefined`.
    */
-  async submitPin(swapId: string, body: unknown, opts: { wait?: boolean } = {}): Promise<PinOutcome | undefined> {
+  async submitPin(swapId: string, body: PinRequest, opts: { wait?: boolean } = {}): Promise<PinOutcome | undefined> {
     const { wallet_pin } = parseOrThrow(PinBody, body);
     const submission = { sealed_pin: this.sealer.seal(wallet_pin), submission_id: randomUUID() };
     const handle = this.temporal.workflow.getHandle(swapId);
@@ -279,7 +286,7 @@ export class MpfClient {
   // Payment links
   // --------------------------------------------------------------------------------------------
 
-  async createLink(body: unknown): Promise<CreatedLink> {
+  async createLink(body: LinkCreateRequest): Promise<CreatedLink> {
     const req = parseOrThrow(LinkCreateBody, body);
     const workflowId = linkWorkflowId(req.txn_merchant_ref);
     const notifyToken = newToken();
@@ -289,9 +296,8 @@ export class MpfClient {
       late_notification_grace_seconds: this.opts.linkLateNotificationGraceSeconds ?? 0,
     };
     const memo: TokenMemo = { notify_token_sha256: sha256(notifyToken) };
-    const link = await this.startWithUpdate(LINK_WORKFLOW_TYPE, workflowId, input, memo, linkCreatedUpdate, 'payment_link', () =>
-      this.getLink(workflowId),
-    );
+    const start = new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo));
+    const link = await this.startWithUpdate(start, linkCreatedUpdate, 'payment_link', () => this.getLink(workflowId));
     return { link };
   }
 
@@ -368,13 +374,13 @@ export class MpfClient {
     const workflowId = `categories-${randomUUID()}`;
     const waitMs = this.opts.categoriesAnswerTimeoutMs ?? 10_000;
     const handle = await this.guard(() =>
-      this.temporal.workflow.start(CATEGORIES_WORKFLOW_TYPE, {
+      this.temporal.workflow.start<CategoriesWorkflow>(CATEGORIES_WORKFLOW_TYPE, {
         workflowId,
         taskQueue: this.opts.taskQueue,
         workflowExecutionTimeout: '2 minutes',
       }),
     );
-    const result = handle.result() as Promise<Category[]>;
+    const result = handle.result();
     result.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timed_out'>((resolve) => {
@@ -394,28 +400,30 @@ export class MpfClient {
 
   // --------------------------------------------------------------------------------------------
 
+  /** The start options of a flow: its id, the task queue, the input, the token hashes, and no second start of the id. */
+  private startOptions<I>(workflowId: string, input: I, memo: TokenMemo) {
+    return {
+      workflowId,
+      taskQueue: this.opts.taskQueue,
+      args: [input] as [I],
+      workflowIdConflictPolicy: 'FAIL' as const,
+      workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+      memo: memo as Record<string, unknown>,
+    };
+  }
+
   /**
    * Starts a flow with update-with-start (the caller gets the update's answer in the same call).
    * The workflow id is the merchant's reference: a second start, running or finished, is a
    * DuplicateFlowError carrying the existing flow's view, and never reaches the provider.
    */
-  private async startWithUpdate<V>(
-    workflowType: string,
-    workflowId: string,
-    input: SwapWorkflowInput | LinkWorkflowInput,
-    memo: TokenMemo,
+  private async startWithUpdate<W extends SwapWorkflow | PaymentLinkWorkflow, V>(
+    startWorkflowOperation: WithStartWorkflowOperation<W>,
     update: UpdateDefinition<V, []>,
     kind: 'swap' | 'payment_link',
     existing: () => Promise<V>,
   ): Promise<V> {
-    const startWorkflowOperation = new WithStartWorkflowOperation(workflowType, {
-      workflowId,
-      taskQueue: this.opts.taskQueue,
-      args: [input],
-      workflowIdConflictPolicy: 'FAIL',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      memo: memo as Record<string, unknown>,
-    });
+    const workflowId = startWorkflowOperation.options.workflowId;
     const waitMs = this.opts.startAnswerTimeoutMs ?? 30_000;
     try {
       return await this.guard(

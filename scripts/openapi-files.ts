@@ -5,10 +5,10 @@
  * committed files differ from what the gateway's routes produce now.
  */
 import path from 'node:path';
-import { offlineOpenApiDocument } from '../starter/gateway/openapi-document';
+import { offlineOpenApiDocument } from '../src/starter/gateway/openapi-document';
 
-export const OPENAPI_JSON_FILE = path.join(__dirname, '..', '..', 'docs', 'gateway-openapi.json');
-export const GATEWAY_API_TYPES_FILE = path.join(__dirname, 'gateway-api.ts');
+export const OPENAPI_JSON_FILE = path.join(__dirname, '..', 'docs', 'gateway-openapi.json');
+export const GATEWAY_API_TYPES_FILE = path.join(__dirname, '..', 'src', 'http-client', 'gateway-api.ts');
 
 export interface GeneratedFiles {
   openApiJson: string;

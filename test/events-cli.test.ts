@@ -72,8 +72,8 @@ describe('mpf events listen and mpf sim, as a user runs them', () => {
   });
 
   const createLink = async (ref: string): Promise<{ link_id: string; payment_ref: string }> => {
-    const b = linkBody(ref) as Record<string, string>;
-    const out = await mpf(['link', 'create', '--user-ref', b.user_ref!, '--txn-merchant-ref', ref, '--amount', '2500', '--full-name', b.full_name!, '--email', b.email!, '--phone', b.phone!, '--redirect-url', b.redirect_url!, '--json']);
+    const b = linkBody(ref);
+    const out = await mpf(['link', 'create', '--user-ref', b.user_ref, '--txn-merchant-ref', ref, '--amount', '2500', '--full-name', b.full_name, '--email', b.email, '--phone', b.phone, '--redirect-url', b.redirect_url, '--json']);
     return JSON.parse(out) as { link_id: string; payment_ref: string };
   };
   const printed = (re: RegExp): Promise<RegExpMatchArray> => listener.waitFor(re, 60_000);

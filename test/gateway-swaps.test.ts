@@ -358,7 +358,8 @@ describe('the gateway: swaps', () => {
     ]) {
       assert.ok(doc.paths[path], path);
     }
-    const swapReq = doc.paths['/v1/swaps'].post.requestBody.content['application/json'].schema;
+    const swapReqRef = doc.paths['/v1/swaps'].post.requestBody.content['application/json'].schema;
+    const swapReq = swapReqRef.$ref ? doc.components.schemas[swapReqRef.$ref.replace('#/components/schemas/', '')] : swapReqRef;
     assert.deepEqual([...swapReq.required].sort(), ['amount', 'from_currency', 'to_currency', 'txn_ref', 'user_ref']);
     assert.deepEqual(doc.paths['/v1/swaps/{swap_id}/pin'].post.security, [{ pinToken: [] }]);
     assert.ok(doc.components.securitySchemes.apiKey);

@@ -84,6 +84,31 @@ export function codecWebEndpoint(baseUrl: string, authToken: string, prefix = '/
   return `${baseUrl.replace(/\/+$/, '')}${prefix.replace(/\/+$/, '')}/web/${codecWebToken(authToken)}`;
 }
 
+const CODEC_PAYLOADS_JSON = {
+  type: 'object',
+  properties: {
+    payloads: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          metadata: { type: 'object', additionalProperties: { type: 'string', description: 'base64' } },
+          data: { type: 'string', description: 'base64' },
+        },
+      },
+    },
+  },
+  examples: [{ payloads: [{ metadata: { encoding: 'YmluYXJ5L2VuY3J5cHRlZA==' }, data: 'AAECAw==' }] }],
+};
+const CODEC_ERROR_JSON = { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] };
+const CODEC_OPENAPI_BODY = { required: true, content: { 'application/json': { schema: CODEC_PAYLOADS_JSON } } };
+const CODEC_OPENAPI_RESPONSES = {
+  '200': { description: 'The payloads, encoded or decoded, in the same order', content: { 'application/json': { schema: CODEC_PAYLOADS_JSON } } },
+  '400': { description: 'The body is not a list of payloads', content: { 'application/json': { schema: CODEC_ERROR_JSON } } },
+  '401': { description: 'Missing or wrong codec token', content: { 'application/json': { schema: CODEC_ERROR_JSON } } },
+  '422': { description: 'A payload cannot be decrypted with these keys', content: { 'application/json': { schema: CODEC_ERROR_JSON } } },
+};
+
 /** Adds the codec routes to `app` (the gateway mounts it; see also startCodecServer). */
 export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptions): void {
   if (typeof opts.authToken !== 'string' || opts.authToken.length < 16) {
@@ -114,7 +139,7 @@ export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptio
       [`${prefix}/${op}`, authorised.bearer],
       [`${prefix}/web/:token/${op}`, authorised.web],
     ] as const) {
-      app.options(url, async (req, reply) => {
+      app.options(url, { schema: { hide: true } }, async (req, reply) => {
         if (applyCors(req, reply)) {
           reply.header('Access-Control-Allow-Methods', 'POST, OPTIONS');
           reply.header('Access-Control-Allow-Headers', ALLOWED_HEADERS);
@@ -134,7 +159,21 @@ export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptio
           .header('WWW-Authenticate', 'Bearer realm="codec"')
           .send({ error: 'unauthorized: send Authorization: Bearer <codec token>' });
       };
-      app.post(url, { bodyLimit: CODEC_BODY_LIMIT, onRequest }, async (req, reply) => {
+      const web = url.includes('/web/');
+      const schema = {
+        tags: ['codec'],
+        summary: `${op === 'encode' ? 'Encrypt' : 'Decrypt'} payloads (${web ? 'Temporal Web, capability URL' : 'Bearer codec token'})`,
+        description:
+          (web
+            ? "Authorised by the path token (derived from CODEC_AUTH_TOKEN; give the URL only to an operators' Temporal Web). "
+            : 'Authorised by Authorization: Bearer <CODEC_AUTH_TOKEN>, checked before the body is read. ') +
+          "Temporal's remote codec protocol: { payloads: [{ metadata, data }] } in and out. Sealed PINs and tokens stay sealed.",
+        operationId: `${op}Payloads${web ? 'ForTemporalWeb' : ''}`,
+        security: web ? [] : [{ codecToken: [] }],
+      };
+      // Documented in JSON Schema for the OpenAPI document only (the gateway's transform reads it).
+      const config = { openapi: { requestBody: CODEC_OPENAPI_BODY, responses: CODEC_OPENAPI_RESPONSES } };
+      app.post(url, { bodyLimit: CODEC_BODY_LIMIT, onRequest, schema, config }, async (req, reply) => {
         const parsed = PayloadsBody.safeParse(req.body);
         if (!parsed.success) {
           const issue = parsed.error.issues[0];

@@ -37,6 +37,18 @@ export async function withClient<T>(fn: (c: CliClient) => Promise<T>, waitSecond
   }
 }
 
+/**
+ * A start hands out URLs (pin_url to the user, notification_url to the provider) built from
+ * GATEWAY_PUBLIC_URL; unset, they point at `mpf gateway`'s default local address. Says so on stderr.
+ */
+export function noteGatewayPublicUrl(env: AppEnv): void {
+  if (env.GATEWAY_PUBLIC_URL) return;
+  process.stderr.write(
+    `mpf: note: GATEWAY_PUBLIC_URL is not set, so pin_url and the provider's notification URL use http://127.0.0.1:${env.GATEWAY_PORT} ` +
+      '(set it to your gateway; against the demo: set -a; . .data/demo.env; set +a)\n',
+  );
+}
+
 class NoAnswerError extends Error {
   override name = 'NoAnswerError';
 }

@@ -74,6 +74,7 @@ import { checkResolveInput } from '../../workflows/reconciliation';
 import { LINK_STATES_ALL, NotResolvableError, SWAP_STATES_ALL } from './reconcile';
 import { checkWebhookUrl, readDeliveries, WebhookUrl, withDeliveries } from './merchant-events';
 import { type FlowKind, flowKindOf as kindOf } from '../../workflows/flow-ids';
+import type { CategoriesWorkflow, PaymentLinkWorkflow, SwapWorkflow } from './workflow-refs';
 
 export const SwapStartBody = SwapInitFields.omit({ notification_url: true })
   .extend({ webhook_url: WebhookUrl.optional() })
@@ -85,6 +86,13 @@ export const LinkCreateBody = HostedLinkRequest.omit({ notification_url: true })
 });
 export type LinkCreateBody = z.input<typeof LinkCreateBody>;
 export const PinBody = z.object({ wallet_pin: WalletPin });
+
+/** What a caller passes to startSwap (the contract's zod schema, inferred): validated again at run time. */
+export type SwapStartRequest = z.input<typeof SwapStartBody>;
+/** What a caller passes to createLink; `currency` defaults to NGN (the only one the provider takes). */
+export type LinkCreateRequest = z.input<typeof LinkCreateBody>;
+/** What a caller passes to submitPin: the user's wallet PIN, sealed before it leaves this process. */
+export type PinRequest = z.input<typeof PinBody>;
 
 export interface MpfClientOptions {
   client: Client;
@@ -244,7 +252,7 @@ export class MpfClient {
   // Swaps
   // --------------------------------------------------------------------------------------------
 
-  async startSwap(body: unknown, start: StartOptions = {}): Promise<StartedSwap> {
+  async startSwap(body: SwapStartRequest, start: StartOptions = {}): Promise<StartedSwap> {
     const { webhook_url, ...req } = parseOrThrow(SwapStartBody, body);
     checkWebhookUrl(webhook_url, this.opts.production ?? false);
     const workflowId = swapWorkflowId(req.txn_ref);
@@ -269,9 +277,8 @@ export class MpfClient {
       staticSummary: swapStaticSummary(req),
       staticDetails: swapStaticDetails({ ...req, pin_max_attempts: input.pin_max_attempts, started_at: startedAt }),
     };
-    const swap = await this.startWithUpdate(SWAP_WORKFLOW_TYPE, workflowId, input, memo, metadata, swapInitializedUpdate, 'swap', () =>
-      this.getSwap(workflowId),
-    );
+    const op = new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata));
+    const swap = await this.startWithUpdate(op, swapInitializedUpdate, 'swap', () => this.getSwap(workflowId));
     return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
   }
 
@@ -284,7 +291,7 @@ export class MpfClient {
    * Submits a PIN. `wait` (default) uses the update and returns the outcome of this PIN; otherwise
    * a signal (fire and forget) and `undefined`.
    */
-  async submitPin(swapId: string, body: unknown, opts: { wait?: boolean; submissionId?: string } = {}): Promise<PinOutcome | undefined> {
+  async submitPin(swapId: string, body: PinRequest, opts: { wait?: boolean; submissionId?: string } = {}): Promise<PinOutcome | undefined> {
     const { wallet_pin } = parseOrThrow(PinBody, body);
     // A caller's own submission id (e.g. from an Idempotency-Key) makes a resent PIN the same
     // submission: the swap answers its recorded outcome instead of counting a second attempt.
@@ -328,7 +335,7 @@ export class MpfClient {
   // Payment links
   // --------------------------------------------------------------------------------------------
 
-  async createLink(body: unknown, start: StartOptions = {}): Promise<CreatedLink> {
+  async createLink(body: LinkCreateRequest, start: StartOptions = {}): Promise<CreatedLink> {
     const { webhook_url, ...req } = parseOrThrow(LinkCreateBody, body);
     checkWebhookUrl(webhook_url, this.opts.production ?? false);
     const workflowId = linkWorkflowId(req.txn_merchant_ref);
@@ -344,9 +351,8 @@ export class MpfClient {
       staticSummary: linkStaticSummary(input.request),
       staticDetails: linkStaticDetails({ ...input.request, lifetime_seconds: input.lifetime_seconds, started_at: new Date().toISOString() }),
     };
-    const link = await this.startWithUpdate(LINK_WORKFLOW_TYPE, workflowId, input, memo, metadata, linkCreatedUpdate, 'payment_link', () =>
-      this.getLink(workflowId),
-    );
+    const op = new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata));
+    const link = await this.startWithUpdate(op, linkCreatedUpdate, 'payment_link', () => this.getLink(workflowId));
     return { link };
   }
 
@@ -510,13 +516,13 @@ export class MpfClient {
     const workflowId = `categories-${randomUUID()}`;
     const waitMs = this.opts.categoriesAnswerTimeoutMs ?? 10_000;
     const handle = await this.guard(() =>
-      this.temporal.workflow.start(CATEGORIES_WORKFLOW_TYPE, {
+      this.temporal.workflow.start<CategoriesWorkflow>(CATEGORIES_WORKFLOW_TYPE, {
         workflowId,
         taskQueue: this.opts.taskQueue,
         workflowExecutionTimeout: '2 minutes',
       }),
     );
-    const result = handle.result() as Promise<Category[]>;
+    const result = handle.result();
     result.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timed_out'>((resolve) => {
@@ -536,31 +542,32 @@ export class MpfClient {
 
   // --------------------------------------------------------------------------------------------
 
+  /** The start options of a flow: its id, the task queue, the input, the token hashes, and no second start of the id. */
+  private startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata) {
+    return {
+      // Temporal Web's Summary and Details (user metadata: encrypted by the payload codec like any payload).
+      ...metadata,
+      workflowId,
+      taskQueue: this.opts.taskQueue,
+      args: [input] as [I],
+      workflowIdConflictPolicy: 'FAIL' as const,
+      workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+      memo: memo as Record<string, unknown>,
+    };
+  }
+
   /**
    * Starts a flow with update-with-start (the caller gets the update's answer in the same call).
    * The workflow id is the merchant's reference: a second start, running or finished, is a
    * DuplicateFlowError carrying the existing flow's view, and never reaches the provider.
    */
-  private async startWithUpdate<V>(
-    workflowType: string,
-    workflowId: string,
-    input: SwapWorkflowInput | LinkWorkflowInput,
-    memo: TokenMemo,
-    metadata: UserMetadata,
+  private async startWithUpdate<W extends SwapWorkflow | PaymentLinkWorkflow, V>(
+    startWorkflowOperation: WithStartWorkflowOperation<W>,
     update: UpdateDefinition<V, []>,
     kind: 'swap' | 'payment_link',
     existing: () => Promise<V>,
   ): Promise<V> {
-    const startWorkflowOperation = new WithStartWorkflowOperation(workflowType, {
-      // Temporal Web's Summary and Details (user metadata: encrypted by the payload codec like any payload).
-      ...metadata,
-      workflowId,
-      taskQueue: this.opts.taskQueue,
-      args: [input],
-      workflowIdConflictPolicy: 'FAIL',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      memo: memo as Record<string, unknown>,
-    });
+    const workflowId = startWorkflowOperation.options.workflowId;
     const waitMs = this.opts.startAnswerTimeoutMs ?? 30_000;
     try {
       return await this.guard(

@@ -15,7 +15,6 @@
  * paid. Otherwise it keeps running, prints where everything is, and stops cleanly on Ctrl-C.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { request } from 'undici';
@@ -34,11 +33,12 @@ import { ensureSearchAttributes } from '../../temporal/search-attributes-admin';
 import { createMpfWorker } from '../../worker';
 import { mpfClientFromEnv } from '../client/from-env';
 import { startGateway } from '../gateway/main';
+import { demoEnvFile, writeDemoClientEnv } from './client-env';
 import { startMerchantSite } from './merchant-site';
 import { payLink } from './pay';
 
 const DEMO_DB_FILE = path.join(PROJECT_ROOT, '.data', 'demo-temporal.db');
-/** The demo simulator's wallet PIN for every user (SimulatorOptions.defaultPin); never printed. */
+/** The demo simulator's wallet PIN for every user (SimulatorOptions.defaultPin): a simulator default, not a secret; the interactive demo says it. */
 const SIMULATOR_DEFAULT_PIN = '1234';
 
 export interface DemoOptions {
@@ -158,7 +158,10 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     teardown.add('the simulator', () => sim.close());
     say(`provider simulator: API ${sim.baseUrl}, hosted checkout ${sim.checkoutUrl} (no money moves)`);
 
-    const taskQueue = `mpf-demo-${randomBytes(4).toString('hex')}`;
+    // TEMPORAL_TASK_QUEUE when given; else the default queue on the demo's own server, and a queue of
+    // this run's own on a server it was pointed at (never taking tasks meant for someone's workers).
+    const queueGiven = Boolean(process.env.TEMPORAL_TASK_QUEUE || process.env.TEMPORAL_TASK_QUEUE_FILE);
+    const taskQueue = queueGiven || !env.TEMPORAL_ADDRESS ? env.TEMPORAL_TASK_QUEUE : `mpf-demo-${randomBytes(4).toString('hex')}`;
     const provider = new ProviderClient({ baseUrl: sim.baseUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
     teardown.add('the provider client', () => provider.close());
     const native = await connectNative(target);
@@ -299,19 +302,32 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       }).catch(() => undefined);
       if (example && typeof example.json?.swap_id === 'string') startedFlows.push(example.json.swap_id);
       say('— running; press Ctrl-C to stop —');
-      // This run's API key and codec token go to a file only the owner can read, never to the console.
-      const secretsFile = path.join(path.dirname(DEMO_DB_FILE), 'demo-secrets.env');
-      // .data/ exists only once the demo's own dev server ran; with TEMPORAL_ADDRESS on a fresh clone it does not.
-      fs.mkdirSync(path.dirname(secretsFile), { recursive: true, mode: 0o700 });
-      fs.writeFileSync(secretsFile, `GATEWAY_API_KEY=${apiKey}\nCODEC_AUTH_TOKEN=${codecToken}\n`, { mode: 0o600 });
-      fs.chmodSync(secretsFile, 0o600);
-      say(`this run's API key and codec token: ${path.relative(process.cwd(), secretsFile) || secretsFile} (source it in your shell)`);
-      say(`gateway:       ${gateway.url} (OpenAPI ${gateway.url}/openapi.json; header x-api-key: $GATEWAY_API_KEY)`);
+      // Everything a client needs (this run's keys, API key and codec token included) goes to a file
+      // only the owner can read, never to the console.
+      const envFile = writeDemoClientEnv(
+        {
+          TEMPORAL_ADDRESS: address,
+          TEMPORAL_NAMESPACE: namespace,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          PAYLOAD_ENCRYPTION_KEYS: keys,
+          GATEWAY_PUBLIC_URL: gateway.url,
+          GATEWAY_API_KEY: apiKey,
+          CODEC_AUTH_TOKEN: codecToken,
+          MPF_CODEC_ENDPOINT: `${gateway.url}/codec`,
+          TEMPORAL_UI_URL: uiUrl,
+        },
+        demoEnvFile(),
+      );
+      const shownFile = path.relative(process.cwd(), envFile).startsWith('..') ? envFile : path.relative(process.cwd(), envFile) || envFile;
+      say(`client settings: set -a; . ${shownFile}; set +a   (mode 0600: Temporal, task queue, payload keys, gateway, API key, codec token)`);
+      say(`then, e.g.:     node bin/mpf.cjs swap start --user-ref demo-user --from USD --to NGN --amount 10 --txn-ref my-first-swap`);
+      say(`wallet PIN:    ${SIMULATOR_DEFAULT_PIN} for every user (the simulator's default, not a secret; no money moves)`);
+      say(`gateway:       ${gateway.url} (API reference ${gateway.url}/docs, OpenAPI ${gateway.url}/openapi.json; header x-api-key: $GATEWAY_API_KEY)`);
       if (example && (example.status === 200 || example.status === 201)) {
-        say(`PIN page:      ${String(example.json.pin_url)} (enter the simulator's default wallet PIN)`);
+        say(`PIN page:      ${String(example.json.pin_url)} (enter the wallet PIN ${SIMULATOR_DEFAULT_PIN})`);
       }
       say(`Temporal Web:  ${uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows` : '(TEMPORAL_UI_URL unset)'}`);
-      say(`decode history: temporal workflow show --address ${address} -w ${swapId ?? 'WORKFLOW_ID'} --codec-endpoint ${gateway.url}/codec --codec-auth "Bearer $CODEC_AUTH_TOKEN"`);
+      say(`decode history: temporal workflow show --address ${address} -w ${swapId ?? 'WORKFLOW_ID'} --codec-endpoint "$MPF_CODEC_ENDPOINT" --codec-auth "Bearer $CODEC_AUTH_TOKEN"`);
       say(`checkout:      ${sim.checkoutUrl} (simulator control API ${sim.baseUrl}/_sim)`);
       await Promise.race([stopSignal, workerRun]);
       say('stopping …');

@@ -7,8 +7,9 @@
  */
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerCodecServer } from '../../codec/codec-server';
 import type { MpfClient } from '../client/mpf-client';
 import { apiKeyChecker } from './auth';
@@ -17,6 +18,8 @@ import { frameworkErrors, installErrorHandlers, sendError } from './errors';
 import { NotificationGuard } from './notification-guard';
 import { UserPinBudget } from './pin-budget';
 import { gatewayLoggerOptions } from './logging';
+import { gatewayDocsOptions } from './docs';
+import { gatewaySwaggerOptions, isRateLimitExempt } from './openapi';
 import { registerCategoryRoutes } from './routes/categories';
 import { registerLinkRoutes } from './routes/links';
 import { registerListRoutes } from './routes/lists';
@@ -38,6 +41,11 @@ export interface GatewayAppOptions {
   pinRateLimit?: { max: number; timeWindowMs: number };
   /** Wrong PINs per user_ref across all their swaps, per gateway process; default 10 per 15 minutes. */
   userPinBudget?: { max: number; timeWindowMs: number };
+  /**
+   * Requests per client address and time window on every route but the health checks and the docs
+   * (routes with their own limit keep it), per gateway process; default 6000 a minute (100/s).
+   */
+  rateLimit?: { max: number; timeWindowMs: number };
   /** Signals one flow may receive from this process's notification receiver; default 500. */
   notificationSignalsPerFlow?: number;
   /**
@@ -50,6 +58,7 @@ export interface GatewayAppOptions {
 }
 
 const DEFAULT_PIN_RATE_LIMIT = { max: 5, timeWindowMs: 60_000 };
+const DEFAULT_RATE_LIMIT = { max: 6000, timeWindowMs: 60_000 };
 const DEFAULT_USER_PIN_BUDGET = { max: 10, timeWindowMs: 15 * 60_000 };
 
 /**
@@ -81,28 +90,15 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandlers(app);
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'merchant-payment-flows gateway',
-        version: '1.0.0',
-        description:
-          'Durable wallet swaps and hosted bank-transfer payment links on Temporal. Errors are ' +
-          '{ error, message, field? }; a bad body is 400 invalid_request naming the field and starts nothing.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'GATEWAY_API_KEY' },
-          apiKeyBearer: { type: 'http', scheme: 'bearer', description: 'GATEWAY_API_KEY as a Bearer token' },
-          pinToken: { type: 'http', scheme: 'bearer', description: "the swap's pin_token (from POST /v1/swaps)" },
-        },
-      },
-    },
-    transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+  await app.register(fastifySwagger, gatewaySwaggerOptions());
+  await app.register(fastifySwaggerUi, gatewayDocsOptions());
+  // Every route but the health checks and the docs is limited per client address (a route may set its own).
+  await app.register(fastifyRateLimit, {
+    global: true,
+    max: opts.rateLimit?.max ?? DEFAULT_RATE_LIMIT.max,
+    timeWindow: opts.rateLimit?.timeWindowMs ?? DEFAULT_RATE_LIMIT.timeWindowMs,
+    allowList: (req) => isRateLimitExempt(req.routeOptions.url),
   });
-  await app.register(fastifyRateLimit, { global: false });
 
   app.addHook('onRequest', async (req, reply) => {
     if (!req.routeOptions.config?.apiKey) return undefined;

@@ -5,7 +5,8 @@
  * through a response). fastify-type-provider-zod turns them into validation and the OpenAPI doc.
  */
 import { z } from 'zod';
-import { LinkCreateBody, PinBody, SwapStartBody } from '../client/mpf-client';
+import { LinkCreateBody as LinkCreateInput, PinBody as PinInput, SwapStartBody as SwapStartInput } from '../client/mpf-client';
+import { EXAMPLES } from './openapi-examples';
 import type { LinkState, SwapState } from '../../workflows/messages';
 import { FlowEventsField } from './event-schemas';
 
@@ -48,7 +49,10 @@ export const LinkStateSchema = z.enum(LINK_STATES);
 // Requests
 // ---------------------------------------------------------------------------------------------
 
-export { SwapStartBody, LinkCreateBody, PinBody };
+/** The typed client's own schemas (the gateway and the client validate alike), named and with examples. */
+export const SwapStartBody = SwapStartInput.meta({ id: 'SwapStartRequest', examples: [EXAMPLES.swapStart] });
+export const LinkCreateBody = LinkCreateInput.meta({ id: 'PaymentLinkCreateRequest', examples: [EXAMPLES.linkCreate] });
+export const PinBody = PinInput.meta({ id: 'PinRequest', examples: [{ wallet_pin: '••••' }] });
 
 export const SwapIdParams = z.object({ swap_id: z.string().describe('the swap id, swap-<txn_ref>') });
 export const LinkIdParams = z.object({ link_id: z.string().describe('the payment link id, paylink-<txn_merchant_ref>') });
@@ -72,7 +76,7 @@ export const ErrorBody = z
     message: z.string(),
     field: z.string().optional().describe('the request field at fault (400 invalid_request)'),
   })
-  .meta({ id: 'Error' });
+  .meta({ id: 'Error', examples: [EXAMPLES.error] });
 
 export const PendingBody = z
   .object({
@@ -80,7 +84,7 @@ export const PendingBody = z
     message: z.string(),
     flow_id: z.string().describe('the flow was started (or sent the PIN) and goes on when a worker polls; look it up by this id'),
   })
-  .meta({ id: 'Pending' });
+  .meta({ id: 'Pending', examples: [EXAMPLES.pending] });
 
 /**
  * 503: `worker_unavailable` (no worker answered; flow_id and last_known_state) or
@@ -93,7 +97,7 @@ export const WorkerUnavailableBody = z
     flow_id: z.string().optional(),
     last_known_state: z.string().optional().describe('the last state the flow published (search attribute MpfState)'),
   })
-  .meta({ id: 'Unavailable' });
+  .meta({ id: 'Unavailable', examples: [EXAMPLES.unavailable] });
 
 /** 409 to a payment notification for a flow that closed without being paid: the provider retries. */
 export const FlowClosedBody = z
@@ -160,12 +164,12 @@ export const SwapViewSchema = z
     updated_at: z.string(),
     execution: ExecutionField,
   })
-  .meta({ id: 'SwapView' });
+  .meta({ id: 'SwapView', examples: [EXAMPLES.swapView] });
 
 export const StartedSwapSchema = SwapViewSchema.extend({
   pin_url: z.string().describe("the PIN-entry page for the user; the pin_token travels in the URL's fragment"),
   pin_token: z.string().describe('authorises POST /v1/swaps/{swap_id}/pin for this swap only'),
-}).meta({ id: 'StartedSwap' });
+}).meta({ id: 'StartedSwap', examples: [EXAMPLES.startedSwap] });
 
 /** What the PIN page may show: amounts, rate, expiry, state and attempts left; nothing else. */
 export const SwapSummarySchema = z
@@ -190,7 +194,7 @@ export const PinOutcomeSchema = z
     attempts_left: z.number().int().optional().describe('with pin_rejected: PINs the user may still try'),
   })
   .describe("the outcome of this PIN (the workflow's reason stays with the backend's GET /v1/swaps/{swap_id})")
-  .meta({ id: 'PinOutcome' });
+  .meta({ id: 'PinOutcome', examples: [EXAMPLES.pinOutcome] });
 
 export const LinkViewSchema = z
   .object({
@@ -211,7 +215,7 @@ export const LinkViewSchema = z
     updated_at: z.string(),
     execution: ExecutionField,
   })
-  .meta({ id: 'LinkView' });
+  .meta({ id: 'LinkView', examples: [EXAMPLES.linkView] });
 
 export const DuplicateSwapBody = z.object({ error: z.literal('duplicate'), message: z.string(), swap: SwapViewSchema.optional() });
 export const DuplicateLinkBody = z.object({ error: z.literal('duplicate'), message: z.string(), link: LinkViewSchema.optional() });

@@ -91,7 +91,7 @@ function linkLines(l: LinkView & { execution?: string }): string[] {
 
 async function linkCreate(opts: LinkCreateOptions): Promise<void> {
   const { parseOrThrow, LinkCreateBody } = library();
-  const { withClient, answerWithin } = connect();
+  const { withClient, answerWithin, noteGatewayPublicUrl } = connect();
   // Validated before anything connects: a bad field starts nothing.
   const body = parseOrThrow(LinkCreateBody, {
     user_ref: opts.userRef,
@@ -105,6 +105,7 @@ async function linkCreate(opts: LinkCreateOptions): Promise<void> {
   });
   const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
   await withClient(async (c) => {
+    noteGatewayPublicUrl(c.env);
     const { link } = await answerWithin(
       c.mpf.createLink(body),
       wait,

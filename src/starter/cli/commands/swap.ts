@@ -103,7 +103,7 @@ function swapLines(s: SwapView & { execution?: string }, extra: Array<[string, s
 
 async function swapStart(opts: SwapStartOptions): Promise<void> {
   const { parseOrThrow, SwapStartBody } = library();
-  const { withClient, answerWithin } = connect();
+  const { withClient, answerWithin, noteGatewayPublicUrl } = connect();
   // Validated before anything connects: a bad field starts nothing.
   const body = parseOrThrow(SwapStartBody, {
     user_ref: opts.userRef,
@@ -114,6 +114,7 @@ async function swapStart(opts: SwapStartOptions): Promise<void> {
   });
   const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
   await withClient(async (c) => {
+    noteGatewayPublicUrl(c.env);
     const started = await answerWithin(
       c.mpf.startSwap(body),
       wait,

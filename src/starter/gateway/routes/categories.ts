@@ -33,6 +33,7 @@ export function registerCategoryRoutes(root: FastifyInstance, ctx: GatewayContex
       schema: {
         tags: ['categories'],
         summary: "The provider's product categories, flat and as a tree",
+        operationId: 'listCategories',
         description:
           'Codes are strings ("13.1" and "13.10" differ; names may repeat). The tree puts N.x under N.0; sub-categories ' +
           `whose parent is missing are kept as orphans. Cached for ${CATEGORIES_CACHE_MS / 1000} s.`,

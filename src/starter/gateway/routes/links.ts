@@ -40,6 +40,7 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
       schema: {
         tags: TAGS,
         summary: 'Create a hosted bank-transfer payment link',
+        operationId: 'createPaymentLink',
         description:
           'Starts paylink-<txn_merchant_ref>, waits until the provider created the link and answers pay_link and payment_ref. ' +
           'payment_method (HOSTED_PAY_LINK), payment_channel (BANK_TRANSFER) and currency (NGN) are defaulted and may only ' +
@@ -84,6 +85,7 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
       schema: {
         tags: TAGS,
         summary: "A payment link's state and the notifications received",
+        operationId: 'getPaymentLink',
         security: API_KEY_SECURITY,
         params: LinkIdParams,
         response: { 200: LinkViewSchema, 401: ErrorBody, 404: ErrorBody, 503: WorkerUnavailableBody },
@@ -99,6 +101,7 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
       schema: {
         tags: TAGS,
         summary: 'Cancel a payment link not yet paid',
+        operationId: 'cancelPaymentLink',
         description: "Answers the link's view once the cancellation took effect; 409 with the view when it has already ended.",
         security: API_KEY_SECURITY,
         params: LinkIdParams,

@@ -60,6 +60,7 @@ export async function notificationRoutes(child: FastifyInstance, opts: GatewayCo
       schema: {
         tags: ['notifications'],
         summary: "The provider's notifications (the flow's notification_url)",
+        operationId: 'receiveNotification',
         description:
           'Authorised by the per-flow token in the path (only its hash is kept; it expires with the flow). Any body is ' +
           'accepted and kept (a large one compacted to the fields the flows read); duplicate and late deliveries are ' +

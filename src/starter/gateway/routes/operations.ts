@@ -11,7 +11,7 @@ export function registerOperationRoutes(root: FastifyInstance, ctx: GatewayConte
 
   app.get(
     '/healthz',
-    { schema: { tags: ['operations'], summary: 'Liveness', response: { 200: z.object({ ok: z.literal(true) }) } } },
+    { schema: { tags: ['operations'], summary: 'Liveness', operationId: 'liveness', response: { 200: z.object({ ok: z.literal(true) }) } } },
     async () => ({ ok: true as const }),
   );
 
@@ -21,6 +21,7 @@ export function registerOperationRoutes(root: FastifyInstance, ctx: GatewayConte
       schema: {
         tags: ['operations'],
         summary: 'Readiness: Temporal answers',
+        operationId: 'readiness',
         response: { 200: z.object({ ok: z.literal(true) }), 503: z.object({ ok: z.literal(false), error: z.string() }) },
       },
     },

@@ -66,6 +66,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
       schema: {
         tags: TAGS,
         summary: 'Start a swap',
+        operationId: 'startSwap',
         description:
           'Starts swap-<txn_ref>, waits until the provider initialised it and answers the rate, amounts, expires_at, ' +
           'the pin_url for the user and the pin_token that authorises the PIN. 502 when the provider refused or did not ' +
@@ -121,6 +122,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
       schema: {
         tags: TAGS,
         summary: "A swap's current state",
+        operationId: 'getSwap',
         security: API_KEY_SECURITY,
         params: SwapIdParams,
         response: { 200: SwapViewSchema, 401: ErrorBody, 404: ErrorBody, 503: WorkerUnavailableBody },
@@ -137,6 +139,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
       schema: {
         tags: TAGS,
         summary: 'What the PIN page shows (pin_token)',
+        operationId: 'getSwapSummary',
         description: "Amounts, currencies, rate, expiry, state and attempts left; authorised by the swap's pin_token.",
         security: PIN_TOKEN_SECURITY,
         params: SwapIdParams,
@@ -179,6 +182,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
       schema: {
         tags: TAGS,
         summary: 'Submit the wallet PIN (pin_token)',
+        operationId: 'submitPin',
         description:
           "Authorised only by this swap's pin_token (Authorization: Bearer <pin_token>): missing 401; another or a forged " +
           'token and an unknown swap alike 404; closed swap 410; too many requests 429 (per swap and client address, ' +
@@ -241,6 +245,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
       schema: {
         tags: TAGS,
         summary: 'Cancel a swap still awaiting its PIN',
+        operationId: 'cancelSwap',
         description: "Answers the swap's view once the cancellation took effect; 409 with the view when it can no longer be cancelled.",
         security: API_KEY_SECURITY,
         params: SwapIdParams,
@@ -280,6 +285,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
       schema: {
         tags: ['PIN page'],
         summary: 'The reference PIN-entry page (HTML)',
+        operationId: 'getPinPage',
         description: "Open the pin_url (…/pin/{swap_id}#token=<pin_token>); the token stays in the fragment and never reaches a server log.",
         params: SwapIdParams,
       },

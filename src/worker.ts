@@ -6,6 +6,8 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import { createActivities } from './activities';
 import { workerDataConverter } from './codec/data-converter';
 import { createSealer } from './codec/seal';
+import { logProviderCall } from './observability/provider-call-log';
+import { mpfWorkerInterceptors, mpfWorkflowInterceptorModules } from './observability/worker-interceptors';
 import type { ProviderClient } from './provider/client';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
@@ -24,7 +26,13 @@ export interface MpfWorkerDeps {
 
 export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   const activities = createActivities({ client: deps.provider, sealer: createSealer(deps.keys) });
+  // Request ids in log lines, no task tokens; OpenTelemetry when tracing is installed. A prebuilt
+  // bundle carries its own workflow interceptor modules (mpfWorkflowInterceptorModules()).
+  const { activity, sinks } = mpfWorkerInterceptors();
+  deps.provider.observe(logProviderCall);
   return Worker.create({
+    interceptors: { activity, ...(deps.workflowBundle ? {} : { workflowModules: mpfWorkflowInterceptorModules() }) },
+    sinks,
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,

@@ -17,6 +17,7 @@ import { frameworkErrors, installErrorHandlers, sendError } from './errors';
 import { NotificationGuard } from './notification-guard';
 import { UserPinBudget } from './pin-budget';
 import { gatewayLoggerOptions } from './logging';
+import { gatewayTracingPlugin, installRequestIds, requestIdServerOptions, withTraceIds } from './observability';
 import { registerCategoryRoutes } from './routes/categories';
 import { registerLinkRoutes } from './routes/links';
 import { notificationRoutes } from './routes/notifications';
@@ -68,7 +69,8 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   };
 
   const app = Fastify({
-    logger: gatewayLoggerOptions(opts.logger),
+    logger: withTraceIds(gatewayLoggerOptions(opts.logger)),
+    ...requestIdServerOptions,
     forceCloseConnections: true,
     bodyLimit: 256 * 1024,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
@@ -78,6 +80,9 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandlers(app);
+  installRequestIds(app);
+  const tracing = gatewayTracingPlugin(); // undefined unless tracing is installed
+  if (tracing) await app.register(tracing);
 
   await app.register(fastifySwagger, {
     openapi: {

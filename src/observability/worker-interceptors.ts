@@ -45,7 +45,7 @@ function requestIdActivityInterceptors(): ActivityInterceptors {
     outbound: {
       getLogAttributes(input, next) {
         const { taskToken: _dropped, ...rest } = input as Record<string, unknown>;
-        return next(requestId ? { ...rest, requestId } : rest);
+        return next(requestId ? { ...rest, reqId: requestId } : rest);
       },
     },
   };

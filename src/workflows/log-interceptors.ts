@@ -16,7 +16,7 @@ function flowRequestId(): string | undefined {
 class RequestIdOutboundInterceptor implements WorkflowOutboundCallsInterceptor {
   getLogAttributes: NonNullable<WorkflowOutboundCallsInterceptor['getLogAttributes']> = (input, next) => {
     const requestId = flowRequestId();
-    return next(requestId ? { ...input, requestId } : input);
+    return next(requestId ? { ...input, reqId: requestId } : input);
   };
 
   scheduleActivity: NonNullable<WorkflowOutboundCallsInterceptor['scheduleActivity']> = (input, next) => {

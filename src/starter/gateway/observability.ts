@@ -2,7 +2,7 @@
  * The gateway's request ids and tracing.
  *
  * Request ids: a caller's `x-request-id` is kept when valid (1–128 of `A–Z a–z 0–9 . _ : -`),
- * otherwise a random UUID is generated (never a per-process counter); it is the pino `requestId`
+ * otherwise a random UUID is generated (never a per-process counter); it is the pino `reqId`
  * of every line about the request, echoed as `x-request-id` on every response, and, through the
  * Temporal client's interceptor, stored in the memo of a flow the request starts, so the worker's
  * lines about that flow carry it. The line that closes a request that started a flow names it
@@ -22,9 +22,8 @@ import { activeTracing } from '../../observability/tracing-state';
 import { sanitizeUrl } from './logging';
 
 /** Fastify constructor options: request ids from a valid `x-request-id` or a random UUID. */
-export const requestIdServerOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader' | 'requestIdLogLabel'> = {
+export const requestIdServerOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader'> = {
   requestIdHeader: false,
-  requestIdLogLabel: 'requestId',
   genReqId: (req: IncomingMessage) => acceptRequestId(req.headers[REQUEST_ID_HEADER]),
 };
 

@@ -10,6 +10,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { generateDevKeys } from '../src/codec/keys';
 import { createControlClient, type SimulatorControl } from '../src/simulator/control-client';
 import { linkBody, swapBody, uniqueRef } from './helpers/fixtures';
@@ -79,9 +81,22 @@ describe('logs of a full run with canary values', () => {
   const canaries = new Map<string, string>([['PIN', CANARY_PIN], ['API key', API_KEY]]);
   let swapId = '';
   let linkId = '';
+  /** What the worker and the gateway exported (OTLP/HTTP JSON bodies), received on loopback. */
+  const exported: string[] = [];
+  let receiver: Server | undefined;
 
   before(async () => {
     const temporal = await getTestTemporal();
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        if (req.url === '/v1/traces') exported.push(body);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((r) => receiver!.listen(0, '127.0.0.1', r));
+    const otlp = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
     procs.simulator = start(['simulator', '--port', '0'], { LOG_LEVEL: 'info' });
     const simulatorUrl = (await procs.simulator.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1]!;
     control = createControlClient(simulatorUrl);
@@ -97,6 +112,7 @@ describe('logs of a full run with canary values', () => {
       MPS_MERCHANT_REF: SIM_CREDENTIALS.merchantRef,
       GATEWAY_API_KEY: API_KEY,
       LOG_LEVEL: 'info',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
     };
     procs.worker = start(['worker'], env);
     procs.gateway = start(['gateway', '--port', '0'], env);
@@ -146,6 +162,35 @@ describe('logs of a full run with canary values', () => {
 
   after(async () => {
     await Promise.all(Object.values(procs).map((p) => p?.stop()));
+    receiver?.closeAllConnections();
+    await new Promise((r) => receiver?.close(r));
+  });
+
+  test('with OTEL_EXPORTER_OTLP_ENDPOINT set, the worker and the gateway export one trace per request, without secrets', () => {
+    interface OtlpSpan {
+      traceId: string;
+      name: string;
+      attributes?: Array<{ key: string; value: { stringValue?: string } }>;
+    }
+    const spans: Array<OtlpSpan & { service: string }> = [];
+    for (const body of exported) {
+      const doc = JSON.parse(body) as {
+        resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ spans: OtlpSpan[] }> }>;
+      };
+      for (const rs of doc.resourceSpans) {
+        const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
+        for (const ss of rs.scopeSpans) for (const span of ss.spans) spans.push({ ...span, service });
+      }
+    }
+    const post = spans.find((s) => s.service === 'mpf-gateway' && s.name === 'POST /v1/swaps' && s.attributes?.some((a) => a.key === 'mpf.request_id' && a.value.stringValue === REQUEST_ID));
+    assert.ok(post, `no gateway span of POST /v1/swaps among ${spans.length} exported`);
+    const sameTrace = spans.filter((s) => s.traceId === post.traceId);
+    const names = sameTrace.map((s) => `${s.service}:${s.name}`);
+    for (const expected of ['mpf-worker:RunWorkflow:swapWorkflow', 'mpf-worker:RunActivity:initSwap', 'mpf-worker:RunActivity:confirmSwap']) {
+      assert.ok(names.includes(expected), `${expected} not in the trace: ${names.join(', ')}`);
+    }
+    const all = exported.join('\n');
+    for (const [what, value] of canaries) assert.ok(!all.includes(value), `an exported span contains the ${what}`);
   });
 
   test('no line of the worker, the gateway or the simulator contains a canary secret', () => {

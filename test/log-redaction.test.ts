@@ -189,6 +189,13 @@ describe('logs of a full run with canary values', () => {
     for (const expected of ['mpf-worker:RunWorkflow:swapWorkflow', 'mpf-worker:RunActivity:initSwap', 'mpf-worker:RunActivity:confirmSwap']) {
       assert.ok(names.includes(expected), `${expected} not in the trace: ${names.join(', ')}`);
     }
+    // The log lines join the trace: the gateway's line of the start and the worker's lines of the swap.
+    const gatewayLines = procs.gateway!.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const startLine = gatewayLines.find((l) => l.reqId === REQUEST_ID && typeof l.msg === 'string' && l.msg.startsWith('flow started'));
+    assert.equal(startLine?.trace_id, post.traceId, 'the gateway line of the start carries the trace id');
+    const workerLines = procs.worker!.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const traced = workerLines.filter((l) => l.workflowId === swapId && l.trace_id === post.traceId);
+    assert.ok(traced.some((l) => l.msg === 'provider call' && l.endpoint === 'swapInit'), 'the worker line of the provider call carries the trace id');
     const all = exported.join('\n');
     for (const [what, value] of canaries) assert.ok(!all.includes(value), `an exported span contains the ${what}`);
   });

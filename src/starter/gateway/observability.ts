@@ -11,7 +11,8 @@
  * Tracing (only when installed, see src/observability/tracing.ts): @fastify/otel makes a SERVER
  * span per request named `METHOD /route`, continuing a caller's W3C `traceparent`; its `url.path`
  * attribute is the sanitised URL (no notification or codec tokens, no query), exceptions are not
- * recorded, and health checks are not traced. Log lines then carry `traceId`/`spanId`.
+ * recorded, and health checks are not traced. Log lines then carry `trace_id`/`span_id` (the names
+ * the Temporal interceptors give them in the worker's lines).
  */
 import FastifyOtelInstrumentation from '@fastify/otel';
 import { context, trace } from '@opentelemetry/api';
@@ -50,7 +51,7 @@ export function installRequestIds(app: FastifyInstance): void {
 export function traceIdsMixin(): Record<string, string> {
   const span = trace.getSpan(context.active());
   const ctx = span?.spanContext();
-  return ctx && trace.isSpanContextValid(ctx) ? { traceId: ctx.traceId, spanId: ctx.spanId } : {};
+  return ctx && trace.isSpanContextValid(ctx) ? { trace_id: ctx.traceId, span_id: ctx.spanId } : {};
 }
 
 /** The pino logger options with trace ids added when tracing is installed. */

@@ -3,7 +3,11 @@
  * configured (MPS_BASE_URL, or MPS_PROVIDER=simulator outside production) means it refuses to
  * start. It registers our search attributes on whatever Temporal it is pointed at.
  */
+import { Runtime } from '@temporalio/worker';
+import type { Logger } from 'pino';
 import { loadEnv, providerChoice, requireKeys } from './config/env';
+import { tracingFromEnv } from './observability/tracing';
+import { createWorkerPino, workerRuntimeLogging } from './observability/worker-logger';
 import { providerClientFromEnv, type ProviderClient } from './provider/client';
 import type * as Simulator from './simulator';
 import { temporalTargetFromEnv } from './temporal/connection';
@@ -12,26 +16,32 @@ import { ensureSearchAttributes } from './temporal/search-attributes-admin';
 import { merchantEventsFromEnv } from './events/config';
 import { createMpfWorker } from './worker';
 
-async function providerFromEnv(env: ReturnType<typeof loadEnv>): Promise<{ provider: ProviderClient; close?: () => Promise<void> }> {
+async function providerFromEnv(env: ReturnType<typeof loadEnv>, log: Logger): Promise<{ provider: ProviderClient; close?: () => Promise<void> }> {
   const choice = providerChoice(env); // throws a ConfigError naming the variables
   if (choice.kind === 'url') return { provider: providerClientFromEnv(env, choice.baseUrl) };
   // Loaded only when asked for: the production path never loads the simulator.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const sim = require('./simulator') as typeof Simulator;
   const running = await sim.startSimulator();
-  console.warn(`worker: MPS_PROVIDER=simulator: using the embedded provider simulator at ${running.baseUrl} (NO MONEY MOVES; never for production)`);
+  log.warn(`worker: MPS_PROVIDER=simulator: using the embedded provider simulator at ${running.baseUrl} (NO MONEY MOVES; never for production)`);
   return { provider: providerClientFromEnv(env, running.baseUrl, undefined, sim.SIMULATOR_DEFAULT_CREDENTIALS), close: running.close };
 }
 
 export async function runWorkerMain(): Promise<void> {
   const env = loadEnv();
   const keys = requireKeys(env);
-  const { provider, close: closeSim } = await providerFromEnv(env);
+  // Every line is one JSON object (pino, stdout), the SDK's and the workflows'/activities' included.
+  const log = createWorkerPino({ level: env.LOG_LEVEL });
+  Runtime.install({ ...workerRuntimeLogging(log) });
+  // The start-up lines are what scripts wait for: printed whatever LOG_LEVEL says.
+  const startup = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
+  const tracing = tracingFromEnv('mpf-worker'); // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set
+  const { provider, close: closeSim } = await providerFromEnv(env, log);
   const events = merchantEventsFromEnv(env);
   const target = temporalTargetFromEnv(env);
   const connection = await connectNative(target);
   const added = await ensureSearchAttributes(connection, target.namespace);
-  if (added.length) console.log(`worker: registered search attributes ${added.join(', ')} in namespace ${target.namespace}`);
+  if (added.length) startup.info(`worker: registered search attributes ${added.join(', ')} in namespace ${target.namespace}`);
   const worker = await createMpfWorker({
     connection,
     namespace: target.namespace,
@@ -40,8 +50,8 @@ export async function runWorkerMain(): Promise<void> {
     provider,
     events,
   });
-  console.log(`worker: polling task queue ${env.TEMPORAL_TASK_QUEUE} on ${target.address} (namespace ${target.namespace}), provider at ${provider.origin}`);
-  console.log(
+  startup.info(`worker: polling task queue ${env.TEMPORAL_TASK_QUEUE} on ${target.address} (namespace ${target.namespace}), provider at ${provider.origin}`);
+  startup.info(
     events.secrets.length === 0
       ? 'worker: merchant events are not delivered (no MERCHANT_WEBHOOK_SECRET); flows list them in their view'
       : `worker: merchant events signed and delivered to ${events.urls.length} configured endpoint(s) and flows' own webhook_url`,
@@ -51,4 +61,5 @@ export async function runWorkerMain(): Promise<void> {
   await provider.close();
   await connection.close();
   await closeSim?.();
+  await tracing?.shutdown();
 }

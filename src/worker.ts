@@ -8,6 +8,8 @@ import { createEventActivities } from './activities/events';
 import { workerDataConverter } from './codec/data-converter';
 import { createSealer } from './codec/seal';
 import { type MerchantEventsConfig, NO_MERCHANT_EVENTS } from './events/config';
+import { logProviderCall } from './observability/provider-call-log';
+import { mpfWorkerInterceptors, mpfWorkflowInterceptorModules } from './observability/worker-interceptors';
 import type { ProviderClient } from './provider/client';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
@@ -29,7 +31,13 @@ export interface MpfWorkerDeps {
 export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS);
   const activities = { ...createActivities({ client: deps.provider, sealer: createSealer(deps.keys) }), ...eventActivities };
+  // Request ids in log lines, no task tokens; OpenTelemetry when tracing is installed. A prebuilt
+  // bundle carries its own workflow interceptor modules (mpfWorkflowInterceptorModules()).
+  const { activity, sinks } = mpfWorkerInterceptors();
+  deps.provider.observe(logProviderCall);
   return Worker.create({
+    interceptors: { activity, ...(deps.workflowBundle ? {} : { workflowModules: mpfWorkflowInterceptorModules() }) },
+    sinks,
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,

@@ -177,7 +177,7 @@ describe('mpf client commands against a worker process', () => {
       MPS_MERCHANT_REF: 'sim-merchant',
       GATEWAY_PUBLIC_URL: 'http://127.0.0.1:9/gateway-not-running',
     });
-    worker = await startServer(['worker'], env, /^worker: polling task queue /, 120_000);
+    worker = await startServer(['worker'], env, /worker: polling task queue /, 120_000);
     connection = await Connection.connect({ address: temporalAddress });
     client = new Client({ connection, namespace });
   });

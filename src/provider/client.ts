@@ -24,7 +24,7 @@ import {
   SwapInitRequest,
   toProviderSwapInitBody,
 } from '../contract/provider';
-import { classifyNetworkError, type ExchangeContext, type HttpMethod, interpretResponse, type WireResponse } from './classify';
+import { classifyNetworkError, type ExchangeContext, type HttpMethod, interpretResponse, requestIdOf, type WireResponse } from './classify';
 import { ProviderRequestInvalidError } from './errors';
 
 export interface ProviderClientConfig {
@@ -47,6 +47,20 @@ export const DEFAULT_TIMEOUTS = { connectMs: 5_000, headersMs: 10_000, bodyMs: 1
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
 const USER_AGENT = 'merchant-payment-flows/0.1';
 
+/** One provider call as observers see it: never a body, a header or a token. */
+export interface ProviderCall {
+  endpoint: ProviderEndpoint;
+  method: HttpMethod;
+  /** The HTTP status, when an answer arrived. */
+  status?: number;
+  latencyMs: number;
+  /** The ProviderError kind when the call failed (rejected, auth, rate_limited, transient, ambiguous). */
+  errorKind?: string;
+  /** The provider's request id header, when it sent one. */
+  providerRequestId?: string;
+}
+export type ProviderCallObserver = (call: ProviderCall) => void;
+
 export class ProviderClient {
   /** The provider's origin (scheme, host, port): logged at start-up, never a secret. */
   readonly origin: string;
@@ -59,6 +73,7 @@ export class ProviderClient {
   private readonly accessToken: string;
   private readonly merchantRef: string;
   private readonly categoriesBearer: boolean;
+  private readonly observers = new Set<ProviderCallObserver>();
 
   constructor(cfg: ProviderClientConfig) {
     let url: URL;
@@ -152,6 +167,11 @@ export class ProviderClient {
     return (data as z.infer<typeof CategoriesData>).data;
   }
 
+  /** Calls `observer` after every exchange (logs, metrics); adding the same function twice is a no-op. */
+  observe(observer: ProviderCallObserver): void {
+    this.observers.add(observer);
+  }
+
   /** Closes the client's own Pool (an injected dispatcher belongs to its creator). */
   async close(): Promise<void> {
     if (this.ownsDispatcher) await this.dispatcher.close();
@@ -190,8 +210,38 @@ export class ProviderClient {
       method,
       secrets: [this.secretKey, this.accessToken, ...extraSecrets],
     };
-    const wire = await this.send(ctx, headers, body);
-    return interpretResponse(ctx, wire, dataSchema);
+    const started = performance.now();
+    let wire: WireResponse | undefined;
+    try {
+      wire = await this.send(ctx, headers, body);
+      const result = interpretResponse(ctx, wire, dataSchema);
+      this.notify(ctx, started, wire, undefined);
+      return result;
+    } catch (err) {
+      this.notify(ctx, started, wire, err);
+      throw err;
+    }
+  }
+
+  private notify(ctx: ExchangeContext, started: number, wire: WireResponse | undefined, err: unknown): void {
+    if (this.observers.size === 0) return;
+    const e = err as { kind?: unknown } | undefined;
+    const providerRequestId = wire ? requestIdOf(wire.headers) : undefined;
+    const call: ProviderCall = {
+      endpoint: ctx.endpoint,
+      method: ctx.method,
+      latencyMs: Math.round((performance.now() - started) * 10) / 10,
+      ...(wire ? { status: wire.status } : {}),
+      ...(err !== undefined ? { errorKind: typeof e?.kind === 'string' ? e.kind : 'unexpected' } : {}),
+      ...(providerRequestId ? { providerRequestId } : {}),
+    };
+    for (const observer of this.observers) {
+      try {
+        observer(call);
+      } catch {
+        // an observer never changes the call's outcome
+      }
+    }
   }
 
   /** One HTTP exchange; network failures are classified here, HTTP answers by interpretResponse. */

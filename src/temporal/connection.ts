@@ -6,6 +6,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { clientDataConverter } from '../codec/data-converter';
+import { mpfClientInterceptors } from '../observability/temporal-client';
 
 export interface TemporalTarget {
   address: string;
@@ -73,5 +74,5 @@ export async function connectClient(target: TemporalTarget, keys: string): Promi
   } catch (e) {
     throw new TemporalConnectError(target, e);
   }
-  return new Client({ connection, namespace: target.namespace, dataConverter: clientDataConverter(keys) });
+  return new Client({ connection, namespace: target.namespace, dataConverter: clientDataConverter(keys), interceptors: mpfClientInterceptors() });
 }

@@ -15,6 +15,7 @@
  * paid. Otherwise it keeps running, prints where everything is, and stops cleanly on Ctrl-C.
  */
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { request } from 'undici';
@@ -38,6 +39,13 @@ import { startMerchantSite } from './merchant-site';
 import { payLink } from './pay';
 
 const DEMO_DB_FILE = path.join(PROJECT_ROOT, '.data', 'demo-temporal.db');
+const DEMO_GATEWAY_LOG = path.join(PROJECT_ROOT, '.data', 'demo-gateway.log');
+
+/** An append-only log file (mode 0600) under .data/, created with its directory. */
+function demoLogStream(file: string): fs.WriteStream {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  return fs.createWriteStream(file, { flags: 'a', mode: 0o600 });
+}
 /** The demo simulator's wallet PIN for every user (SimulatorOptions.defaultPin): a simulator default, not a secret; the interactive demo says it. */
 const SIMULATOR_DEFAULT_PIN = '1234';
 
@@ -195,10 +203,11 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       port: gatewayPort,
       publicUrl: gatewayUrl,
       codec: { keys, authToken: codecToken, corsOrigins },
-      logger: false,
+      // The gateway's JSON log lines (secrets redacted) go to a file, not between the progress lines.
+      logger: { level: 'info', stream: demoLogStream(DEMO_GATEWAY_LOG) },
     });
     teardown.add('the gateway', () => gateway.close());
-    say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec${env.TEMPORAL_ADDRESS ? '' : ', which Temporal Web uses to show payloads decoded'})`);
+    say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec${env.TEMPORAL_ADDRESS ? '' : ', which Temporal Web uses to show payloads decoded'}; its log: ${path.relative(process.cwd(), DEMO_GATEWAY_LOG) || DEMO_GATEWAY_LOG})`);
     const site = await startMerchantSite();
     teardown.add('the merchant site', () => site.close());
     say(`merchant site ${site.url} (the payment link's redirect_url)`);

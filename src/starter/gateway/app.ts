@@ -20,6 +20,7 @@ import { UserPinBudget } from './pin-budget';
 import { gatewayLoggerOptions } from './logging';
 import { gatewayDocsOptions } from './docs';
 import { gatewaySwaggerOptions, isRateLimitExempt } from './openapi';
+import { gatewayTracingPlugin, installRequestIds, requestIdServerOptions, withTraceIds } from './observability';
 import { registerCategoryRoutes } from './routes/categories';
 import { registerLinkRoutes } from './routes/links';
 import { registerListRoutes } from './routes/lists';
@@ -79,7 +80,8 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   };
 
   const app = Fastify({
-    logger: gatewayLoggerOptions(opts.logger),
+    logger: withTraceIds(gatewayLoggerOptions(opts.logger)),
+    ...requestIdServerOptions,
     forceCloseConnections: true,
     bodyLimit: 256 * 1024,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
@@ -89,6 +91,9 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandlers(app);
+  installRequestIds(app);
+  const tracing = gatewayTracingPlugin(); // undefined unless tracing is installed
+  if (tracing) await app.register(tracing);
 
   await app.register(fastifySwagger, gatewaySwaggerOptions());
   await app.register(fastifySwaggerUi, gatewayDocsOptions());

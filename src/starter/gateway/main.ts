@@ -11,6 +11,7 @@ import { mpfClientFromEnv } from '../client/from-env';
 import { localUrl } from '../client/urls';
 import { buildGateway, type GatewayAppOptions } from './app';
 import { checkPublicAddresses } from './public-address';
+import { type Tracing, tracingFromEnv } from '../../observability/tracing';
 
 export interface GatewayOptions extends GatewayAppOptions {
   /** Default 127.0.0.1. */
@@ -56,6 +57,7 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
   const host = opts.host ?? env.GATEWAY_HOST ?? '127.0.0.1';
   const warning = checkPublicAddresses(host, env); // throws under NODE_ENV=production
   if (warning) console.error(`gateway: ${warning}`);
+  const tracing = startGatewayTracing(); // before the client and the app: both add their instrumentation
   const mpf = await mpfClientFromEnv(env, { keys, publicUrl: env.GATEWAY_PUBLIC_URL ?? localUrl(host, port) });
   const connection = mpf.temporal.connection;
   let gateway: RunningGateway;
@@ -86,4 +88,10 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
   });
   await gateway.close();
   await connection.close();
+  await tracing?.shutdown();
+}
+
+/** Tracing from OTEL_EXPORTER_OTLP_ENDPOINT (else off). */
+function startGatewayTracing(): Tracing | undefined {
+  return tracingFromEnv('mpf-gateway');
 }

@@ -4,6 +4,8 @@
  * start. It registers our search attributes on whatever Temporal it is pointed at.
  */
 import { loadEnv, providerChoice, requireKeys } from './config/env';
+import { startWorkerEndpoint } from './metrics/worker-endpoint';
+import { installWorkerRuntime } from './metrics/worker-runtime';
 import { providerClientFromEnv, type ProviderClient } from './provider/client';
 import type * as Simulator from './simulator';
 import { temporalTargetFromEnv } from './temporal/connection';
@@ -26,6 +28,11 @@ export async function runWorkerMain(): Promise<void> {
   const env = loadEnv();
   const keys = requireKeys(env);
   const { provider, close: closeSim } = await providerFromEnv(env);
+  // The Runtime, before any connection: with WORKER_METRICS_ADDRESS, the SDK's Prometheus exporter
+  // too, served with /healthz and /readyz by the worker's operations endpoint (src/metrics/).
+  const { exporterUrl } = await installWorkerRuntime({}, env.WORKER_METRICS_ADDRESS !== undefined);
+  const ops = env.WORKER_METRICS_ADDRESS ? await startWorkerEndpoint({ ...env.WORKER_METRICS_ADDRESS, exporterUrl }) : undefined;
+  if (ops) console.log(`worker: metrics and health on ${ops.url} (/metrics, /healthz, /readyz)`);
   const target = temporalTargetFromEnv(env);
   const connection = await connectNative(target);
   const added = await ensureSearchAttributes(connection, target.namespace);
@@ -37,10 +44,12 @@ export async function runWorkerMain(): Promise<void> {
     keys,
     provider,
   });
+  ops?.attach({ worker, connection });
   console.log(`worker: polling task queue ${env.TEMPORAL_TASK_QUEUE} on ${target.address} (namespace ${target.namespace}), provider at ${provider.origin}`);
   // Worker.run() installs SIGINT/SIGTERM handlers that shut down gracefully.
   await worker.run();
   await provider.close();
   await connection.close();
+  await ops?.close();
   await closeSim?.();
 }

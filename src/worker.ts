@@ -6,6 +6,7 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import { createActivities } from './activities';
 import { workerDataConverter } from './codec/data-converter';
 import { createSealer } from './codec/seal';
+import { instrumentProvider } from './metrics/activity-metrics';
 import type { ProviderClient } from './provider/client';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
@@ -23,7 +24,8 @@ export interface MpfWorkerDeps {
 }
 
 export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
-  const activities = createActivities({ client: deps.provider, sealer: createSealer(deps.keys) });
+  // Provider calls counted and timed through the activity metric meter (src/metrics/activity-metrics.ts).
+  const activities = createActivities({ client: instrumentProvider(deps.provider), sealer: createSealer(deps.keys) });
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,

@@ -4,6 +4,7 @@
  */
 import { FlowStatus } from './flow-status';
 import type { FlowKind } from './flow-ids';
+import { flowMetrics } from './flow-metrics';
 import { NotificationBook } from './notifications';
 
 export abstract class FlowSession<S extends string> {
@@ -13,12 +14,13 @@ export abstract class FlowSession<S extends string> {
 
   protected constructor(
     initial: S,
-    kind: FlowKind,
+    private readonly kind: FlowKind,
     ref: string,
     private readonly terminal: readonly S[],
     private readonly cancellable: readonly S[],
   ) {
     this.status = new FlowStatus<S>(initial, kind, ref);
+    flowMetrics.started(kind);
   }
 
   get state(): S {
@@ -26,7 +28,9 @@ export abstract class FlowSession<S extends string> {
   }
 
   set(next: S, why?: string): void {
+    const [before, wasTerminal] = [this.state, this.isTerminal()];
     this.status.set(next, why);
+    if (next !== before) flowMetrics.changed(this.kind, next, wasTerminal, this.isTerminal());
   }
 
   isTerminal(): boolean {

@@ -38,6 +38,7 @@ import {
   type SwapView,
   type SwapWorkflowInput,
 } from './messages';
+import { flowMetrics } from './flow-metrics';
 import { decideConfirm, outcomeOf, SwapSession } from './swap-session';
 
 const MIN_CONFIRM_BUDGET_MS = 1_000;
@@ -137,6 +138,7 @@ async function awaitPinsAndConfirm(s: SwapSession): Promise<void> {
       s.pending = undefined; // the PIN is dropped as soon as it has been used
     }
     s.recordOutcome(sub.submission_id, outcome);
+    flowMetrics.pinAttempt(outcome.outcome);
     if (s.state !== 'awaiting_pin') return;
   }
 }

@@ -17,6 +17,7 @@ import { frameworkErrors, installErrorHandlers, sendError } from './errors';
 import { NotificationGuard } from './notification-guard';
 import { UserPinBudget } from './pin-budget';
 import { gatewayLoggerOptions } from './logging';
+import { GatewayMetrics } from './metrics';
 import { registerCategoryRoutes } from './routes/categories';
 import { registerLinkRoutes } from './routes/links';
 import { notificationRoutes } from './routes/notifications';
@@ -45,6 +46,8 @@ export interface GatewayAppOptions {
   trustProxy?: boolean | string | string[];
   /** false (default), true, or pino options such as { level, stream }; secrets are always redacted. */
   logger?: boolean | object;
+  /** Its Prometheus metrics (metrics.ts); default: a registry of its own, served only when main.ts is given an address. */
+  metrics?: GatewayMetrics;
 }
 
 const DEFAULT_PIN_RATE_LIMIT = { max: 5, timeWindowMs: 60_000 };
@@ -65,6 +68,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
     pinRateLimit: opts.pinRateLimit ?? DEFAULT_PIN_RATE_LIMIT,
     userPinBudget: new UserPinBudget(opts.userPinBudget ?? DEFAULT_USER_PIN_BUDGET),
     notificationGuard: new NotificationGuard({ maxSignalsPerFlow: opts.notificationSignalsPerFlow }),
+    metrics: opts.metrics ?? new GatewayMetrics({ mpf: opts.mpf }),
   };
 
   const app = Fastify({
@@ -78,6 +82,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandlers(app);
+  ctx.metrics.install(app);
 
   await app.register(fastifySwagger, {
     openapi: {

@@ -7,6 +7,7 @@ import { createActivities } from './activities';
 import { workerDataConverter } from './codec/data-converter';
 import { createSealer } from './codec/seal';
 import { instrumentProvider } from './metrics/activity-metrics';
+import { flowMetricSinks, initWorkerCounters } from './metrics/flow-metric-sink';
 import type { ProviderClient } from './provider/client';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
@@ -26,6 +27,7 @@ export interface MpfWorkerDeps {
 export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   // Provider calls counted and timed through the activity metric meter (src/metrics/activity-metrics.ts).
   const activities = createActivities({ client: instrumentProvider(deps.provider), sealer: createSealer(deps.keys) });
+  initWorkerCounters({ namespace: deps.namespace, taskQueue: deps.taskQueue });
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -33,6 +35,8 @@ export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
     ...(deps.identity ? { identity: deps.identity } : {}),
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities,
+    // The flows' own metrics (src/workflows/flow-metrics.ts), counted once per run and occurrence.
+    sinks: flowMetricSinks(),
     dataConverter: workerDataConverter(deps.keys),
     // Bounded concurrency towards the provider (the client's pool bounds connections too).
     maxConcurrentActivityTaskExecutions: 20,

@@ -124,5 +124,6 @@ export const PROVIDER_LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 /** Gateway answer buckets (seconds): a start or a PIN waits for the workflow (bounded at 30 s). */
 export const HTTP_LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-export type NotificationResult = 'signalled' | 'duplicate' | 'refused' | 'closed_flow' | 'not_found' | 'rate_limited' | 'unavailable' | 'other';
+export const NOTIFICATION_RESULTS = ['signalled', 'duplicate', 'refused', 'closed_flow', 'not_found', 'rate_limited', 'unavailable', 'other'] as const;
+export type NotificationResult = (typeof NOTIFICATION_RESULTS)[number];
 export type EventDeliveryResult = 'delivered' | 'failed' | 'gave_up';

@@ -11,6 +11,8 @@ export abstract class FlowSession<S extends string> {
   readonly status: FlowStatus<S>;
   readonly notifications = new NotificationBook();
   cancelRequested: string | undefined;
+  /** State changes so far (each one's index keys its metric, counted once: flow-metrics.ts). */
+  private stateChanges = 0;
 
   protected constructor(
     initial: S,
@@ -30,7 +32,7 @@ export abstract class FlowSession<S extends string> {
   set(next: S, why?: string): void {
     const [before, wasTerminal] = [this.state, this.isTerminal()];
     this.status.set(next, why);
-    if (next !== before) flowMetrics.changed(this.kind, next, wasTerminal, this.isTerminal());
+    if (next !== before) flowMetrics.changed(this.kind, ++this.stateChanges, next, wasTerminal, this.isTerminal());
   }
 
   isTerminal(): boolean {

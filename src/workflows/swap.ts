@@ -138,7 +138,7 @@ async function awaitPinsAndConfirm(s: SwapSession): Promise<void> {
       s.pending = undefined; // the PIN is dropped as soon as it has been used
     }
     s.recordOutcome(sub.submission_id, outcome);
-    flowMetrics.pinAttempt(outcome.outcome);
+    flowMetrics.pinAttempt(s.attemptsUsed, outcome.outcome);
     if (s.state !== 'awaiting_pin') return;
   }
 }

@@ -12,11 +12,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { HTTP_LATENCY_BUCKETS, METRICS, type NotificationResult } from '../../metrics/catalog';
+import { HTTP_LATENCY_BUCKETS, METRICS, NOTIFICATION_RESULTS, type NotificationResult } from '../../metrics/catalog';
+import type { FlowKind } from '../../workflows/flow-ids';
 import type { MpfClient } from '../client/mpf-client';
 import { kindOfNotificationSegment, NOTIFICATION_ROUTE } from '../client/urls';
 import { checkReadiness, type Readiness } from './readiness';
 
+const FLOW_KINDS: FlowKind[] = ['swap', 'payment_link'];
 const labels = (def: { labels: readonly string[] }) => [...def.labels];
 
 export class GatewayMetrics {
@@ -39,6 +41,8 @@ export class GatewayMetrics {
       registers: register,
     });
     this.notifications = new Counter({ name: m.notifications.name, help: m.notifications.help, labelNames: labels(m.notifications), registers: register });
+    // Every series at 0 from the start, so Prometheus sees the first increase (an alert on refusals fires on the first one).
+    for (const flowKind of FLOW_KINDS) for (const result of NOTIFICATION_RESULTS) this.notifications.inc({ flow_kind: flowKind, result }, 0);
     // One readiness check per scrape, shared by the two gauges.
     const readiness = (): Promise<Readiness> => {
       const now = Date.now();

@@ -14,7 +14,7 @@ export const ALWAYS_EXPOSED = new Set(['up', 'scrape_duration_seconds', 'scrape_
 export interface Dashboard {
   title: string;
   uid: string;
-  panels: Array<{ title?: string; type: string; targets?: Array<{ expr?: string; refId?: string }>; gridPos?: unknown }>;
+  panels: Array<{ id: number; title?: string; type: string; targets?: Array<{ expr?: string; refId?: string }>; gridPos?: unknown }>;
   [key: string]: unknown;
 }
 

@@ -39,7 +39,9 @@ export async function checkReadiness(mpf: MpfClient, now: () => number = Date.no
     });
   let answers;
   try {
-    // The deadline ends the calls themselves (retries included), so nothing outlives the answer.
+    // The deadline ends each call itself (retries included), so nothing outlives the answer. One
+    // call first: when Temporal is down, only it waits for the deadline.
+    await client.withDeadline(Date.now() + READY_TIMEOUT_MS, () => client.workflowService.getSystemInfo({}));
     answers = await client.withDeadline(Date.now() + READY_TIMEOUT_MS, () =>
       Promise.all([describe(TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW), describe(TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY)]),
     );

@@ -26,6 +26,6 @@ COPY --from=build --chown=root:root /app/tsconfig.json /app/tsconfig.build.json 
 # Unprivileged; the code is owned by root and read-only for this user.
 USER node
 # gateway 8080; simulator: provider API 8090, hosted checkout 8091
-EXPOSE 8080 8090 8091
+EXPOSE 8080 8090 8091 9464
 # docker-compose.yml gives each service its command: node bin/mpf.cjs worker | gateway | simulator …
 CMD ["node", "bin/mpf.cjs", "--help"]

@@ -3,11 +3,12 @@
  * configured (MPS_BASE_URL, or MPS_PROVIDER=simulator outside production) means it refuses to
  * start. It registers our search attributes on whatever Temporal it is pointed at.
  */
-import { Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { loadEnv, providerChoice, requireKeys } from './config/env';
 import { tracingFromEnv } from './observability/tracing';
 import { createWorkerPino, workerRuntimeLogging } from './observability/worker-logger';
+import { startWorkerEndpoint } from './metrics/worker-endpoint';
+import { installWorkerRuntime } from './metrics/worker-runtime';
 import { providerClientFromEnv, type ProviderClient } from './provider/client';
 import type * as Simulator from './simulator';
 import { temporalTargetFromEnv } from './temporal/connection';
@@ -32,12 +33,16 @@ export async function runWorkerMain(): Promise<void> {
   const keys = requireKeys(env);
   // Every line is one JSON object (pino, stdout), the SDK's and the workflows'/activities' included.
   const log = createWorkerPino({ level: env.LOG_LEVEL });
-  Runtime.install({ ...workerRuntimeLogging(log) });
+  // The Runtime, before any connection: with WORKER_METRICS_ADDRESS, the SDK's Prometheus exporter
+  // too, served with /healthz and /readyz by the worker's operations endpoint (src/metrics/).
+  const { exporterUrl } = await installWorkerRuntime({ ...workerRuntimeLogging(log) }, env.WORKER_METRICS_ADDRESS !== undefined);
   // The start-up lines are what scripts wait for: printed whatever LOG_LEVEL says.
   const startup = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
   const tracing = tracingFromEnv('mpf-worker'); // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set
   const { provider, close: closeSim } = await providerFromEnv(env, log);
   const events = merchantEventsFromEnv(env);
+  const ops = env.WORKER_METRICS_ADDRESS ? await startWorkerEndpoint({ ...env.WORKER_METRICS_ADDRESS, exporterUrl }) : undefined;
+  if (ops) startup.info(`worker: metrics and health on ${ops.url} (/metrics, /healthz, /readyz)`);
   const target = temporalTargetFromEnv(env);
   const connection = await connectNative(target);
   const added = await ensureSearchAttributes(connection, target.namespace);
@@ -50,6 +55,7 @@ export async function runWorkerMain(): Promise<void> {
     provider,
     events,
   });
+  ops?.attach({ worker, connection });
   startup.info(`worker: polling task queue ${env.TEMPORAL_TASK_QUEUE} on ${target.address} (namespace ${target.namespace}), provider at ${provider.origin}`);
   startup.info(
     events.secrets.length === 0
@@ -60,6 +66,7 @@ export async function runWorkerMain(): Promise<void> {
   await worker.run();
   await provider.close();
   await connection.close();
+  await ops?.close();
   await closeSim?.();
   await tracing?.shutdown();
 }

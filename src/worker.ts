@@ -10,6 +10,8 @@ import { createSealer } from './codec/seal';
 import { type MerchantEventsConfig, NO_MERCHANT_EVENTS } from './events/config';
 import { logProviderCall } from './observability/provider-call-log';
 import { mpfWorkerInterceptors, mpfWorkflowInterceptorModules } from './observability/worker-interceptors';
+import { instrumentProvider } from './metrics/activity-metrics';
+import { flowMetricSinks, initWorkerCounters } from './metrics/flow-metric-sink';
 import type { ProviderClient } from './provider/client';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
@@ -30,20 +32,24 @@ export interface MpfWorkerDeps {
 
 export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS);
-  const activities = { ...createActivities({ client: deps.provider, sealer: createSealer(deps.keys) }), ...eventActivities };
+  // Provider calls counted and timed through the activity metric meter (src/metrics/activity-metrics.ts).
+  const activities = { ...createActivities({ client: instrumentProvider(deps.provider), sealer: createSealer(deps.keys) }), ...eventActivities };
+  initWorkerCounters({ namespace: deps.namespace, taskQueue: deps.taskQueue });
   // Request ids in log lines, no task tokens; OpenTelemetry when tracing is installed. A prebuilt
   // bundle carries its own workflow interceptor modules (mpfWorkflowInterceptorModules()).
   const { activity, sinks } = mpfWorkerInterceptors();
   deps.provider.observe(logProviderCall);
   return Worker.create({
     interceptors: { activity, ...(deps.workflowBundle ? {} : { workflowModules: mpfWorkflowInterceptorModules() }) },
-    sinks,
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...(deps.identity ? { identity: deps.identity } : {}),
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities,
+    // The tracing sink when tracing is on, and the flows' own metrics (src/workflows/flow-metrics.ts),
+    // counted once per run and occurrence.
+    sinks: { ...sinks, ...flowMetricSinks() },
     dataConverter: workerDataConverter(deps.keys),
     // Bounded concurrency towards the provider (the client's pool bounds connections too).
     maxConcurrentActivityTaskExecutions: 20,

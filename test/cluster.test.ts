@@ -24,6 +24,7 @@ import { linkToPaid, swapToConfirmed, type FieldTarget } from './helpers/field';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from './helpers/fixtures';
 import { http } from './helpers/gateway';
 import { runMpf, spawnMpf, type MpfProcess } from './helpers/processes';
+import { scrape, sumOf } from './helpers/prometheus';
 import { eventually } from './helpers/stack';
 
 /** A cold start builds the Go binaries first (about 8 minutes here); CI provisions them before `npm test`. */
@@ -136,6 +137,29 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
       await swapToConfirmed(target(gw.url), ref);
       swapIds.push(`swap-${ref}`);
       await linkToPaid(target(gw.url), uniqueRef(`cl-link-gw${i + 1}`));
+    }
+  });
+
+  test("every worker and gateway serves /metrics (and the workers /readyz) on the loopback port `up` printed; together they counted the two gateways' flows", async () => {
+    const output = up.output();
+    let started = 0;
+    let linksStarted = 0;
+    for (const w of info.workers) {
+      assert.match(w.metricsUrl ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.ok(output.includes(`pid ${w.pid}, metrics ${w.metricsUrl}/metrics`), `${w.name}'s metrics address is printed`);
+      assert.deepEqual((await http('GET', `${w.metricsUrl}/readyz`)).json, { ok: true, state: 'RUNNING' });
+      const m = await scrape(`${w.metricsUrl}/metrics`);
+      started += sumOf(m.samples, 'mpf_flows_started_total', { flow_kind: 'swap' });
+      linksStarted += sumOf(m.samples, 'mpf_flows_started_total', { flow_kind: 'payment_link' });
+    }
+    // One swap and one link per gateway (the worker killed later has not been killed yet).
+    assert.equal(started, info.gateways.length);
+    assert.equal(linksStarted, info.gateways.length);
+    for (const g of info.gateways) {
+      assert.ok(output.includes(`pid ${g.pid}, metrics ${g.metricsUrl}/metrics`), `${g.name}'s metrics address is printed`);
+      const m = await scrape(`${g.metricsUrl}/metrics`);
+      assert.equal(sumOf(m.samples, 'mpf_gateway_http_requests_total', { route: '/v1/swaps', method: 'POST', status_code: '201' }), 1, g.name);
+      assert.equal(sumOf(m.samples, 'mpf_gateway_ready'), 1, g.name);
     }
   });
 

@@ -16,7 +16,7 @@ import { providerClientFromEnv } from '../src/provider/client';
 import { buildProgram } from '../src/starter/cli/program';
 import { temporalServerConfig } from '../src/cluster/temporal-server';
 import {
-  APP_ENV, appCommand, appEnvironment, HISTORY_SHARDS, IMAGE_ENV, IMAGES, namespaceJob, schemaJob, SECRET_FILES, TEMPORAL_SERVER_ENV,
+  APP_ENV, appCommand, appEnvironment, HISTORY_SHARDS, IMAGE_ENV, IMAGES, METRICS_PORT, namespaceJob, schemaJob, SECRET_FILES, TEMPORAL_SERVER_ENV,
   TEMPORAL_UI_ENV_NAMES, VERSIONS, type AddressKey, type AppRole, type JobStep,
 } from '../src/cluster/topology';
 
@@ -178,7 +178,39 @@ describe('docker-compose.yml', () => {
         if (cond === 'service_healthy') assert.ok(compose.services[dep]?.healthcheck, `${dep} has no healthcheck`);
       }
     }
-    for (const name of ['postgresql', 'temporal', 'simulator', 'gateway']) assert.ok(svc(name).healthcheck, name);
+    for (const name of ['postgresql', 'temporal', 'simulator', 'gateway', 'worker']) assert.ok(svc(name).healthcheck, name);
+  });
+
+  test("checks the worker through GET /readyz on its metrics port, which neither it nor the simulator whose network it shares publishes", () => {
+    const address = env('worker').WORKER_METRICS_ADDRESS ?? '';
+    const port = address.split(':').at(-1);
+    assert.equal(address, `0.0.0.0:${METRICS_PORT}`);
+    const check = JSON.stringify(svc('worker').healthcheck?.test);
+    assert.ok(check.includes(`127.0.0.1:${port}/readyz`), check);
+    assert.equal(env('gateway').GATEWAY_METRICS_ADDRESS, `0.0.0.0:${METRICS_PORT}`);
+    for (const name of ['simulator', 'gateway']) {
+      for (const p of svc(name).ports ?? []) assert.ok(!String(p).endsWith(`:${METRICS_PORT}`), `${name} publishes the metrics port`);
+    }
+  });
+
+  test('runs Prometheus and Grafana only in the observability profile, scraping the metrics ports, with the committed rules and dashboard', () => {
+    const prom = svc('prometheus') as Service & { profiles?: string[]; volumes?: string[] };
+    const grafana = svc('grafana') as Service & { profiles?: string[]; volumes?: string[] };
+    assert.deepEqual(prom.profiles, ['observability']);
+    assert.deepEqual(grafana.profiles, ['observability']);
+    const scrape = parse(readFileSync(path.join(root, 'ops/prometheus/prometheus.yml'), 'utf8')) as {
+      rule_files: string[];
+      scrape_configs: Array<{ job_name: string; static_configs: Array<{ targets: string[] }> }>;
+    };
+    const targets = (job: string) => scrape.scrape_configs.find((j) => j.job_name === job)?.static_configs.flatMap((c) => c.targets);
+    // The worker lives in the simulator's network namespace.
+    assert.deepEqual(targets('mpf-worker'), [`simulator:${METRICS_PORT}`]);
+    assert.deepEqual(targets('mpf-gateway'), [`gateway:${METRICS_PORT}`]);
+    for (const [host, file] of [['/etc/prometheus/prometheus.yml', './ops/prometheus/prometheus.yml'], ['/etc/prometheus/alerts.yml', './ops/prometheus/alerts.yml']]) {
+      assert.ok(prom.volumes?.includes(`${file}:${host}:ro`), `${file} is not mounted`);
+    }
+    assert.ok(scrape.rule_files.includes('/etc/prometheus/alerts.yml'));
+    assert.ok(grafana.volumes?.some((v) => v.startsWith('./ops/grafana/merchant-payment-flows.json:')));
   });
 
   test('lets Temporal Web decode through the gateway codec server it is allowed to call', () => {
@@ -335,6 +367,8 @@ describe('docker-compose.yml and the native topology (src/cluster/topology.ts)',
     temporalWebOrigin: 'http://localhost:8233',
     checkoutPublicUrl: 'http://localhost:8091',
     notificationAllowHosts: 'gateway',
+    workerMetricsAddress: `0.0.0.0:${METRICS_PORT}`,
+    gatewayMetricsAddress: `0.0.0.0:${METRICS_PORT}`,
   };
   const SCHEMA_DIR = '/etc/temporal/schema/postgresql/v12';
 

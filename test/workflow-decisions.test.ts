@@ -12,6 +12,7 @@ import type { ConfirmOutcome, ProviderActivities, SwapInitResult } from '../src/
 import { generateDevKeys } from '../src/codec/keys';
 import { clientDataConverter, workerDataConverter } from '../src/codec/data-converter';
 import { createSealer } from '../src/codec/seal';
+import { flowMetricSinks } from '../src/metrics/flow-metric-sink';
 import { decideNotification } from '../src/workflows/link-session';
 import { cancelSwapUpdate, resolveSwapUpdate, submitPinUpdate, SWAP_WORKFLOW_TYPE, swapInitializedUpdate, type SwapView, type SwapWorkflowInput } from '../src/workflows/messages';
 import { decideConfirm } from '../src/workflows/swap-session';
@@ -108,6 +109,7 @@ describe('the swap workflow with stub activities on the real Temporal server', (
       taskQueue,
       workflowBundle: await workflowBundle(),
       activities,
+      sinks: flowMetricSinks(),
       dataConverter: workerDataConverter(keys),
     });
     running = worker.run();

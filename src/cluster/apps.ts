@@ -31,6 +31,13 @@ export interface RunningSimulator extends RunningApp {
 
 export interface RunningGateway extends RunningApp {
   url: string;
+  /** GET /metrics (GATEWAY_METRICS_ADDRESS). */
+  metricsUrl: string;
+}
+
+export interface RunningWorker extends RunningApp {
+  /** GET /metrics, /healthz, /readyz (WORKER_METRICS_ADDRESS). */
+  metricsUrl: string;
 }
 
 const LOOPBACK = '127.0.0.1';
@@ -80,16 +87,23 @@ export function startSimulator(ctx: AppContext): Promise<RunningSimulator> {
   });
 }
 
-export async function startWorker(ctx: AppContext, name: string, o: { temporalAddress: string; providerBaseUrl: string }): Promise<RunningApp> {
-  const child = spawnApp(ctx, name, 'worker', appCommand('worker'), { temporalAddress: o.temporalAddress, providerBaseUrl: o.providerBaseUrl });
-  try {
-    await child.waitForLog(/polling task queue/, READY_MS);
-  } catch (e) {
-    await child.stop();
-    throw e;
-  }
-  // Worker.run() drains in-flight tasks on SIGTERM; give it the time a container stop would.
-  return { name, pid: child.pid, child, stop: () => child.stop('SIGTERM', 15_000) };
+export function startWorker(ctx: AppContext, name: string, o: { temporalAddress: string; providerBaseUrl: string }): Promise<RunningWorker> {
+  return withPortRetry(async () => {
+    const metricsUrl = `http://${LOOPBACK}:${await freePort()}`;
+    const child = spawnApp(ctx, name, 'worker', appCommand('worker'), {
+      temporalAddress: o.temporalAddress,
+      providerBaseUrl: o.providerBaseUrl,
+      workerMetricsAddress: metricsUrl.slice('http://'.length),
+    });
+    const ready = (async () => {
+      await child.waitForLog(/polling task queue/, READY_MS);
+      // compose's healthcheck: GET /readyz on the metrics port.
+      await child.waitUntil(() => readyz(metricsUrl), READY_MS, 'ready (/readyz)');
+      // Worker.run() drains in-flight tasks on SIGTERM; give it the time a container stop would.
+      return { name, pid: child.pid, child, metricsUrl, stop: () => child.stop('SIGTERM', 15_000) };
+    })();
+    return { child, ready };
+  });
 }
 
 async function readyz(url: string): Promise<boolean> {
@@ -108,7 +122,9 @@ export function startGateway(
     const port = first && o.port ? o.port : await freePort();
     first = false;
     const url = `http://${LOOPBACK}:${port}`;
+    const metricsUrl = `http://${LOOPBACK}:${await freePort()}`;
     const child = spawnApp(ctx, name, 'gateway', appCommand('gateway', { port, host: LOOPBACK }), {
+      gatewayMetricsAddress: metricsUrl.slice('http://'.length),
       temporalAddress: o.temporalAddress,
       gatewayPort: String(port),
       gatewayHost: LOOPBACK,
@@ -119,9 +135,9 @@ export function startGateway(
     });
     const ready = (async () => {
       const listening = (await child.waitForLog(/listening on (http:\/\/\S+)/, READY_MS))[1] as string;
-      // compose's healthcheck: GET /readyz.
+      // compose's healthcheck: GET /readyz (Temporal answers and a worker polls the task queue).
       await child.waitUntil(() => readyz(listening), READY_MS, 'ready (/readyz)');
-      return { name, pid: child.pid, child, url: listening, stop: () => child.stop('SIGTERM', 10_000) };
+      return { name, pid: child.pid, child, url: listening, metricsUrl, stop: () => child.stop('SIGTERM', 10_000) };
     })();
     return { child, ready };
   });

@@ -24,11 +24,11 @@ export function formatAddresses(info: ClusterInfo): string[] {
   return [
     row('Temporal gRPC', `${info.temporal?.address ?? '?'}  (namespace ${NAMESPACE}, task queue ${TASK_QUEUE}, pid ${info.temporal?.pid ?? '?'})`),
     row('Temporal Web', `${info.ui?.url ?? '?'}  (pid ${info.ui?.pid ?? '?'})`),
-    ...info.gateways.map((g) => row(g.name, `${g.url}  (pid ${g.pid})`)),
+    ...info.gateways.map((g) => row(g.name, `${g.url}  (pid ${g.pid}${g.metricsUrl ? `, metrics ${g.metricsUrl}/metrics` : ''})`)),
     row('simulator API', `${info.simulator?.url ?? '?'}  (pid ${info.simulator?.pid ?? '?'})`),
     row('simulator checkout', info.simulator?.checkoutUrl ?? '?'),
     row('PostgreSQL', `${info.postgres?.host ?? '?'}:${info.postgres?.port ?? '?'}  (pid ${info.postgres?.pid ?? '?'}, user ${info.postgres?.user ?? '?'})`),
-    ...info.workers.map((w) => row(w.name, `pid ${w.pid}`)),
+    ...info.workers.map((w) => row(w.name, `pid ${w.pid}${w.metricsUrl ? `, metrics ${w.metricsUrl}/metrics, health /healthz /readyz` : ''}`)),
     row('secrets', `${info.secretsDir} (files of mode 0600, never printed)`),
     row('client settings', `set -a; . ${info.envFile}; set +a`),
     row('logs', info.logDir),

@@ -29,8 +29,8 @@ export interface ClusterInfo {
   ui?: { url: string; pid: number; version: string };
   postgres?: { host: string; port: number; pid: number; dataDir: string; user: string; binDir: string };
   simulator?: { url: string; checkoutUrl: string; pid: number };
-  gateways: Array<{ name: string; url: string; pid: number }>;
-  workers: Array<{ name: string; pid: number }>;
+  gateways: Array<{ name: string; url: string; pid: number; metricsUrl?: string }>;
+  workers: Array<{ name: string; pid: number; metricsUrl?: string }>;
   secretsDir: string;
   envFile: string;
   logDir: string;

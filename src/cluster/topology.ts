@@ -137,10 +137,13 @@ export const SECRET_FILES = {
 } as const;
 export type SecretName = keyof typeof SECRET_FILES;
 
-/** Where an app setting comes from: the same value everywhere, an address, or a secret file. */
+/**
+ * Where an app setting comes from: the same value everywhere, an address, or a secret file. An
+ * `optional` address is left out when the caller has none (a tool that runs the apps without it).
+ */
 export type EnvSource =
   | { value: string }
-  | { address: AddressKey }
+  | { address: AddressKey; optional?: true }
   | { secret: SecretName };
 
 /** The address-dependent settings: compose's service names and ports, or native loopback ports. */
@@ -153,7 +156,16 @@ export type AddressKey =
   | 'gatewayNotificationBaseUrl'
   | 'temporalWebOrigin'
   | 'checkoutPublicUrl'
-  | 'notificationAllowHosts';
+  | 'notificationAllowHosts'
+  | 'workerMetricsAddress'
+  | 'gatewayMetricsAddress';
+
+/**
+ * The port of the worker's and the gateway's operations listeners in compose (/metrics; the
+ * worker's /healthz and /readyz too), never published on the host: only Prometheus and the health
+ * checks inside the network reach them. Natively each replica gets a free loopback port.
+ */
+export const METRICS_PORT = 9464;
 
 const temporalClient: Record<string, EnvSource> = {
   TEMPORAL_ADDRESS: { address: 'temporalAddress' },
@@ -174,6 +186,7 @@ export const APP_ENV: Record<AppRole, Record<string, EnvSource>> = {
     MPS_MERCHANT_REF: { value: SIMULATOR_MERCHANT_REF },
     MPS_SECRET_KEY_FILE: { secret: 'mps_secret_key' },
     MPS_ACCESS_TOKEN_FILE: { secret: 'mps_access_token' },
+    WORKER_METRICS_ADDRESS: { address: 'workerMetricsAddress', optional: true },
   },
   gateway: {
     ...temporalClient,
@@ -184,6 +197,7 @@ export const APP_ENV: Record<AppRole, Record<string, EnvSource>> = {
     GATEWAY_API_KEY_FILE: { secret: 'gateway_api_key' },
     CODEC_AUTH_TOKEN_FILE: { secret: 'codec_auth_token' },
     CODEC_CORS_ORIGINS: { address: 'temporalWebOrigin' },
+    GATEWAY_METRICS_ADDRESS: { address: 'gatewayMetricsAddress', optional: true },
   },
   simulator: {
     SIMULATOR_CHECKOUT_PUBLIC_URL: { address: 'checkoutPublicUrl' },
@@ -211,6 +225,7 @@ export function appEnvironment(
     else if ('secret' in source) out[name] = `${secretsDir.replace(/\/+$/, '')}/${SECRET_FILES[source.secret]}`;
     else {
       const v = addresses[source.address];
+      if (v === undefined && source.optional) continue;
       if (v === undefined) throw new Error(`${role}: ${name} needs the address ${source.address}`);
       out[name] = v;
     }

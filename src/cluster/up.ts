@@ -16,7 +16,7 @@ import { codecWebEndpoint } from '../codec/codec-server';
 import { freePort } from '../temporal/ports';
 import { provisionTemporalCli } from '../temporal/provision';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
-import { startGateway, startSimulator, startWorker, type RunningApp, type RunningGateway } from './apps';
+import { startGateway, startSimulator, startWorker, type RunningGateway, type RunningWorker } from './apps';
 import { runNamespaceJob, runSchemaJob } from './jobs';
 import { startPostgres } from './postgres';
 import { killGroup, processesOfRun, waitGroupGone, type Child } from './processes';
@@ -262,7 +262,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
       },
       (r) => `${r.workers.length} worker(s) polling ${TASK_QUEUE}, ${r.gateways.length} gateway(s) ready`,
     );
-    const workers: RunningApp[] = started.workers;
+    const workers: RunningWorker[] = started.workers;
     const gateways: RunningGateway[] = started.gateways;
 
     // gateway-1 lost the port chosen for it to another process: Temporal Web must follow it.
@@ -276,8 +276,8 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
       info.ui = { url: ui.url, pid: ui.pid, version: VERSIONS.temporalUi };
     }
 
-    info.workers = workers.map((w) => ({ name: w.name, pid: w.pid }));
-    info.gateways = gateways.map((g) => ({ name: g.name, url: g.url, pid: g.pid }));
+    info.workers = workers.map((w) => ({ name: w.name, pid: w.pid, metricsUrl: w.metricsUrl }));
+    info.gateways = gateways.map((g) => ({ name: g.name, url: g.url, pid: g.pid, metricsUrl: g.metricsUrl }));
     writeClientEnv(info);
     info.status = 'ready';
     writeInfo(info);

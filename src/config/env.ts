@@ -43,6 +43,16 @@ const originList = csv.pipe(
   z.array(z.union([z.literal('*'), z.string().regex(/^https?:\/\/[^/\s,]+$/, 'must be a comma-separated list of origins such as http://localhost:8233')])),
 );
 const port = z.coerce.number().int().min(0).max(65535);
+/** `host:port` (IPv6 as `[::]:port`) of an operations listener; port 0 = a free one (printed at start-up). */
+const listenAddress = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464 or 127.0.0.1:9464')
+  .transform((v) => {
+    const i = v.lastIndexOf(':');
+    return { host: v.slice(0, i).replace(/^\[(.*)\]$/, '$1'), port: Number(v.slice(i + 1)) };
+  })
+  .refine((a) => a.port <= 65535, 'port must be at most 65535')
+  .optional();
 const flag = z.enum(['0', '1', 'true', 'false']).optional().transform((v) => v === '1' || v === 'true');
 
 export const EnvSchema = z
@@ -91,6 +101,13 @@ export const EnvSchema = z
         if (t === 'true' || t === '1') return true;
         return t.split(',').map((x) => x.trim()).filter(Boolean);
       }),
+    /**
+     * Where the gateway serves GET /metrics (Prometheus), on a listener of its own, never the API's
+     * port, so it can stay on an internal interface; unset = no metrics listener.
+     */
+    GATEWAY_METRICS_ADDRESS: listenAddress,
+    /** Where the worker serves GET /metrics (the SDK's and ours), /healthz and /readyz; unset = none. */
+    WORKER_METRICS_ADDRESS: listenAddress,
     PAYLOAD_ENCRYPTION_KEYS: optionalNonEmpty,
     /** Bearer token of the codec server (/codec on the gateway); unset = no codec server. */
     CODEC_AUTH_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

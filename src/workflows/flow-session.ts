@@ -6,6 +6,7 @@
 import { setCurrentDetails } from '@temporalio/workflow';
 import { FlowStatus } from './flow-status';
 import type { FlowKind } from './flow-ids';
+import { flowMetrics } from './flow-metrics';
 import { NotificationBook } from './notifications';
 import { checkResolveInput, type Reconciliation, type ResolveInput } from './reconciliation';
 import { EventOutbox } from './event-outbox';
@@ -18,6 +19,8 @@ export abstract class FlowSession<S extends string> {
   reconciliation: Reconciliation | undefined;
   /** The merchant events every state change emits (event-outbox.ts). */
   readonly events: EventOutbox;
+  /** State changes so far (each one's index keys its metric, counted once: flow-metrics.ts). */
+  private stateChanges = 0;
 
   protected constructor(
     initial: S,
@@ -29,6 +32,7 @@ export abstract class FlowSession<S extends string> {
   ) {
     this.events = new EventOutbox(kind, webhookUrl);
     this.status = new FlowStatus<S>(initial, kind, ref);
+    flowMetrics.started(kind);
   }
 
   /** The flow's view (what queries answer); events carry an allow-listed part of it. */
@@ -39,8 +43,9 @@ export abstract class FlowSession<S extends string> {
   }
 
   set(next: S, why?: string): void {
-    const from = this.state;
+    const [from, wasTerminal] = [this.state, this.isTerminal()];
     this.status.set(next, why);
+    if (next !== from) flowMetrics.changed(this.kind, ++this.stateChanges, next, wasTerminal, this.isTerminal());
     this.refreshDetails();
     this.events.stateChanged(from, next, () => this.view() as Record<string, unknown>);
   }

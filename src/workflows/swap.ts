@@ -40,6 +40,7 @@ import {
   type SwapWorkflowInput,
 } from './messages';
 import { awaitResolution } from './reconciliation';
+import { flowMetrics } from './flow-metrics';
 import { decideConfirm, outcomeOf, SwapSession } from './swap-session';
 
 const MIN_CONFIRM_BUDGET_MS = 1_000;
@@ -143,6 +144,7 @@ async function awaitPinsAndConfirm(s: SwapSession): Promise<void> {
       s.pending = undefined; // the PIN is dropped as soon as it has been used
     }
     s.recordOutcome(sub.submission_id, outcome);
+    flowMetrics.pinAttempt(s.attemptsUsed, outcome.outcome);
     if (s.state !== 'awaiting_pin') return;
   }
 }

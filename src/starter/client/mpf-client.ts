@@ -235,6 +235,11 @@ export class MpfClient {
     this.notificationBaseUrl = opts.notificationBaseUrl?.replace(/\/+$/, '');
   }
 
+  /** The task queue this client starts flows on (the gateway's readiness checks its pollers). */
+  get taskQueue(): string {
+    return this.opts.taskQueue;
+  }
+
   /** The gateway's public base URL (set after it listens when its port was 0). */
   setPublicUrl(url: string): void {
     this.publicUrl = url.replace(/\/+$/, '');

@@ -21,6 +21,7 @@ import { gatewayLoggerOptions } from './logging';
 import { gatewayDocsOptions } from './docs';
 import { gatewaySwaggerOptions, isRateLimitExempt } from './openapi';
 import { gatewayTracingPlugin, installRequestIds, requestIdServerOptions, withTraceIds } from './observability';
+import { GatewayMetrics } from './metrics';
 import { registerCategoryRoutes } from './routes/categories';
 import { registerLinkRoutes } from './routes/links';
 import { registerListRoutes } from './routes/lists';
@@ -56,6 +57,8 @@ export interface GatewayAppOptions {
   trustProxy?: boolean | string | string[];
   /** false (default), true, or pino options such as { level, stream }; secrets are always redacted. */
   logger?: boolean | object;
+  /** Its Prometheus metrics (metrics.ts); default: a registry of its own, served only when main.ts is given an address. */
+  metrics?: GatewayMetrics;
 }
 
 const DEFAULT_PIN_RATE_LIMIT = { max: 5, timeWindowMs: 60_000 };
@@ -77,6 +80,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
     pinRateLimit: opts.pinRateLimit ?? DEFAULT_PIN_RATE_LIMIT,
     userPinBudget: new UserPinBudget(opts.userPinBudget ?? DEFAULT_USER_PIN_BUDGET),
     notificationGuard: new NotificationGuard({ maxSignalsPerFlow: opts.notificationSignalsPerFlow }),
+    metrics: opts.metrics ?? new GatewayMetrics({ mpf: opts.mpf }),
   };
 
   const app = Fastify({
@@ -94,6 +98,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   installRequestIds(app);
   const tracing = gatewayTracingPlugin(); // undefined unless tracing is installed
   if (tracing) await app.register(tracing);
+  ctx.metrics.install(app);
 
   await app.register(fastifySwagger, gatewaySwaggerOptions());
   await app.register(fastifySwaggerUi, gatewayDocsOptions());

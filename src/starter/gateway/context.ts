@@ -6,6 +6,7 @@ import { Reference } from '../../contract/provider';
 import { FLOW_ID_PREFIX, type FlowKind, flowKindOf } from '../../workflows/flow-ids';
 import { bearerToken } from './auth';
 import { sendError } from './errors';
+import type { GatewayMetrics } from './metrics';
 import type { NotificationGuard } from './notification-guard';
 import type { UserPinBudget } from './pin-budget';
 
@@ -26,6 +27,7 @@ export interface GatewayContext {
   pinRateLimit: { max: number; timeWindowMs: number };
   userPinBudget: UserPinBudget;
   notificationGuard: NotificationGuard;
+  metrics: GatewayMetrics;
 }
 
 export const API_KEY_SECURITY: Array<Record<string, string[]>> = [{ apiKey: [] }, { apiKeyBearer: [] }];

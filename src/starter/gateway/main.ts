@@ -10,6 +10,7 @@ import { ConfigError, loadEnv, requireKeys } from '../../config/env';
 import { mpfClientFromEnv } from '../client/from-env';
 import { localUrl } from '../client/urls';
 import { buildGateway, type GatewayAppOptions } from './app';
+import { GatewayMetrics, startMetricsServer } from './metrics';
 import { checkPublicAddresses } from './public-address';
 import { type Tracing, tracingFromEnv } from '../../observability/tracing';
 
@@ -20,18 +21,23 @@ export interface GatewayOptions extends GatewayAppOptions {
   port?: number;
   /** GATEWAY_PUBLIC_URL; default http://<host>:<port>. Handed to mpf.setPublicUrl() after listen. */
   publicUrl?: string;
+  /** GATEWAY_METRICS_ADDRESS: serve GET /metrics on a listener of its own (port 0: a free one). */
+  metricsAddress?: { host: string; port: number };
 }
 
 export interface RunningGateway {
   /** Where it listens, e.g. http://127.0.0.1:PORT. */
   url: string;
   app: FastifyInstance;
+  /** Where GET /metrics is served (with metricsAddress), e.g. http://127.0.0.1:PORT. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
 /** Builds and starts the gateway; then points the client's pin_url / notification_url at it. */
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
-  const app = await buildGateway(opts);
+  const metrics = opts.metrics ?? (opts.metricsAddress ? new GatewayMetrics({ mpf: opts.mpf, processMetrics: true }) : undefined);
+  const app = await buildGateway({ ...opts, metrics });
   const host = opts.host ?? '127.0.0.1';
   try {
     await app.listen({ host, port: opts.port ?? 0 });
@@ -41,7 +47,22 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   }
   const url = localUrl(host, (app.server.address() as AddressInfo).port);
   opts.mpf.setPublicUrl(opts.publicUrl ?? url);
-  return { url, app, close: () => app.close() };
+  let metricsServer;
+  try {
+    metricsServer = metrics && opts.metricsAddress ? await startMetricsServer(metrics, opts.metricsAddress) : undefined;
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
+  return {
+    url,
+    app,
+    ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
+    close: async () => {
+      await metricsServer?.close();
+      await app.close();
+    },
+  };
 }
 
 /**
@@ -69,6 +90,7 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
       port,
       publicUrl: env.GATEWAY_PUBLIC_URL,
       trustProxy: env.GATEWAY_TRUST_PROXY,
+      metricsAddress: env.GATEWAY_METRICS_ADDRESS,
       codec: env.CODEC_AUTH_TOKEN ? { keys, authToken: env.CODEC_AUTH_TOKEN, corsOrigins: env.CODEC_CORS_ORIGINS } : undefined,
       logger: env.LOG_LEVEL === 'silent' ? false : { level: env.LOG_LEVEL, stream: process.stderr },
     });
@@ -84,6 +106,7 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    if (gateway.metricsUrl) console.error(`gateway: metrics on ${gateway.metricsUrl}/metrics`);
     process.stdout.write(`listening on ${gateway.url}\n`);
   });
   await gateway.close();

@@ -48,7 +48,7 @@ function parseMaybeJson(raw: string): unknown {
 const SETTLED_BY_PAYMENT = new Set(['paid', 'confirmed']);
 
 export async function notificationRoutes(child: FastifyInstance, opts: GatewayContext): Promise<void> {
-  const { mpf, notificationGuard } = opts;
+  const { mpf, notificationGuard, metrics } = opts;
   // This context only: every body arrives as its raw string, whatever its content type.
   child.removeAllContentTypeParsers();
   child.addContentTypeParser('*', { parseAs: 'string', bodyLimit: NOTIFICATION_BODY_LIMIT }, (_req, body, done) => done(null, body));
@@ -78,6 +78,7 @@ export async function notificationRoutes(child: FastifyInstance, opts: GatewayCo
       if (!flowKind || flowKindOf(flowId) !== flowKind) return sendError(reply, 404, 'not_found', 'no such flow');
       const verdict = await mpf.verifyToken(flowId, 'notify_token_sha256', token);
       if (verdict === 'unknown_flow' || verdict === 'bad_token') return sendError(reply, 404, 'not_found', 'no such flow');
+      // Counted by result when answered (metrics.ts); a 404 counts as not_found, a 5xx as unavailable.
       const raw = typeof req.body === 'string' ? req.body : '';
       const payload = parseMaybeJson(raw);
 
@@ -88,6 +89,7 @@ export async function notificationRoutes(child: FastifyInstance, opts: GatewayCo
         req.log.warn({ flow_id: flowId, outcome, state }, 'notification for a closed flow');
         if (outcome === 'paid' && !SETTLED_BY_PAYMENT.has(state ?? '')) {
           req.log.error({ flow_id: flowId, outcome, state }, 'money notified for a closed flow');
+          metrics.noteNotification(req, 'refused');
           return reply.code(409).send({
             error: 'flow_closed' as const,
             message: `the flow closed as ${state ?? 'unknown'} and cannot record this payment; an operator must reconcile it`,
@@ -95,14 +97,19 @@ export async function notificationRoutes(child: FastifyInstance, opts: GatewayCo
             state,
           });
         }
+        metrics.noteNotification(req, 'closed_flow');
         return { received: true as const, applied: false };
       };
       if (verdict === 'closed') return closedFlow();
 
       const dedupKey = notificationDedupKey(payload, raw);
       const admitted = notificationGuard.admit(flowId, dedupKey);
-      if (admitted === 'duplicate') return { received: true as const, duplicate: true };
+      if (admitted === 'duplicate') {
+        metrics.noteNotification(req, 'duplicate');
+        return { received: true as const, duplicate: true };
+      }
       if (admitted === 'over_limit') {
+        metrics.noteNotification(req, 'rate_limited');
         req.log.warn({ flow_id: flowId }, 'notification signals per flow exceeded in this process');
         reply.header('retry-after', '60');
         return sendError(reply, 429, 'rate_limited', 'too many notifications for this flow; retry later');
@@ -115,6 +122,7 @@ export async function notificationRoutes(child: FastifyInstance, opts: GatewayCo
         if (err instanceof FlowNotFoundError) return closedFlow(); // closed meanwhile
         throw err;
       }
+      metrics.noteNotification(req, 'signalled');
       return { received: true as const };
     },
   );

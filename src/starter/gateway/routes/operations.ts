@@ -1,10 +1,9 @@
-/** Liveness, readiness (Temporal answers) and the OpenAPI document. */
+/** Liveness, readiness (Temporal answers and a worker polls the task queue: readiness.ts) and the OpenAPI document. */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { GatewayContext } from '../context';
-
-const READY_TIMEOUT_MS = 3_000;
+import { checkReadiness, READY_POLLER_WINDOW_MS } from '../readiness';
 
 export function registerOperationRoutes(root: FastifyInstance, ctx: GatewayContext): void {
   const app = root.withTypeProvider<ZodTypeProvider>();
@@ -20,20 +19,25 @@ export function registerOperationRoutes(root: FastifyInstance, ctx: GatewayConte
     {
       schema: {
         tags: ['operations'],
-        summary: 'Readiness: Temporal answers',
+        summary: 'Readiness: Temporal answers and a worker polled the task queue recently',
         operationId: 'readiness',
-        response: { 200: z.object({ ok: z.literal(true) }), 503: z.object({ ok: z.literal(false), error: z.string() }) },
+        description:
+          `503 temporal_unavailable when Temporal does not answer within 3 s; 503 no_worker_polling when no worker polled ` +
+          `the task queue's workflow tasks in the last ${READY_POLLER_WINDOW_MS / 1000} s (starts and PINs would wait for one).`,
+        response: {
+          200: z.object({ ok: z.literal(true) }),
+          503: z.object({ ok: z.literal(false), error: z.string(), message: z.string().optional() }),
+        },
       },
     },
     async (_req, reply) => {
-      const conn = ctx.mpf.temporal.connection;
-      try {
-        // The deadline ends the call itself (retries included), so nothing outlives the answer.
-        await conn.withDeadline(Date.now() + READY_TIMEOUT_MS, () => conn.workflowService.getSystemInfo({}));
-        return { ok: true as const };
-      } catch {
-        return reply.code(503).send({ ok: false as const, error: 'temporal_unavailable' });
+      const r = await checkReadiness(ctx.mpf);
+      if (r.ready) return { ok: true as const };
+      if (r.error === 'no_worker_polling') {
+        const message = `no worker polled task queue ${ctx.mpf.taskQueue} in the last ${READY_POLLER_WINDOW_MS / 1000} s`;
+        return reply.code(503).send({ ok: false as const, error: r.error, message });
       }
+      return reply.code(503).send({ ok: false as const, error: 'temporal_unavailable' });
     },
   );
 

@@ -20,7 +20,18 @@ export interface MpfWorkerDeps {
   /** A prebuilt bundle (tests build one per suite); default: bundle from WORKFLOWS_PATH. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   identity?: string;
+  /** Overrides of MPF_WORKER_TUNING (the benchmark's tuning experiments). */
+  tuning?: Partial<WorkerOptions>;
 }
+
+/**
+ * The worker options beyond connection, queue, code and converter, shared with the benchmark's
+ * control workers (bench/control) so "our flow ÷ its control" compares like with like.
+ */
+export const MPF_WORKER_TUNING: Partial<WorkerOptions> = {
+  // Bounded concurrency towards the provider (the client's pool bounds connections too).
+  maxConcurrentActivityTaskExecutions: 20,
+};
 
 export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   const activities = createActivities({ client: deps.provider, sealer: createSealer(deps.keys) });
@@ -32,7 +43,7 @@ export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities,
     dataConverter: workerDataConverter(deps.keys),
-    // Bounded concurrency towards the provider (the client's pool bounds connections too).
-    maxConcurrentActivityTaskExecutions: 20,
+    ...MPF_WORKER_TUNING,
+    ...deps.tuning,
   });
 }

@@ -51,9 +51,9 @@ function panelSvg(p: Panel, xs: number[], ox: number): string {
   out.push(`<text x="${ox + M.l + (W - M.l - M.r) / 2}" y="${H - 8}" text-anchor="middle">offered load (concurrent flows, log scale)</text>`);
   out.push(`<text transform="translate(${ox + 14},${M.t + (H - M.t - M.b) / 2}) rotate(-90)" text-anchor="middle">${esc(p.yLabel)}</text>`);
   out.push(`<rect x="${ox + M.l}" y="${M.t}" width="${W - M.l - M.r}" height="${H - M.t - M.b}" fill="none" stroke="#999"/>`);
-  for (const m of p.markers ?? []) {
+  for (const [i, m] of (p.markers ?? []).entries()) {
     out.push(`<line x1="${px(m.x)}" x2="${px(m.x)}" y1="${M.t}" y2="${H - M.b}" stroke="${m.color}" stroke-dasharray="2 3"/>`);
-    out.push(`<text x="${px(m.x) + 3}" y="${M.t + 12}" fill="${m.color}">${esc(m.label)}</text>`);
+    out.push(`<text x="${px(m.x) + 3}" y="${M.t + 12 + 12 * i}" fill="${m.color}">${esc(m.label)}</text>`);
   }
   for (const s of p.series) {
     const pts = s.points.filter(([, y]) => Number.isFinite(y));

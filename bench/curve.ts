@@ -3,7 +3,8 @@
  * next) at stepped concurrency, ours and the control interleaved at every step (the order
  * alternates), repeated; each figure is the median over the repetitions.
  *
- * A step runs `warmMs + windowMs`; throughput = flows completed inside the window ÷ the window;
+ * A step runs a warm-up, then a window of at least `windowMs` that grows (to `maxWindowMs` at
+ * most) until `minFlows` flows completed in it; throughput = flows completed in the window ÷ the window;
  * latencies = every flow started inside the window (also those that end during the drain, so the
  * slow ones are not dropped). Then no new flow starts and the step drains before the next.
  */
@@ -13,6 +14,8 @@ import { msSince, now, summarize, type Summary } from './stats';
 export interface StepResult {
   concurrency: number;
   flowsPerSec: number;
+  /** The measurement window as it ran (ms). */
+  windowMs: number;
   toWaiting: Summary;
   toOutcome: Summary;
   /** Flows that failed (never timed). */
@@ -26,24 +29,41 @@ export interface StepResult {
 /** Cumulative CPU time (ms) of each process of the stack, e.g. { node, server, simulator }. */
 export type CpuProbe = () => Record<string, number>;
 
-export async function runStep(runner: FlowRunner, concurrency: number, warmMs: number, windowMs: number, cpu?: CpuProbe): Promise<StepResult> {
+export interface StepBounds {
+  warmMs: number;
+  /** The shortest measurement window. */
+  windowMs: number;
+  /** The window grows until this many flows completed in it (slow flows on a busy machine)… */
+  minFlows: number;
+  /** …but never beyond this. */
+  maxWindowMs: number;
+}
+
+export async function runStep(runner: FlowRunner, concurrency: number, b: StepBounds, cpu?: CpuProbe): Promise<StepResult> {
   const cpu0 = cpu?.();
   let total = 0;
   const t0 = now();
-  const endAt = warmMs + windowMs;
   const timings: FlowTiming[] = [];
   let completed = 0;
   let errors = 0;
   let firstError: string | undefined;
+  let stopAt: number | undefined;
+  const goOn = (): boolean => {
+    if (stopAt !== undefined) return false;
+    const t = msSince(t0);
+    if (t < b.warmMs + b.windowMs || (completed < b.minFlows && t < b.warmMs + b.maxWindowMs)) return true;
+    stopAt = t;
+    return false;
+  };
   const lane = async (): Promise<void> => {
-    while (msSince(t0) < endAt) {
+    while (goOn()) {
       const startedAt = msSince(t0);
       try {
         const t = await runner();
         const doneAt = msSince(t0);
         total++;
-        if (doneAt >= warmMs && doneAt <= endAt) completed++;
-        if (startedAt >= warmMs) timings.push(t);
+        if (doneAt >= b.warmMs && stopAt === undefined) completed++;
+        if (startedAt >= b.warmMs) timings.push(t);
       } catch (err) {
         errors++;
         firstError ??= (err as Error).message;
@@ -51,16 +71,18 @@ export async function runStep(runner: FlowRunner, concurrency: number, warmMs: n
     }
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
+  const windowMs = stopAt! - b.warmMs;
   const cpu1 = cpu?.();
   const cpuMsPerFlow = cpu0 && cpu1 ? Object.fromEntries(Object.keys(cpu1).map((k) => [k, (cpu1[k]! - (cpu0[k] ?? 0)) / Math.max(1, total)])) : undefined;
   return {
     concurrency,
     flowsPerSec: (completed / windowMs) * 1000,
+    windowMs,
     toWaiting: summarize(timings.map((t) => t.toWaiting)),
     toOutcome: summarize(timings.map((t) => t.toOutcome)),
     errors,
     ...(firstError ? { firstError } : {}),
-    drainMs: msSince(t0) - endAt,
+    drainMs: msSince(t0) - stopAt!,
     ...(cpuMsPerFlow ? { cpuMsPerFlow } : {}),
   };
 }
@@ -98,7 +120,7 @@ const median = (xs: number[]): number => summarize(xs).median;
 export async function runCurve(
   family: Family,
   runners: Record<Side, FlowRunner>,
-  opts: { levels: number[]; reps: number; warmMs: number; windowMs: number; onStep?: (s: string) => void; cpu?: CpuProbe },
+  opts: StepBounds & { levels: number[]; reps: number; onStep?: (s: string) => void; cpu?: CpuProbe },
 ): Promise<Curve> {
   const steps: Curve['steps'] = [];
   let flip = false;
@@ -107,10 +129,10 @@ export async function runCurve(
       const order: Side[] = flip ? ['control', 'ours'] : ['ours', 'control'];
       flip = !flip;
       for (const side of order) {
-        const r = await runStep(runners[side], c, opts.warmMs, opts.windowMs, opts.cpu);
+        const r = await runStep(runners[side], c, { ...opts, minFlows: Math.max(opts.minFlows, 2 * c) }, opts.cpu);
         steps.push({ ...r, side, rep });
         opts.onStep?.(
-          `${family} ${side} c=${c} rep ${rep + 1}: ${r.flowsPerSec.toFixed(1)} flows/s, outcome p50 ${r.toOutcome.median.toFixed(0)} p99 ${r.toOutcome.p99.toFixed(0)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
+          `${family} ${side} c=${c} rep ${rep + 1}: ${r.flowsPerSec.toFixed(1)} flows/s (${(r.windowMs / 1000).toFixed(1)} s), outcome p50 ${r.toOutcome.median.toFixed(0)} p99 ${r.toOutcome.p99.toFixed(0)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
         );
       }
     }

@@ -14,7 +14,9 @@
  *   --quick                tiny sizes (the smoke test; figures meaningless)
  *   --label NAME           results file name (default: default-devserver / full-devserver / …)
  *   --out-dir DIR          where results go (default bench/results)
- *   --temporal-address A   an external Temporal (the PostgreSQL topology of `mpf cluster up`)
+ *   --cluster              the PostgreSQL topology of `mpf cluster up` (PostgreSQL + Temporal server, started
+ *                          here with no workers or gateways of its own; ours run in this process as on the dev server)
+ *   --temporal-address A   an external Temporal server instead
  *   --sim-process          the simulator in a process of its own
  *   --dynamic-config K=V   the dev server's dynamic config (repeatable), e.g. system.enableActivityEagerExecution=true
  *   --tuning JSON          worker option overrides for both workers, e.g. '{"maxCachedWorkflows":2000}'
@@ -24,8 +26,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { NAMESPACE } from '../src/cluster/topology';
+import { type RunningCluster, startCluster } from '../src/cluster/up';
 import { startSimulator } from '../src/simulator';
 import { benchCodec } from './codec.bench';
 import { type Curve, halfKnee, knee, runCurve } from './curve';
@@ -48,6 +53,7 @@ const { values: args } = parseArgs({
     'temporal-address': { type: 'string' },
     namespace: { type: 'string' },
     'sim-process': { type: 'boolean', default: false },
+    cluster: { type: 'boolean', default: false },
     'dynamic-config': { type: 'string', multiple: true, default: [] },
     tuning: { type: 'string' },
     only: { type: 'string' },
@@ -61,7 +67,7 @@ const ONLY = new Set((args.only ?? 'codec,http,swap,link,gateway').split(','));
 const ALL_LEVELS = [1, 2, 5, 10, 20, 50, 100];
 const SWAP_LEVELS = args.levels ? args.levels.split(',').map(Number) : pick(ALL_LEVELS, ALL_LEVELS, [1, 2]);
 const LINK_LEVELS = pick([1, 5, 20, 50], ALL_LEVELS, [1, 2]);
-const CURVE = { reps: pick(1, 3, 1), warmMs: pick(1_000, 2_000, 0), windowMs: pick(4_000, 8_000, 1_000) };
+const CURVE = { reps: pick(1, 3, 1), warmMs: pick(1_000, 2_000, 0), windowMs: pick(4_000, 8_000, 1_000), minFlows: pick(10, 20, 1), maxWindowMs: pick(20_000, 40_000, 5_000) };
 const WATCHDOG_MS = pick(600_000, 3_600_000, 240_000);
 
 const dynamicConfig = Object.fromEntries(
@@ -78,7 +84,7 @@ const dynamicConfig = Object.fromEntries(
   }),
 );
 const tuning = args.tuning ? (JSON.parse(args.tuning) as Record<string, unknown>) : undefined;
-const server = args['temporal-address'] ? 'postgres' : 'devserver';
+const server = args.cluster ? 'postgres' : args['temporal-address'] ? 'external' : 'devserver';
 const LABEL = args.label ?? `${MODE}-${server}`;
 
 function uptime(): string {
@@ -99,16 +105,29 @@ function commit(): string | undefined {
   }
 }
 
-/** utime+stime of a process in ms (Linux /proc; 100 ticks/s). */
-function procCpuMs(pid: number | undefined): number {
-  if (!pid) return Number.NaN;
+/** [ppid, utime+stime in ms] of a process (Linux /proc; 100 ticks/s). */
+function procStat(pid: number): [number, number] | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
+    return [Number(f[1]), (Number(f[11]) + Number(f[12])) * 10];
   } catch {
-    return Number.NaN;
+    return undefined;
   }
+}
+
+/** CPU ms of a process and, with `children`, of its direct children too (PostgreSQL's backends). */
+function procCpuMs(pid: number | undefined, children = false): number {
+  if (!pid) return Number.NaN;
+  let total = procStat(pid)?.[1] ?? Number.NaN;
+  if (children) {
+    for (const e of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(e)) continue;
+      const st = procStat(Number(e));
+      if (st && st[0] === pid) total += st[1];
+    }
+  }
+  return total;
 }
 
 async function main(): Promise<void> {
@@ -120,6 +139,7 @@ async function main(): Promise<void> {
   const figures: Figure[] = [];
   const curves: Curve[] = [];
   let gateway: { idle?: GatewayBenchResult; loaded?: GatewayBenchResult } = {};
+  let cluster: RunningCluster | undefined;
 
   if (ONLY.has('codec')) {
     step('codec');
@@ -146,11 +166,17 @@ async function main(): Promise<void> {
   for (const s of sections) figures.push(...sectionFigures(s));
 
   if (['swap', 'link', 'gateway'].some((x) => ONLY.has(x))) {
-    step(`stack: ${args['temporal-address'] ? `Temporal at ${args['temporal-address']}` : 'dev server'}${args['sim-process'] ? ', simulator in its own process' : ''}`);
+    if (args.cluster) {
+      step('PostgreSQL topology (mpf cluster: PostgreSQL + Temporal server, no workers or gateways)');
+      cluster = await startCluster({ stateDir: fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-bench-cluster-')), workers: 0, gateways: 0, keepData: false, say: step });
+    }
+    const temporalAddress = cluster?.info.temporal?.address ?? args['temporal-address'];
+    const pidOf = (name: string): number | undefined => cluster?.children.find((c) => c.name === name)?.child.pid;
+    step(`stack: ${temporalAddress ? `Temporal at ${temporalAddress}` : 'dev server'}${args['sim-process'] ? ', simulator in its own process' : ''}`);
     const stack = await startBenchStack({
       dynamicConfig,
-      temporalAddress: args['temporal-address'],
-      namespace: args.namespace,
+      temporalAddress,
+      namespace: cluster ? NAMESPACE : args.namespace,
       simulatorProcess: args['sim-process'],
       tuning,
     });
@@ -160,6 +186,7 @@ async function main(): Promise<void> {
         return (u.user + u.system) / 1000;
       })(),
       ...(stack.server ? { server: procCpuMs(stack.server.pid) } : {}),
+      ...(cluster ? { server: procCpuMs(pidOf('temporal')), postgresql: procCpuMs(pidOf('postgresql'), true) } : {}),
       ...(stack.simulatorPid ? { simulator: procCpuMs(stack.simulatorPid) } : {}),
     });
     try {
@@ -200,6 +227,7 @@ async function main(): Promise<void> {
     } finally {
       step('shutting down');
       await stack.stop();
+      await cluster?.stop();
     }
   }
 
@@ -218,7 +246,11 @@ async function main(): Promise<void> {
     command,
     commit: commit(),
     mode: MODE,
-    server: args['temporal-address'] ? `external Temporal at ${args['temporal-address']}` : 'temporal CLI dev server (SQLite, WAL, synchronous=OFF)',
+    server: cluster
+      ? `PostgreSQL topology (mpf cluster: Temporal ${cluster.info.temporal?.version ?? '?'} on PostgreSQL, ${cluster.info.temporal?.historyShards ?? '?'} history shards)`
+      : args['temporal-address']
+        ? `external Temporal at ${args['temporal-address']}`
+        : 'temporal CLI dev server (SQLite, WAL, synchronous=OFF)',
     simulator: args['sim-process'] ? 'own process' : 'in the bench process (with worker, client and gateway)',
     dynamicConfig,
     tuning: tuning ?? {},
@@ -245,7 +277,12 @@ async function main(): Promise<void> {
     '',
     figuresTable(figures),
     '',
-    ...curves.flatMap((c) => [`## ${c.family} load curve (${c.reps} repetition(s), ${c.warmMs} ms warm-up + ${c.windowMs} ms window per step; medians)`, '', curveTable(c), '']),
+    ...curves.flatMap((c) => [
+      `## ${c.family} load curve (${c.reps} repetition(s), ${c.warmMs} ms warm-up, then a window of at least ${c.windowMs} ms that grows until 2 × concurrency flows completed in it, at most ${CURVE.maxWindowMs} ms; medians)`,
+      '',
+      curveTable(c),
+      '',
+    ]),
     ...(cpuLines.length
       ? ['## CPU ms per flow, by process (median over repetitions; includes the warm-up and drain of each step)', '', '| flow | side | concurrency | CPU ms per flow |', '|---|---|---:|---|', ...cpuLines, '']
       : []),
@@ -262,6 +299,8 @@ const watchdog = setTimeout(() => {
   process.exit(2);
 }, WATCHDOG_MS);
 watchdog.unref();
+// A signal ends the run through process.exit, whose hooks kill the servers this run started.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(sig === 'SIGINT' ? 130 : 143));
 
 main().then(
   () => {

@@ -21,6 +21,7 @@
  *   --dynamic-config K=V   the dev server's dynamic config (repeatable), e.g. system.enableActivityEagerExecution=true
  *   --tuning JSON          worker option overrides for both workers, e.g. '{"maxCachedWorkflows":2000}'
  *   --only LIST            a subset of codec,http,swap,link,gateway
+ *   --parked LIST          park this many swaps and as many links, cumulatively (e.g. 1000,10000; --full: 1000)
  *   --levels LIST          the swap curve's levels (default 1,2,5,10,20,50,100)
  */
 import { execFileSync } from 'node:child_process';
@@ -36,6 +37,7 @@ import { benchCodec } from './codec.bench';
 import { type Curve, halfKnee, knee, runCurve } from './curve';
 import { flowRunner } from './flows';
 import { benchGateway, type GatewayBenchResult } from './gateway.bench';
+import { benchParked, type ParkedLevel } from './parked';
 import { benchProviderClient } from './provider-client.bench';
 import type { BenchSection } from './report';
 import { curveChart, curveFigures, curveTable, type Figure, figure, figuresTable, RESULTS_DIR, sectionFigures, writeRunFiles } from './results';
@@ -58,6 +60,7 @@ const { values: args } = parseArgs({
     tuning: { type: 'string' },
     only: { type: 'string' },
     levels: { type: 'string' },
+    parked: { type: 'string' },
   },
 });
 
@@ -68,7 +71,8 @@ const ALL_LEVELS = [1, 2, 5, 10, 20, 50, 100];
 const SWAP_LEVELS = args.levels ? args.levels.split(',').map(Number) : pick(ALL_LEVELS, ALL_LEVELS, [1, 2]);
 const LINK_LEVELS = pick([1, 5, 20, 50], ALL_LEVELS, [1, 2]);
 const CURVE = { reps: pick(1, 3, 1), warmMs: pick(1_000, 2_000, 0), windowMs: pick(4_000, 8_000, 1_000), minFlows: pick(10, 20, 1), maxWindowMs: pick(20_000, 40_000, 5_000) };
-const WATCHDOG_MS = pick(600_000, 3_600_000, 240_000);
+const PARKED = (args.parked ?? pick('', '1000', '')).split(',').filter(Boolean).map(Number);
+const WATCHDOG_MS = pick(600_000, 3_600_000, 240_000) + PARKED.reduce((a, n) => a + n * 500, 0);
 
 const dynamicConfig = Object.fromEntries(
   (args['dynamic-config'] ?? []).map((kv) => {
@@ -140,6 +144,7 @@ async function main(): Promise<void> {
   const curves: Curve[] = [];
   let gateway: { idle?: GatewayBenchResult; loaded?: GatewayBenchResult } = {};
   let cluster: RunningCluster | undefined;
+  let parked: ParkedLevel[] = [];
 
   if (ONLY.has('codec')) {
     step('codec');
@@ -165,7 +170,7 @@ async function main(): Promise<void> {
   }
   for (const s of sections) figures.push(...sectionFigures(s));
 
-  if (['swap', 'link', 'gateway'].some((x) => ONLY.has(x))) {
+  if (['swap', 'link', 'gateway'].some((x) => ONLY.has(x)) || PARKED.length) {
     if (args.cluster) {
       step('PostgreSQL topology (mpf cluster: PostgreSQL + Temporal server, no workers or gateways)');
       cluster = await startCluster({ stateDir: fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-bench-cluster-')), workers: 0, gateways: 0, keepData: false, say: step });
@@ -222,6 +227,24 @@ async function main(): Promise<void> {
             figures.push(figure(sec, `${call} p50 ${when} (ms)`, r.gateway[key].median, r.direct[key].median, 'ms', undefined, { n: r.gateway[key].n }));
             figures.push(figure(sec, `${call} p99 ${when} (ms)`, r.gateway[key].p99, r.direct[key].p99, 'ms', { kind: 'ratio<=', target: 1.5 }, { n: r.gateway[key].n }));
           }
+        }
+      }
+      if (PARKED.length) {
+        step(`parked flows: ${PARKED.join(', ')} swaps and as many links (mpf worker and mpf gateway processes)`);
+        parked = await benchParked(stack, { targets: PARKED, concurrency: 20, wakeSamples: pick(10, 20, 2), say: step });
+        const [first, last] = [parked[0]!, parked[parked.length - 1]!];
+        const sec = 'parked flows';
+        for (const l of parked) {
+          figures.push(
+            figure(sec, `${l.target} swaps + ${l.target} links parked in ${l.parkSeconds.toFixed(0)} s: worker RSS (MiB) ÷ gateway RSS`, l.workerRssMiB, l.gatewayRssMiB, 'MiB', undefined, {
+              note: `database ${l.databaseMiB?.toFixed(0) ?? '?'} MiB`,
+            }),
+            figure(sec, `${l.target} parked: wake p50, oldest (evicted past the sticky cache) ÷ newest (cached) (ms)`, l.wakeOldest.median, l.wakeNewest.median, 'ms', { kind: 'ratio<=', target: 2 }, { n: l.wakeOldest.n }),
+          );
+        }
+        if (parked.length > 1) {
+          figures.push(figure(sec, `worker RSS with ${last.target} parked ÷ with ${first.target} (MiB)`, last.workerRssMiB, first.workerRssMiB, 'MiB', { kind: 'ratio<=', target: 1.1 }));
+          if (last.databaseMiB !== undefined) figures.push(figure(sec, `database with ${last.target} parked ÷ with ${first.target} (MiB)`, last.databaseMiB, first.databaseMiB!, 'MiB'));
         }
       }
     } finally {
@@ -289,7 +312,7 @@ async function main(): Promise<void> {
     ...(curves.length ? [`![load curve](${LABEL}.svg)`, ''] : []),
   ].join('\n');
   const svg = curves.length ? curveChart(curves, `${LABEL}: ${meta.commit ?? ''} ${startedAt.slice(0, 16)}Z, ${machine.cpus} cores, load before ${os.loadavg()[0]!.toFixed(2)}`) : undefined;
-  const files = writeRunFiles(LABEL, { md, svg, json: { ...meta, figures, curves, gateway, sections } }, args['out-dir'] ?? RESULTS_DIR);
+  const files = writeRunFiles(LABEL, { md, svg, json: { ...meta, figures, curves, gateway, parked, sections } }, args['out-dir'] ?? RESULTS_DIR);
   console.log(md);
   console.log(`\nwall time ${wallS.toFixed(1)} s; results: ${files.join(', ')}`);
 }

@@ -1,7 +1,7 @@
 /**
  * Issue 13: the benchmark cannot rot. `npm run bench -- --quick` (tiny sizes, no timing
  * assertions) runs every section against the test run's Temporal server with the simulator in its
- * own process, and writes the table, the chart and the JSON; plus the pure parts (goal marks,
+ * own process, parks a few flows on `mpf worker` and `mpf gateway` processes, and writes the table, the chart and the JSON; plus the pure parts (goal marks,
  * the knee, the SVG writer).
  */
 import { test } from 'node:test';
@@ -58,7 +58,7 @@ test('the chart writer draws every series as a path with its points', () => {
 test('npm run bench -- --quick runs every section and writes the table, the chart and the JSON', { timeout: TIMEOUT_MS + 30_000 }, async () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-bench-smoke-'));
   const address = process.env.MPF_TEST_TEMPORAL_ADDRESS;
-  const args = ['bench/run.ts', '--quick', '--sim-process', '--label', 'smoke', '--out-dir', out, ...(address ? ['--temporal-address', address] : [])];
+  const args = ['bench/run.ts', '--quick', '--sim-process', '--parked', '2,4', '--label', 'smoke', '--out-dir', out, ...(address ? ['--temporal-address', address] : [])];
   const child = spawn(process.execPath, [require.resolve('tsx/cli'), ...args], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout.on('data', (d: Buffer) => (log += d.toString()));
@@ -81,8 +81,10 @@ test('npm run bench -- --quick runs every section and writes the table, the char
       assert.ok(c.points.some((p) => p.side === 'ours' && p.n > 0) && c.points.some((p) => p.side === 'control' && p.n > 0), c.family);
       assert.ok(c.points.every((p) => p.cpuMsPerFlow && 'simulator' in p.cpuMsPerFlow), 'CPU per flow of the simulator process');
     }
+    assert.deepEqual(json.parked.map((l: { target: number }) => l.target), [2, 4]);
+    assert.ok(json.parked.every((l: { workerRssMiB: number; gatewayRssMiB: number }) => l.workerRssMiB > 0 && l.gatewayRssMiB > 0), 'RSS of the mpf worker and gateway processes');
     const sections = new Set(json.figures.map((f: { section: string }) => f.section));
-    for (const s of ['swap curve', 'link curve', 'gateway ÷ typed client', 'provider client: GET categories', 'codec: SwapView']) assert.ok(sections.has(s), s);
+    for (const s of ['swap curve', 'link curve', 'gateway ÷ typed client', 'provider client: GET categories', 'codec: SwapView', 'parked flows']) assert.ok(sections.has(s), s);
     assert.ok(json.figures.every((f: { goal?: unknown; met?: boolean }) => !f.goal || typeof f.met === 'boolean'));
     const md = fs.readFileSync(path.join(out, 'smoke.md'), 'utf8');
     assert.match(md, /Goals met: \d+ of \d+/);

@@ -102,7 +102,7 @@ function uptime(): string {
 function commit(): string | undefined {
   try {
     const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', ':!bench/results'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     return dirty ? `${sha}+dirty` : sha;
   } catch {
     return undefined;
@@ -311,7 +311,7 @@ async function main(): Promise<void> {
       : []),
     ...(curves.length ? [`![load curve](${LABEL}.svg)`, ''] : []),
   ].join('\n');
-  const svg = curves.length ? curveChart(curves, `${LABEL}: ${meta.commit ?? ''} ${startedAt.slice(0, 16)}Z, ${machine.cpus} cores, load before ${os.loadavg()[0]!.toFixed(2)}`) : undefined;
+  const svg = curves.length ? curveChart(curves, `${LABEL}: ${meta.commit ?? ''} ${startedAt.slice(0, 16)}Z, ${machine.cpus} cores, ${/load average.*/.exec(loadBefore)?.[0] ?? ''} before`) : undefined;
   const files = writeRunFiles(LABEL, { md, svg, json: { ...meta, figures, curves, gateway, parked, sections } }, args['out-dir'] ?? RESULTS_DIR);
   console.log(md);
   console.log(`\nwall time ${wallS.toFixed(1)} s; results: ${files.join(', ')}`);

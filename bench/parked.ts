@@ -27,6 +27,8 @@ export interface ParkedLevel {
   gatewayRssMiB: number;
   /** SQLite file + WAL (dev server), undefined on an external server. */
   databaseMiB?: number;
+  /** Starts (swaps and links) that answered 504 pending: parked, but their first answer took over 30 s. */
+  slowStarts: number;
   /** PIN → outcome of the oldest swaps (likely evicted) and of the newest (cached). */
   wakeOldest: Summary;
   wakeNewest: Summary;
@@ -90,6 +92,8 @@ export async function benchParked(stack: BenchStack, opts: { targets: number[]; 
     const post = async (p: string, body: unknown, headers: Record<string, string>): Promise<Record<string, unknown>> => {
       const res = await request(`${url}${p}`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
       const json = (await res.body.json()) as Record<string, unknown>;
+      // 504 pending: started, but its first answer took longer than the client waits; it is parked all the same.
+      if (res.statusCode === 504 && json.error === 'pending') return { ...json, pending: true };
       if (res.statusCode >= 300) throw new Error(`POST ${p} answered ${res.statusCode}: ${JSON.stringify(json)}`);
       return json;
     };
@@ -98,19 +102,23 @@ export async function benchParked(stack: BenchStack, opts: { targets: number[]; 
     const swaps: { id: string; token: string }[] = [];
     let seq = 0;
     let links = 0;
+    /** Starts answered 504 pending (parked, but slower than the client's 30 s; not woken). */
+    let slowStarts = 0;
     const levels: ParkedLevel[] = [];
     for (const target of opts.targets) {
       const t0 = now();
-      let claimed = swaps.length;
+      let claimed = swaps.length + slowStarts;
       const lane = async (): Promise<void> => {
         while (claimed < target) {
           claimed++;
           const i = seq++;
           const s = await post('/v1/swaps', swapBody(`pk-${run}-${i}`), { 'x-api-key': API_KEY });
-          swaps.push({ id: String(s.swap_id), token: String(s.pin_token) });
+          if (s.pending) slowStarts++;
+          else swaps.push({ id: String(s.swap_id), token: String(s.pin_token) });
           if (links < target) {
             links++;
-            await post('/v1/payment-links', linkBody(`pk-${run}-${i}`), { 'x-api-key': API_KEY });
+            const l = await post('/v1/payment-links', linkBody(`pk-${run}-${i}`), { 'x-api-key': API_KEY });
+            if (l.pending) slowStarts++;
           }
         }
       };
@@ -129,8 +137,9 @@ export async function benchParked(stack: BenchStack, opts: { targets: number[]; 
         workerRssMiB: rssMiB(worker.child.pid),
         gatewayRssMiB: rssMiB(gw.child.pid),
         ...(db ? { databaseMiB: fileMiB(db, `${db}-wal`) } : {}),
+        slowStarts,
       };
-      opts.say(`parked ${target} swaps + ${target} links in ${parkSeconds.toFixed(0)} s: worker RSS ${level.workerRssMiB.toFixed(0)} MiB, gateway ${level.gatewayRssMiB.toFixed(0)} MiB${level.databaseMiB !== undefined ? `, database ${level.databaseMiB.toFixed(0)} MiB` : ''}`);
+      opts.say(`parked ${target} swaps + ${target} links in ${parkSeconds.toFixed(0)} s (${slowStarts} slower than 30 s): worker RSS ${level.workerRssMiB.toFixed(0)} MiB, gateway ${level.gatewayRssMiB.toFixed(0)} MiB${level.databaseMiB !== undefined ? `, database ${level.databaseMiB.toFixed(0)} MiB` : ''}`);
       // Wake: the oldest still-parked swaps vs the newest, interleaved.
       const oldest: number[] = [];
       const newest: number[] = [];

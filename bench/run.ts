@@ -239,7 +239,7 @@ async function main(): Promise<void> {
             figure(sec, `${l.target} swaps + ${l.target} links parked in ${l.parkSeconds.toFixed(0)} s (${l.slowStarts} starts over 30 s): worker RSS (MiB) ÷ gateway RSS`, l.workerRssMiB, l.gatewayRssMiB, 'MiB', undefined, {
               note: `database ${l.databaseMiB?.toFixed(0) ?? '?'} MiB`,
             }),
-            figure(sec, `${l.target} parked: wake p50, oldest (evicted past the sticky cache) ÷ newest (cached) (ms)`, l.wakeOldest.median, l.wakeNewest.median, 'ms', { kind: 'ratio<=', target: 2 }, { n: l.wakeOldest.n }),
+            figure(sec, `${l.target} parked: wake p50, oldest ÷ newest (ms; the oldest are evicted only past the sticky cache's size)`, l.wakeOldest.median, l.wakeNewest.median, 'ms', { kind: 'ratio<=', target: 2 }, { n: l.wakeOldest.n }),
           );
         }
         if (parked.length > 1) {

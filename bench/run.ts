@@ -183,6 +183,8 @@ async function main(): Promise<void> {
       temporalAddress,
       namespace: cluster ? NAMESPACE : args.namespace,
       simulatorProcess: args['sim-process'],
+      // Parked swaps wait longer than the provider's default 5-minute window.
+      ...(PARKED.length ? { swapExpiresInSeconds: 4 * 3600 } : {}),
       tuning,
     });
     const cpu = (): Record<string, number> => ({

@@ -34,6 +34,8 @@ export interface BenchStackOptions {
   namespace?: string;
   /** Run the simulator in a process of its own (it then shares no event loop with worker and client). */
   simulatorProcess?: boolean;
+  /** The provider's swap window (default 300 s); parked swaps must outlive their parking. */
+  swapExpiresInSeconds?: number;
   /** Worker option overrides for BOTH workers (ours and the control's). */
   tuning?: Partial<WorkerOptions>;
 }
@@ -59,9 +61,9 @@ const quietLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, er
 const uniq = (p: string): string => `${p}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
 
 /** The simulator in a child process (`tsx src/simulator/main.ts`); resolves with its URL. */
-async function spawnSimulator(): Promise<{ url: string; child: ChildProcess }> {
+async function spawnSimulator(swapExpiresInSeconds?: number): Promise<{ url: string; child: ChildProcess }> {
   const root = path.resolve(__dirname, '..');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/simulator/main.ts'), '--port', '0', '--seed', '1'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/simulator/main.ts'), '--port', '0', '--seed', '1', ...(swapExpiresInSeconds ? ['--swap-expires-in-seconds', String(swapExpiresInSeconds)] : [])], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -95,7 +97,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     let simUrl: string;
     let simulatorPid: number | undefined;
     if (opts.simulatorProcess) {
-      const { url, child } = await spawnSimulator();
+      const { url, child } = await spawnSimulator(opts.swapExpiresInSeconds);
       simUrl = url;
       simulatorPid = child.pid;
       cleanups.push(async () => {
@@ -104,7 +106,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
         await exited;
       });
     } else {
-      const sim = await startSimulator({ seed: 1 });
+      const sim = await startSimulator({ seed: 1, swapExpiresInSeconds: opts.swapExpiresInSeconds });
       cleanups.push(() => sim.close());
       simUrl = sim.baseUrl;
     }

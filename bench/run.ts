@@ -145,6 +145,7 @@ async function main(): Promise<void> {
   let gateway: { idle?: GatewayBenchResult; loaded?: GatewayBenchResult } = {};
   let cluster: RunningCluster | undefined;
   let parked: ParkedLevel[] = [];
+  let clusterDir: string | undefined;
 
   if (ONLY.has('codec')) {
     step('codec');
@@ -173,7 +174,8 @@ async function main(): Promise<void> {
   if (['swap', 'link', 'gateway'].some((x) => ONLY.has(x)) || PARKED.length) {
     if (args.cluster) {
       step('PostgreSQL topology (mpf cluster: PostgreSQL + Temporal server, no workers or gateways)');
-      cluster = await startCluster({ stateDir: fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-bench-cluster-')), workers: 0, gateways: 0, keepData: false, say: step });
+      clusterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-bench-cluster-'));
+      cluster = await startCluster({ stateDir: clusterDir, workers: 0, gateways: 0, keepData: false, say: step });
     }
     const temporalAddress = cluster?.info.temporal?.address ?? args['temporal-address'];
     const pidOf = (name: string): number | undefined => cluster?.children.find((c) => c.name === name)?.child.pid;
@@ -253,6 +255,7 @@ async function main(): Promise<void> {
       step('shutting down');
       await stack.stop();
       await cluster?.stop();
+      if (clusterDir) fs.rmSync(clusterDir, { recursive: true, force: true });
     }
   }
 

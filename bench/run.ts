@@ -1,77 +1,325 @@
 /**
- * `npm run bench`: the benchmarks, each a ratio against a baseline measured in the same run
- * (interleaved with it), bounded in count and time, loopback only. Prints a table and writes
- * .cache/bench/results.json. Order: pure CPU (codec), then HTTP on a standalone simulator, then
- * the Temporal stack (dev server + simulator + worker), so the server idles through nothing it
- * could disturb. A watchdog ends the run if it ever exceeds its time bound.
+ * `npm run bench [-- options]`: issue 13's benchmark. Every figure is ours ÷ a control measured
+ * in the same run, interleaved with it, bounded in count and time, loopback only:
  *
- *   MPF_BENCH_QUICK=1   smaller counts (a smoke run)
+ *  1. codec (pure CPU) and the HTTP path (provider client ÷ bare undici, standalone simulator);
+ *  2. the load curve of swaps and links ÷ controls of the same shape (bench/control), stepped
+ *     concurrency, with CPU ms per flow of each process (this one, the Temporal server, the
+ *     simulator when it runs apart);
+ *  3. the gateway ÷ the typed client, idle and at half the control's knee.
+ *
+ * Writes bench/results/<label>.{md,svg,json} and prints the table.
+ *
+ *   --full                 every level for links too, 3 repetitions, longer windows (~15 min)
+ *   --quick                tiny sizes (the smoke test; figures meaningless)
+ *   --label NAME           results file name (default: default-devserver / full-devserver / …)
+ *   --out-dir DIR          where results go (default bench/results)
+ *   --cluster              the PostgreSQL topology of `mpf cluster up` (PostgreSQL + Temporal server, started
+ *                          here with no workers or gateways of its own; ours run in this process as on the dev server)
+ *   --temporal-address A   an external Temporal server instead
+ *   --sim-process          the simulator in a process of its own
+ *   --dynamic-config K=V   the dev server's dynamic config (repeatable), e.g. system.enableActivityEagerExecution=true
+ *   --tuning JSON          worker option overrides for both workers, e.g. '{"maxCachedWorkflows":2000}'
+ *   --only LIST            a subset of codec,http,swap,link,gateway
+ *   --parked LIST          park this many swaps and as many links, cumulatively (e.g. 1000,10000; --full: 1000)
+ *   --levels LIST          the swap curve's levels (default 1,2,5,10,20,50,100)
  */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { NAMESPACE } from '../src/cluster/topology';
+import { type RunningCluster, startCluster } from '../src/cluster/up';
 import { startSimulator } from '../src/simulator';
-import { startStack, type Stack } from '../test/helpers/stack';
-import { getTestTemporal } from '../test/helpers/temporal';
 import { benchCodec } from './codec.bench';
+import { type Curve, halfKnee, knee, runCurve } from './curve';
+import { flowRunner } from './flows';
+import { benchGateway, type GatewayBenchResult } from './gateway.bench';
+import { benchParked, type ParkedLevel } from './parked';
 import { benchProviderClient } from './provider-client.bench';
-import { type BenchSection, environment, formatTable, writeResults } from './report';
+import type { BenchSection } from './report';
+import { curveChart, curveFigures, curveTable, type Figure, figure, figuresTable, RESULTS_DIR, sectionFigures, writeRunFiles } from './results';
+import { startBenchStack } from './stack';
 import { msSince, now } from './stats';
-import { benchTemporalE2e } from './temporal-e2e.bench';
 
-const QUICK = process.env.MPF_BENCH_QUICK === '1';
-const WATCHDOG_MS = 170_000;
-const q = (full: number, quick: number): number => (QUICK ? quick : full);
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+const { values: args } = parseArgs({
+  options: {
+    full: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: process.env.MPF_BENCH_QUICK === '1' },
+    label: { type: 'string' },
+    'out-dir': { type: 'string' },
+    'temporal-address': { type: 'string' },
+    namespace: { type: 'string' },
+    'sim-process': { type: 'boolean', default: false },
+    cluster: { type: 'boolean', default: false },
+    'dynamic-config': { type: 'string', multiple: true, default: [] },
+    tuning: { type: 'string' },
+    only: { type: 'string' },
+    levels: { type: 'string' },
+    parked: { type: 'string' },
+  },
+});
+
+const MODE = args.quick ? 'quick' : args.full ? 'full' : 'default';
+const pick = <T>(d: T, full: T, quick: T): T => (MODE === 'quick' ? quick : MODE === 'full' ? full : d);
+const ONLY = new Set((args.only ?? 'codec,http,swap,link,gateway').split(','));
+const ALL_LEVELS = [1, 2, 5, 10, 20, 50, 100];
+const SWAP_LEVELS = args.levels ? args.levels.split(',').map(Number) : pick(ALL_LEVELS, ALL_LEVELS, [1, 2]);
+const LINK_LEVELS = pick([1, 5, 20, 50], ALL_LEVELS, [1, 2]);
+const CURVE = { reps: pick(1, 3, 1), warmMs: pick(1_000, 2_000, 0), windowMs: pick(4_000, 8_000, 1_000), minFlows: pick(10, 20, 1), maxWindowMs: pick(20_000, 40_000, 5_000) };
+const PARKED = (args.parked ?? pick('', '1000', '')).split(',').filter(Boolean).map(Number);
+const WATCHDOG_MS = pick(600_000, 3_600_000, 240_000) + PARKED.reduce((a, n) => a + n * 500, 0);
+
+const dynamicConfig = Object.fromEntries(
+  (args['dynamic-config'] ?? []).map((kv) => {
+    const i = kv.indexOf('=');
+    const raw = kv.slice(i + 1);
+    let v: string | number | boolean;
+    try {
+      v = JSON.parse(raw) as string | number | boolean;
+    } catch {
+      v = raw;
+    }
+    return [kv.slice(0, i), v];
+  }),
+);
+const tuning = args.tuning ? (JSON.parse(args.tuning) as Record<string, unknown>) : undefined;
+const server = args.cluster ? 'postgres' : args['temporal-address'] ? 'external' : 'devserver';
+const LABEL = args.label ?? `${MODE}-${server}`;
+
+function uptime(): string {
+  try {
+    return execFileSync('uptime', { encoding: 'utf8' }).trim();
+  } catch {
+    return os.loadavg().map((x) => x.toFixed(2)).join(' ');
+  }
+}
+
+function commit(): string | undefined {
+  try {
+    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', ':!bench/results'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return dirty ? `${sha}+dirty` : sha;
+  } catch {
+    return undefined;
+  }
+}
+
+/** [ppid, utime+stime in ms] of a process (Linux /proc; 100 ticks/s). */
+function procStat(pid: number): [number, number] | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return [Number(f[1]), (Number(f[11]) + Number(f[12])) * 10];
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU ms of a process and, with `children`, of its direct children too (PostgreSQL's backends). */
+function procCpuMs(pid: number | undefined, children = false): number {
+  if (!pid) return Number.NaN;
+  let total = procStat(pid)?.[1] ?? Number.NaN;
+  if (children) {
+    for (const e of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(e)) continue;
+      const st = procStat(Number(e));
+      if (st && st[0] === pid) total += st[1];
+    }
+  }
+  return total;
+}
 
 async function main(): Promise<void> {
   const t0 = now();
-  const sections: BenchSection[] = [];
-  const envBefore = environment();
+  const startedAt = new Date().toISOString();
+  const loadBefore = uptime();
   const step = (what: string): void => console.error(`[bench ${(msSince(t0) / 1000).toFixed(1)}s] ${what}`);
+  const sections: BenchSection[] = [];
+  const figures: Figure[] = [];
+  const curves: Curve[] = [];
+  let gateway: { idle?: GatewayBenchResult; loaded?: GatewayBenchResult } = {};
+  let cluster: RunningCluster | undefined;
+  let parked: ParkedLevel[] = [];
+  let clusterDir: string | undefined;
 
-  step('codec');
-  sections.push(await benchCodec({ batch: q(200, 50), batches: q(40, 10), warmupBatches: q(5, 2), budgetMs: 15_000 }));
-
-  step('provider client (standalone simulator)');
-  const sim = await startSimulator({ seed: 1 });
-  try {
-    sections.push(
-      await benchProviderClient(sim.baseUrl, {
-        warmup: q(30, 10),
-        sequential: q(300, 60),
-        concurrency: 8,
-        rounds: q(4, 2),
-        perRound: q(200, 50),
-        budgetMs: 25_000,
-      }),
-    );
-  } finally {
-    await sim.close();
+  if (ONLY.has('codec')) {
+    step('codec');
+    sections.push(await benchCodec({ batch: pick(200, 200, 20), batches: pick(40, 60, 4), warmupBatches: pick(5, 5, 1), budgetMs: 15_000 }));
   }
+  if (ONLY.has('http')) {
+    step('provider client (standalone simulator)');
+    const sim = await startSimulator({ seed: 1 });
+    try {
+      sections.push(
+        await benchProviderClient(sim.baseUrl, {
+          warmup: pick(30, 50, 5),
+          sequential: pick(300, 1000, 20),
+          concurrency: 8,
+          rounds: pick(4, 8, 2),
+          perRound: pick(200, 400, 20),
+          budgetMs: 25_000,
+        }),
+      );
+    } finally {
+      await sim.close();
+    }
+  }
+  for (const s of sections) figures.push(...sectionFigures(s));
 
-  step('temporal dev server + stack');
-  let stack: Stack | undefined;
-  try {
-    // notificationRetryScheduleMs [0]: the provider's notification to the (absent) gateway is tried once.
-    stack = await startStack({ simulator: { seed: 1, notificationRetryScheduleMs: [0] } });
-    step('temporal e2e');
-    sections.push(
-      await benchTemporalE2e(stack, {
-        warmup: q(3, 1),
-        sequential: q(20, 6),
-        concurrency: 5,
-        rounds: q(2, 1),
-        perRound: q(15, 5),
-        budgetMs: 40_000,
-      }),
-    );
-  } finally {
-    step('shutting down');
-    await stack?.stop();
-    await (await getTestTemporal()).shutdown();
+  if (['swap', 'link', 'gateway'].some((x) => ONLY.has(x)) || PARKED.length) {
+    if (args.cluster) {
+      step('PostgreSQL topology (mpf cluster: PostgreSQL + Temporal server, no workers or gateways)');
+      clusterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-bench-cluster-'));
+      cluster = await startCluster({ stateDir: clusterDir, workers: 0, gateways: 0, keepData: false, say: step });
+    }
+    const temporalAddress = cluster?.info.temporal?.address ?? args['temporal-address'];
+    const pidOf = (name: string): number | undefined => cluster?.children.find((c) => c.name === name)?.child.pid;
+    step(`stack: ${temporalAddress ? `Temporal at ${temporalAddress}` : 'dev server'}${args['sim-process'] ? ', simulator in its own process' : ''}`);
+    const stack = await startBenchStack({
+      dynamicConfig,
+      temporalAddress,
+      namespace: cluster ? NAMESPACE : args.namespace,
+      simulatorProcess: args['sim-process'],
+      // Parked swaps wait longer than the provider's default 5-minute window.
+      ...(PARKED.length ? { swapExpiresInSeconds: 4 * 3600 } : {}),
+      tuning,
+    });
+    const cpu = (): Record<string, number> => ({
+      node: (() => {
+        const u = process.cpuUsage();
+        return (u.user + u.system) / 1000;
+      })(),
+      ...(stack.server ? { server: procCpuMs(stack.server.pid) } : {}),
+      ...(cluster ? { server: procCpuMs(pidOf('temporal')), postgresql: procCpuMs(pidOf('postgresql'), true) } : {}),
+      ...(stack.simulatorPid ? { simulator: procCpuMs(stack.simulatorPid) } : {}),
+    });
+    try {
+      // Warm both sides (bundles loaded, connections open, JIT) before anything is timed.
+      for (const fam of ['swap', 'link'] as const)
+        for (const side of ['ours', 'control'] as const) {
+          const r = flowRunner(stack, fam, side);
+          for (let i = 0; i < pick(3, 5, 1); i++) await r();
+        }
+      for (const fam of ['swap', 'link'] as const) {
+        if (!ONLY.has(fam)) continue;
+        step(`${fam} curve: levels ${(fam === 'swap' ? SWAP_LEVELS : LINK_LEVELS).join(',')}, ${CURVE.reps} rep(s), ${CURVE.warmMs}+${CURVE.windowMs} ms per step`);
+        const c = await runCurve(fam, { ours: flowRunner(stack, fam, 'ours'), control: flowRunner(stack, fam, 'control') }, {
+          levels: fam === 'swap' ? SWAP_LEVELS : LINK_LEVELS,
+          ...CURVE,
+          onStep: step,
+          cpu,
+        });
+        curves.push(c);
+        figures.push(...curveFigures(c));
+      }
+      if (ONLY.has('gateway')) {
+        const swapCurve = curves.find((c) => c.family === 'swap');
+        const half = swapCurve ? halfKnee(swapCurve, knee(swapCurve, 'control').concurrency) : 10;
+        step('gateway ÷ typed client, idle');
+        const idle = await benchGateway(stack, { concurrency: 1, rounds: pick(20, 60, 2), perRound: 1, warmup: pick(3, 5, 1) });
+        step(`gateway ÷ typed client at half the knee (c=${half})`);
+        const loaded = await benchGateway(stack, { concurrency: half, rounds: pick(2, 4, 2), perRound: pick(Math.max(30, 4 * half), Math.max(60, 8 * half), 2), warmup: 0 });
+        gateway = { idle, loaded };
+        for (const [when, r] of [['idle', idle], [`c=${half} (half the knee)`, loaded]] as const) {
+          for (const [call, key] of [['POST /v1/swaps', 'start'], ['POST /v1/swaps/{id}/pin', 'pin']] as const) {
+            const sec = 'gateway ÷ typed client';
+            figures.push(figure(sec, `${call} p50 ${when} (ms)`, r.gateway[key].median, r.direct[key].median, 'ms', undefined, { n: r.gateway[key].n }));
+            figures.push(figure(sec, `${call} p99 ${when} (ms)`, r.gateway[key].p99, r.direct[key].p99, 'ms', { kind: 'ratio<=', target: 1.5 }, { n: r.gateway[key].n }));
+          }
+        }
+      }
+      if (PARKED.length) {
+        step(`parked flows: ${PARKED.join(', ')} swaps and as many links (mpf worker and mpf gateway processes)`);
+        parked = await benchParked(stack, { targets: PARKED, concurrency: 8, wakeSamples: pick(10, 20, 2), say: step });
+        const [first, last] = [parked[0]!, parked[parked.length - 1]!];
+        const sec = 'parked flows';
+        for (const l of parked) {
+          figures.push(
+            figure(sec, `${l.target} swaps + ${l.target} links parked in ${l.parkSeconds.toFixed(0)} s (${l.slowStarts} starts over 30 s): worker RSS (MiB) ÷ gateway RSS`, l.workerRssMiB, l.gatewayRssMiB, 'MiB', undefined, {
+              note: `database ${l.databaseMiB?.toFixed(0) ?? '?'} MiB`,
+            }),
+            figure(sec, `${l.target} parked: wake p50, oldest ÷ newest (ms; the oldest are evicted only past the sticky cache's size)`, l.wakeOldest.median, l.wakeNewest.median, 'ms', { kind: 'ratio<=', target: 2 }, { n: l.wakeOldest.n }),
+          );
+        }
+        if (parked.length > 1) {
+          figures.push(figure(sec, `worker RSS with ${last.target} parked ÷ with ${first.target} (MiB)`, last.workerRssMiB, first.workerRssMiB, 'MiB', { kind: 'ratio<=', target: 1.1 }));
+          if (last.databaseMiB !== undefined) figures.push(figure(sec, `database with ${last.target} parked ÷ with ${first.target} (MiB)`, last.databaseMiB, first.databaseMiB!, 'MiB'));
+        }
+      }
+    } finally {
+      step('shutting down');
+      await stack.stop();
+      await cluster?.stop();
+      if (clusterDir) fs.rmSync(clusterDir, { recursive: true, force: true });
+    }
   }
 
   const wallS = msSince(t0) / 1000;
-  console.log(formatTable(sections));
-  const file = writeResults(sections, { environment: envBefore, loadavgAfter: environment().loadavg, quick: QUICK, wallSeconds: wallS });
-  console.log(`\nwall time ${wallS.toFixed(1)} s; results: ${file}`);
+  const loadAfter = uptime();
+  const command = `npm run bench --${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
+  const machine = {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memGiB: +(os.totalmem() / 2 ** 30).toFixed(1),
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+  };
+  const meta = {
+    startedAt,
+    command,
+    commit: commit(),
+    mode: MODE,
+    server: cluster
+      ? `PostgreSQL topology (mpf cluster: Temporal ${cluster.info.temporal?.version ?? '?'} on PostgreSQL, ${cluster.info.temporal?.historyShards ?? '?'} history shards)`
+      : args['temporal-address']
+        ? `external Temporal at ${args['temporal-address']}`
+        : 'temporal CLI dev server (SQLite, WAL, synchronous=OFF)',
+    simulator: args['sim-process'] ? 'own process' : 'in the bench process (with worker, client and gateway)',
+    dynamicConfig,
+    tuning: tuning ?? {},
+    machine,
+    loadBefore,
+    loadAfter,
+    wallSeconds: +wallS.toFixed(1),
+  };
+  const met = figures.filter((f) => f.goal && f.met).length;
+  const withGoal = figures.filter((f) => f.goal).length;
+  const cpuLines = curves.flatMap((c) =>
+    c.points
+      .filter((p) => p.cpuMsPerFlow)
+      .map((p) => `| ${c.family} | ${p.side} | ${p.concurrency} | ${Object.entries(p.cpuMsPerFlow!).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')} |`),
+  );
+  const md = [
+    `# Benchmark: ${LABEL}`,
+    '',
+    `\`${command}\` at ${meta.commit ?? '?'}, ${startedAt}, ${meta.wallSeconds} s. ${machine.cpus} × ${machine.cpuModel}, ${machine.memGiB} GiB, Node ${machine.node}.`,
+    `Server: ${meta.server}${Object.keys(dynamicConfig).length ? `, dynamic config ${JSON.stringify(dynamicConfig)}` : ''}. Simulator: ${meta.simulator}.${tuning ? ` Worker tuning: ${JSON.stringify(tuning)}.` : ''}`,
+    `Load (\`uptime\`) before: \`${loadBefore}\`; after: \`${loadAfter}\`.`,
+    '',
+    `Ratios are ours ÷ control, measured in this run, interleaved. Goals met: ${met} of ${withGoal}.`,
+    '',
+    figuresTable(figures),
+    '',
+    ...curves.flatMap((c) => [
+      `## ${c.family} load curve (${c.reps} repetition(s), ${c.warmMs} ms warm-up, then a window of at least ${c.windowMs} ms that grows until 2 × concurrency flows completed in it, at most ${CURVE.maxWindowMs} ms; medians)`,
+      '',
+      curveTable(c),
+      '',
+    ]),
+    ...(cpuLines.length
+      ? ['## CPU ms per flow, by process (median over repetitions; includes the warm-up and drain of each step)', '', '| flow | side | concurrency | CPU ms per flow |', '|---|---|---:|---|', ...cpuLines, '']
+      : []),
+    ...(curves.length ? [`![load curve](${LABEL}.svg)`, ''] : []),
+  ].join('\n');
+  const svg = curves.length ? curveChart(curves, `${LABEL}: ${meta.commit ?? ''} ${startedAt.slice(0, 16)}Z, ${machine.cpus} cores, ${/load average.*/.exec(loadBefore)?.[0] ?? ''} before`) : undefined;
+  const files = writeRunFiles(LABEL, { md, svg, json: { ...meta, figures, curves, gateway, parked, sections } }, args['out-dir'] ?? RESULTS_DIR);
+  console.log(md);
+  console.log(`\nwall time ${wallS.toFixed(1)} s; results: ${files.join(', ')}`);
 }
 
 const watchdog = setTimeout(() => {
@@ -79,11 +327,12 @@ const watchdog = setTimeout(() => {
   process.exit(2);
 }, WATCHDOG_MS);
 watchdog.unref();
+// A signal ends the run through process.exit, whose hooks kill the servers this run started.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(sig === 'SIGINT' ? 130 : 143));
 
 main().then(
   () => {
     process.exitCode = 0;
-    // Let handles close on their own; don't hang if one lingers.
     setTimeout(() => process.exit(0), 2_000).unref();
   },
   (err: unknown) => {

@@ -16,6 +16,7 @@ export interface Summary {
   n: number;
   median: number;
   p95: number;
+  p99: number;
   mean: number;
   min: number;
   max: number;
@@ -35,6 +36,7 @@ export function summarize(samples: readonly number[]): Summary {
     n: sorted.length,
     median: percentile(sorted, 50),
     p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
     mean: sorted.length ? sum / sorted.length : Number.NaN,
     min: sorted[0] ?? Number.NaN,
     max: sorted[sorted.length - 1] ?? Number.NaN,

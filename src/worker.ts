@@ -28,7 +28,21 @@ export interface MpfWorkerDeps {
   identity?: string;
   /** Merchant events: endpoints, signing secrets, retry schedule (default: none configured). */
   events?: MerchantEventsConfig;
+  /** Overrides of MPF_WORKER_TUNING (the benchmark's tuning experiments). */
+  tuning?: Partial<WorkerOptions>;
 }
+
+/**
+ * The worker options beyond connection, queue, code and converter, shared with the benchmark's
+ * control workers (bench/control) so "our flow ÷ its control" compares like with like.
+ */
+export const MPF_WORKER_TUNING: Partial<WorkerOptions> = {
+  // Bounded concurrency towards the provider (the client's pool bounds connections too).
+  maxConcurrentActivityTaskExecutions: 20,
+  // Provider activities heartbeat every second; send one at least every 2 s, well inside their
+  // 8 s heartbeat timeout, so a live worker's call is never taken for a dead one.
+  maxHeartbeatThrottleInterval: '2s',
+};
 
 export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS);
@@ -51,10 +65,7 @@ export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
     // counted once per run and occurrence.
     sinks: { ...sinks, ...flowMetricSinks() },
     dataConverter: workerDataConverter(deps.keys),
-    // Bounded concurrency towards the provider (the client's pool bounds connections too).
-    maxConcurrentActivityTaskExecutions: 20,
-    // Provider activities heartbeat every second; send one at least every 2 s, well inside their
-    // 8 s heartbeat timeout, so a live worker's call is never taken for a dead one.
-    maxHeartbeatThrottleInterval: '2s',
+    ...MPF_WORKER_TUNING,
+    ...deps.tuning,
   });
 }

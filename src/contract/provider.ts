@@ -3,10 +3,11 @@
  * assumption we make where that document is silent. Nothing about the provider is decided
  * anywhere else; the README's "Assumptions about the provider" lists what is here.
  *
- * This module is pure (zod only): the workflow bundle, the gateway, the simulator and the
- * activities all import it.
+ * This module is pure (zod only): the gateway, the simulator and the activities import it; the
+ * workflow bundle imports only its zod-free parts (expiry.ts, notification-outcome.ts).
  */
 import { z } from 'zod';
+import { EXPIRY_SAFETY_MARGIN } from './expiry';
 
 // ---------------------------------------------------------------------------------------------
 // Paths and versioning (documented)
@@ -43,8 +44,8 @@ export const ASSUMPTIONS = {
   /** Our own cap on PIN attempts per swap (configurable with SWAP_PIN_MAX_ATTEMPTS). */
   pinMaxAttemptsDefault: 3,
   /** Confirm no later than the window less min(5 s, 10 % of the window). */
-  expirySafetyMarginMaxMs: 5_000,
-  expirySafetyMarginFraction: 0.1,
+  expirySafetyMarginMaxMs: EXPIRY_SAFETY_MARGIN.maxMs,
+  expirySafetyMarginFraction: EXPIRY_SAFETY_MARGIN.fraction,
   /** Categories listing: by default only x-merchant-ref; Bearer ACCESS_TOKEN when MPS_CATEGORIES_BEARER=1. */
   categoriesSendBearerDefault: false,
   /** Client-side bound on concurrent requests to the provider per origin. */
@@ -65,9 +66,7 @@ export function isSuccessStatus(status: unknown): boolean {
   return typeof status === 'string' && ASSUMPTIONS.successStatusValues.includes(status.trim().toLowerCase());
 }
 
-export function expirySafetyMarginMs(windowMs: number): number {
-  return Math.min(ASSUMPTIONS.expirySafetyMarginMaxMs, Math.floor(windowMs * ASSUMPTIONS.expirySafetyMarginFraction));
-}
+export { expirySafetyMarginMs } from './expiry';
 
 // ---------------------------------------------------------------------------------------------
 // Shared field rules
@@ -240,68 +239,14 @@ export const CategoriesData = z.object({ data: z.array(Category) });
 // Notifications (payload, signing, retries and ordering are not documented)
 // ---------------------------------------------------------------------------------------------
 
-export type NotificationOutcome = 'paid' | 'failed' | 'pending' | 'unknown';
-
-const PAID_WORDS = ['success', 'successful', 'succeeded', 'paid', 'completed', 'complete', 'approved', 'settled'];
-const FAILED_WORDS = ['failed', 'failure', 'declined', 'rejected', 'reversed', 'cancelled', 'canceled', 'error', 'abandoned'];
-const PENDING_WORDS = ['pending', 'processing', 'initiated', 'in_progress', 'awaiting_payment', 'created'];
-
-/** The fields, in order, where a status-like value is looked for (top level, then under `data`). */
-export const NOTIFICATION_STATUS_FIELDS = ['transaction_status', 'payment_status', 'status', 'event'] as const;
-
-function classifyWord(value: unknown): NotificationOutcome | undefined {
-  if (typeof value !== 'string') return undefined;
-  const v = value.trim().toLowerCase();
-  const tail = v.split(/[.:/]/).pop() ?? v; // "collection.completed" -> "completed"
-  for (const w of [v, tail]) {
-    if (PAID_WORDS.includes(w)) return 'paid';
-    if (FAILED_WORDS.includes(w)) return 'failed';
-    if (PENDING_WORDS.includes(w)) return 'pending';
-  }
-  return undefined;
-}
-
-/**
- * Tolerant mapping of an undocumented notification payload to an outcome. Looks at `data.*` first
- * (the transaction), then the top level; unknown shapes map to 'unknown' and never move a flow.
- */
-export function mapNotificationOutcome(payload: unknown): NotificationOutcome {
-  if (payload === null || typeof payload !== 'object') return 'unknown';
-  const top = payload as Record<string, unknown>;
-  const inner = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : undefined;
-  for (const scope of [inner, top]) {
-    if (!scope) continue;
-    for (const f of NOTIFICATION_STATUS_FIELDS) {
-      const c = classifyWord(scope[f]);
-      if (c) return c;
-    }
-  }
-  return 'unknown';
-}
-
-/**
- * A notification payload as flows keep it (signal input and state): itself when its JSON is at
- * most NOTIFICATION_KEPT_PAYLOAD_CHARS, else only the fields the flows read (status words,
- * references, amount, currency, id), so a flood of large deliveries cannot fill a flow's history.
- */
-export const NOTIFICATION_KEPT_PAYLOAD_CHARS = 4_096;
-const KEPT_NOTIFICATION_FIELDS = ['event', 'status', 'transaction_status', 'payment_status', 'payment_ref', 'txn_ref', 'txn_merchant_ref', 'amount', 'currency', 'notification_id', 'id', 'sequence', 'occurred_at'];
-export function compactNotificationPayload(payload: unknown): unknown {
-  let size: number;
-  try {
-    size = JSON.stringify(payload)?.length ?? 0;
-  } catch {
-    return { kept: 'unserialisable payload' };
-  }
-  if (size <= NOTIFICATION_KEPT_PAYLOAD_CHARS) return payload;
-  const top = payload && typeof payload === 'object' ? (payload as Record<string, unknown>) : {};
-  const data = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : {};
-  const pick = (o: Record<string, unknown>) =>
-    Object.fromEntries(
-      KEPT_NOTIFICATION_FIELDS.filter((k) => typeof o[k] === 'string' || typeof o[k] === 'number').map((k) => [k, typeof o[k] === 'string' ? (o[k] as string).slice(0, 200) : o[k]]),
-    );
-  return { truncated_from_chars: size, ...pick(top), data: pick(data) };
-}
+// Zod-free (the workflow bundle imports them, and every workflow evaluates its modules anew):
+export {
+  compactNotificationPayload,
+  mapNotificationOutcome,
+  NOTIFICATION_KEPT_PAYLOAD_CHARS,
+  NOTIFICATION_STATUS_FIELDS,
+  type NotificationOutcome,
+} from './notification-outcome';
 
 /** Reference fields a notification may carry, used only for display and cross-checks. */
 export function notificationPaymentRef(payload: unknown): string | undefined {

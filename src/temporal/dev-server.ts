@@ -32,6 +32,8 @@ export interface DevServerOptions {
   /** Where the server's own log goes; default a temp file. */
   logFile?: string;
   readyTimeoutMs?: number;
+  /** The server's dynamic config (`--dynamic-config-value KEY=JSON`), e.g. { 'system.enableActivityEagerExecution': true }. */
+  dynamicConfig?: Record<string, string | number | boolean>;
   /**
    * Don't let the server keep this process alive (a test file run on its own exits when its tests
    * end; the server is then killed by the exit hook).
@@ -97,6 +99,7 @@ async function startOnce(binary: string, opts: DevServerOptions): Promise<DevSer
     ...Object.entries(opts.searchAttributes === false ? {} : CUSTOM_SEARCH_ATTRIBUTES).flatMap(([k, t]) => ['--search-attribute', `${k}=${t}`]),
     ...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']),
     ...(uiPort && opts.uiCodecEndpoint ? ['--ui-codec-endpoint', opts.uiCodecEndpoint] : []),
+    ...Object.entries(opts.dynamicConfig ?? {}).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
   ];
   const log = fs.openSync(logFile, 'a');
   const child = spawn(binary, args, { stdio: ['ignore', log, log] });

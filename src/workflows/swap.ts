@@ -24,7 +24,7 @@ import {
 } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/types';
 import { confirmRetryPolicy, PROVIDER_ACTIVITY_HEARTBEAT_TIMEOUT, PROVIDER_ACTIVITY_START_TO_CLOSE, providerRetryPolicy } from '../activities/retry-policies';
-import { expirySafetyMarginMs } from '../contract/provider';
+import { expirySafetyMarginMs } from '../contract/expiry';
 import { creationFailureReason, describeFailure } from './failures';
 import {
   cancelSwapSignal,

@@ -1,0 +1,176 @@
+/**
+ * The benchmark's stack, all real and on loopback: a Temporal server (a dev server of its own,
+ * with the dynamic config asked for, or an external one such as the PostgreSQL topology), the
+ * provider simulator (in this process, or in a process of its own), the gateway (which also
+ * receives the simulator's notifications, as in production), our worker, and a control worker on
+ * its own task queue with the SAME worker options (MPF_WORKER_TUNING + the experiment's tuning)
+ * and the same encrypting data converter, running the control workflows of bench/control.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { clientDataConverter, FAILURE_CONVERTER_PATH, workerDataConverter } from '../src/codec/data-converter';
+import { generateDevKeys } from '../src/codec/keys';
+import { ProviderClient } from '../src/provider/client';
+import { startSimulator } from '../src/simulator';
+import { createControlClient, type SimulatorControl } from '../src/simulator/control-client';
+import { SIMULATOR_DEFAULT_CREDENTIALS } from '../src/simulator/options';
+import { MpfClient } from '../src/starter/client/mpf-client';
+import { type RunningGateway, startGateway } from '../src/starter/gateway/main';
+import { startDevServer, type DevServer } from '../src/temporal/dev-server';
+import { ensureSearchAttributes } from '../src/temporal/search-attributes-admin';
+import { createMpfWorker, MPF_WORKER_TUNING, WORKFLOWS_PATH } from '../src/worker';
+import * as controlActivities from './control/activities';
+
+export const BENCH_API_KEY = 'bench-gateway-api-key-0123456789';
+
+export interface BenchStackOptions {
+  /** The dev server's dynamic config (ignored with `temporalAddress`). */
+  dynamicConfig?: Record<string, string | number | boolean>;
+  /** An external Temporal frontend (e.g. `mpf cluster up`'s); default: a dev server of our own. */
+  temporalAddress?: string;
+  namespace?: string;
+  /** Run the simulator in a process of its own (it then shares no event loop with worker and client). */
+  simulatorProcess?: boolean;
+  /** The provider's swap window (default 300 s); parked swaps must outlive their parking. */
+  swapExpiresInSeconds?: number;
+  /** Worker option overrides for BOTH workers (ours and the control's). */
+  tuning?: Partial<WorkerOptions>;
+}
+
+export interface BenchStack {
+  address: string;
+  namespace: string;
+  server?: DevServer;
+  client: Client;
+  mpf: MpfClient;
+  gateway: RunningGateway;
+  simUrl: string;
+  control: SimulatorControl;
+  taskQueue: string;
+  controlQueue: string;
+  keys: string;
+  simulatorPid?: number;
+  stop(): Promise<void>;
+}
+
+const quietLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+
+const uniq = (p: string): string => `${p}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+
+/** The simulator in a child process (`tsx src/simulator/main.ts`); resolves with its URL. */
+async function spawnSimulator(swapExpiresInSeconds?: number): Promise<{ url: string; child: ChildProcess }> {
+  const root = path.resolve(__dirname, '..');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/simulator/main.ts'), '--port', '0', '--seed', '1', ...(swapExpiresInSeconds ? ['--swap-expires-in-seconds', String(swapExpiresInSeconds)] : [])], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = readline.createInterface({ input: child.stdout! });
+    lines.on('line', (l) => {
+      const m = /^listening on (\S+)/.exec(l);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`simulator process exited (${code}) before listening`)));
+  });
+  return { url, child };
+}
+
+export async function startBenchStack(opts: BenchStackOptions = {}): Promise<BenchStack> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const stop = async (): Promise<void> => {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  };
+  try {
+    let server: DevServer | undefined;
+    let address = opts.temporalAddress;
+    const namespace = opts.namespace ?? 'default';
+    if (!address) {
+      server = await startDevServer({ unref: true, dynamicConfig: opts.dynamicConfig });
+      cleanups.push(() => server!.stop());
+      address = server.address;
+    }
+    const keys = generateDevKeys();
+
+    let simUrl: string;
+    let simulatorPid: number | undefined;
+    if (opts.simulatorProcess) {
+      const { url, child } = await spawnSimulator(opts.swapExpiresInSeconds);
+      simUrl = url;
+      simulatorPid = child.pid;
+      cleanups.push(async () => {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      });
+    } else {
+      const sim = await startSimulator({ seed: 1, swapExpiresInSeconds: opts.swapExpiresInSeconds });
+      cleanups.push(() => sim.close());
+      simUrl = sim.baseUrl;
+    }
+
+    const connection = await Connection.connect({ address });
+    cleanups.push(() => connection.close());
+    if (!server) await ensureSearchAttributes(connection, namespace);
+    const client = new Client({ connection, namespace, dataConverter: clientDataConverter(keys) });
+    const taskQueue = uniq('bench-mpf');
+    const controlQueue = uniq('bench-control');
+    const mpf = new MpfClient({ client, taskQueue, keys, publicUrl: 'http://127.0.0.1:9' });
+    const gateway = await startGateway({
+      mpf,
+      apiKey: BENCH_API_KEY,
+      port: 0,
+      logger: false,
+      // The bench sends one PIN per swap from one address: the per-user wrong-PIN budget is never touched.
+      pinRateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
+    });
+    cleanups.push(() => gateway.close());
+
+    const provider = new ProviderClient({ baseUrl: simUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
+    cleanups.push(() => provider.close());
+    const native = await NativeConnection.connect({ address });
+    cleanups.push(() => native.close());
+    const [ourBundle, controlBundle] = await Promise.all([
+      bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger }),
+      bundleWorkflowCode({ workflowsPath: require.resolve('./control/workflows'), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger }),
+    ]);
+    const ours = await createMpfWorker({ connection: native, namespace, taskQueue, keys, provider, workflowBundle: ourBundle, tuning: opts.tuning });
+    const theirs = await Worker.create({
+      connection: native,
+      namespace,
+      taskQueue: controlQueue,
+      workflowBundle: controlBundle,
+      activities: controlActivities,
+      dataConverter: workerDataConverter(keys),
+      ...MPF_WORKER_TUNING,
+      ...opts.tuning,
+    });
+    for (const w of [ours, theirs]) {
+      const running = w.run();
+      cleanups.push(async () => {
+        w.shutdown();
+        await running;
+      });
+    }
+    return {
+      address,
+      namespace,
+      server,
+      client,
+      mpf,
+      gateway,
+      simUrl,
+      control: createControlClient(simUrl),
+      taskQueue,
+      controlQueue,
+      keys,
+      simulatorPid,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -10,6 +10,7 @@ import { Agent, request } from 'undici';
 import { isLoopbackEndpoint } from '../config/merchant-events-env';
 import type { MerchantEventsConfig } from '../events/config';
 import { signatureHeaders } from '../events/signing';
+import { recordEventDelivery } from '../metrics/activity-metrics';
 import { endpointHost } from '../workflows/event-types';
 import {
   DELIVERY_FAILED_TYPE,
@@ -48,8 +49,17 @@ export function createEventActivities(config: MerchantEventsConfig): EventActivi
     async deliverEvent(input: DeliverEventInput): Promise<DeliverEventResult> {
       const { event, url } = input;
       const refs = { event_id: event.id, type: event.type, endpoint: endpointHost(url), attempt: input.attempt };
-      if (config.secrets.length === 0) throw failure('MERCHANT_WEBHOOK_SECRET is not set on the worker: the event cannot be signed');
-      if (config.production && isLoopbackEndpoint(url)) throw failure('a loopback endpoint is refused under NODE_ENV=production');
+      const started = performance.now();
+      // Each attempt counted once by outcome (mpf_event_deliveries_total); giving up is the workflow's call.
+      const counted = (result: 'delivered' | 'failed'): void => recordEventDelivery({ eventType: event.type, result, seconds: (performance.now() - started) / 1000 });
+      if (config.secrets.length === 0) {
+        counted('failed');
+        throw failure('MERCHANT_WEBHOOK_SECRET is not set on the worker: the event cannot be signed');
+      }
+      if (config.production && isLoopbackEndpoint(url)) {
+        counted('failed');
+        throw failure('a loopback endpoint is refused under NODE_ENV=production');
+      }
       const body = JSON.stringify(event);
       const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signatureHeaders(config.secrets, event.id, new Date(), body) };
       let status: number;
@@ -62,13 +72,16 @@ export function createEventActivities(config: MerchantEventsConfig): EventActivi
         const e = err as Error & { code?: string };
         const what = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${config.schedule.attempt_timeout_ms} ms` : `${e.code ?? e.name}: ${e.message}`;
         log.warn('deliverEvent: attempt failed', { ...refs, error: what });
+        counted('failed');
         throw failure(what.slice(0, 300));
       }
       if (status < 200 || status >= 300) {
         log.warn('deliverEvent: endpoint answered an error', { ...refs, status });
+        counted('failed');
         throw failure(`the endpoint answered HTTP ${status}`, { status });
       }
       log.info('deliverEvent: delivered', { ...refs, status });
+      counted('delivered');
       return { status, delivered_at: new Date().toISOString() };
     },
 

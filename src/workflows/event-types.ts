@@ -60,7 +60,11 @@ export function eventTypeFor(kind: FlowKind, from: string, to: string): string |
   return listed ?? `${EVENT_PREFIX[kind]}.${to}`;
 }
 
-/** The fields of a flow's view an event may carry (an allow-list: anything else never leaves). */
+/**
+ * The fields of a flow's view an event may carry (an allow-list: anything else never leaves).
+ * `reconciliation` is the audit record of a `resolve` (outcome, provider reference, operator,
+ * note, when; the resolve check refuses secret-like notes), carried by `*.reconciled`.
+ */
 const DATA_FIELDS: Readonly<Record<FlowKind, readonly string[]>> = {
   swap: [
     'swap_id',
@@ -77,8 +81,9 @@ const DATA_FIELDS: Readonly<Record<FlowKind, readonly string[]>> = {
     'pin_attempts_used',
     'pin_attempts_left',
     'reason',
+    'reconciliation',
   ],
-  payment_link: ['link_id', 'state', 'txn_merchant_ref', 'user_ref', 'amount', 'currency', 'payment_ref', 'pay_link', 'redirect_url', 'expires_at', 'reason'],
+  payment_link: ['link_id', 'state', 'txn_merchant_ref', 'user_ref', 'amount', 'currency', 'payment_ref', 'pay_link', 'redirect_url', 'expires_at', 'reason', 'reconciliation'],
 };
 
 /** The event's `data`: the allow-listed fields of the flow's view, plus the state it left. */

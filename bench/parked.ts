@@ -84,7 +84,7 @@ export async function benchParked(stack: BenchStack, opts: { targets: number[]; 
   try {
     const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-bench-parked-'));
     opts.say(`mpf worker and mpf gateway log to ${logDir}`);
-    const worker = await mpf(['worker'], common, /^worker: polling/, path.join(logDir, 'worker.log'));
+    const worker = await mpf(['worker'], common, /worker: polling task queue/, path.join(logDir, 'worker.log'));
     procs.push(worker.child);
     const gw = await mpf(['gateway', '--port', '0'], { ...common, GATEWAY_API_KEY: API_KEY, LINK_LATE_NOTIFICATION_GRACE_SECONDS: '0' }, /^listening on /, path.join(logDir, 'gateway.log'));
     procs.push(gw.child);

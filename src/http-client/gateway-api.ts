@@ -270,7 +270,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: Temporal answers */
+        /**
+         * Readiness: Temporal answers and a worker polled the task queue recently
+         * @description 503 temporal_unavailable when Temporal does not answer within 3 s; 503 no_worker_polling when no worker polled the task queue's workflow tasks in the last 120 s (starts and PINs would wait for one).
+         */
         get: operations["readiness"];
         put?: never;
         post?: never;
@@ -2005,6 +2008,7 @@ export interface operations {
                         /** @enum {boolean} */
                         ok: false;
                         error: string;
+                        message?: string;
                     };
                 };
             };

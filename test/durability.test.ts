@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from './helpers/fixtures';
-import { startStack, type Stack } from './helpers/stack';
+import { startStack, type Stack, workerProcessEnv } from './helpers/stack';
 import { type MpfProcess, spawnMpf } from './helpers/processes';
 import type { LinkView, SwapView } from '../src/workflows/messages';
 
@@ -10,16 +10,7 @@ describe('flows survive a worker process killed with SIGKILL', () => {
   let stack: Stack;
   let worker: MpfProcess | undefined;
   const startWorker = async () => {
-    worker = spawnMpf(['worker'], {
-      TEMPORAL_ADDRESS: stack.address,
-      TEMPORAL_NAMESPACE: stack.namespace,
-      TEMPORAL_TASK_QUEUE: stack.taskQueue,
-      MPS_BASE_URL: stack.sim.baseUrl,
-      MPS_SECRET_KEY: 'sim-secret-key',
-      MPS_ACCESS_TOKEN: 'sim-access-token',
-      MPS_MERCHANT_REF: 'sim-merchant',
-      PAYLOAD_ENCRYPTION_KEYS: stack.keys,
-    });
+    worker = spawnMpf(['worker'], workerProcessEnv(stack));
     await worker.waitFor(/worker: polling task queue/);
   };
 
@@ -96,16 +87,7 @@ describe('a worker killed mid-call is noticed by its heartbeat, inside the swap 
 
   test('a confirm POST left unanswered by a SIGKILLed worker is sent again within the window, and the swap confirms without reconciliation', async () => {
     const start = async () => {
-      worker = spawnMpf(['worker'], {
-        TEMPORAL_ADDRESS: stack.address,
-        TEMPORAL_NAMESPACE: stack.namespace,
-        TEMPORAL_TASK_QUEUE: stack.taskQueue,
-        MPS_BASE_URL: stack.sim.baseUrl,
-        MPS_SECRET_KEY: 'sim-secret-key',
-        MPS_ACCESS_TOKEN: 'sim-access-token',
-        MPS_MERCHANT_REF: 'sim-merchant',
-        PAYLOAD_ENCRYPTION_KEYS: stack.keys,
-      });
+      worker = spawnMpf(['worker'], workerProcessEnv(stack));
       await worker.waitFor(/worker: polling task queue/);
     };
     await start();

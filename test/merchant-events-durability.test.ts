@@ -6,7 +6,7 @@ import { generateSecret } from '../src/events/signing';
 import type { LinkView } from '../src/workflows/messages';
 import { linkBody, uniqueRef } from './helpers/fixtures';
 import { type MpfProcess, spawnMpf } from './helpers/processes';
-import { eventually, startStack, type Stack } from './helpers/stack';
+import { eventually, startStack, type Stack, workerProcessEnv } from './helpers/stack';
 
 const SECRET = generateSecret();
 
@@ -20,14 +20,7 @@ describe('merchant events survive a failing receiver and a worker SIGKILLed mid-
 
   const startWorker = async (): Promise<void> => {
     worker = spawnMpf(['worker'], {
-      TEMPORAL_ADDRESS: stack.address,
-      TEMPORAL_NAMESPACE: stack.namespace,
-      TEMPORAL_TASK_QUEUE: stack.taskQueue,
-      MPS_BASE_URL: stack.sim.baseUrl,
-      MPS_SECRET_KEY: 'sim-secret-key',
-      MPS_ACCESS_TOKEN: 'sim-access-token',
-      MPS_MERCHANT_REF: 'sim-merchant',
-      PAYLOAD_ENCRYPTION_KEYS: stack.keys,
+      ...workerProcessEnv(stack),
       // Configured once for every flow, as an operator would; the schedule compressed for the test.
       MERCHANT_WEBHOOK_URL: listener.url,
       MERCHANT_WEBHOOK_SECRET: SECRET,

@@ -165,3 +165,17 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** The environment an `mpf worker` process needs to serve this stack, as a user would set it. */
+export function workerProcessEnv(stack: Pick<Stack, 'address' | 'namespace' | 'taskQueue' | 'keys' | 'sim'>): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: stack.address,
+    TEMPORAL_NAMESPACE: stack.namespace,
+    TEMPORAL_TASK_QUEUE: stack.taskQueue,
+    MPS_BASE_URL: stack.sim.baseUrl,
+    MPS_SECRET_KEY: 'sim-secret-key',
+    MPS_ACCESS_TOKEN: 'sim-access-token',
+    MPS_MERCHANT_REF: 'sim-merchant',
+    PAYLOAD_ENCRYPTION_KEYS: stack.keys,
+  };
+}

@@ -91,8 +91,11 @@ export class EventOutbox {
    */
   async finish(): Promise<void> {
     if (!this.enabled || !this.pumping) return;
-    const handed = await condition(() => this.handed === this.events.length && !this.busy, '1 hour');
-    if (!handed) log.error('merchant events: not every event could be handed to the delivery workflow', { unhanded: this.events.length - this.handed });
+    // No timeout here: a condition with a timeout starts a timer unless the hand-over completes in
+    // the same activation, which depends on when the eventSettings local activity resolved — a
+    // replay after a worker crash could then disagree with the history (a nondeterminism error
+    // the soak found). The pump never gives up (it retries every 30 s), so this ends.
+    await condition(() => this.handed === this.events.length && !this.busy);
     if (this.target) {
       await this.target.signal(eventsClosedSignal).catch((err: unknown) => log.warn('merchant events: eventsClosed not delivered', { error: String(err) }));
     }

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { LinkCreateBody as LinkCreateInput, PinBody as PinInput, SwapStartBody as SwapStartInput } from '../client/mpf-client';
 import { EXAMPLES } from './openapi-examples';
+import { LINK_STATES_ALL, SWAP_STATES_ALL } from '../client/reconcile';
 import type { LinkState, SwapState } from '../../workflows/messages';
 import { FlowEventsField } from './event-schemas';
 
@@ -15,27 +16,9 @@ import { FlowEventsField } from './event-schemas';
 // here instead of a response at run time)
 // ---------------------------------------------------------------------------------------------
 
-const SWAP_STATES = [
-  'initializing',
-  'awaiting_pin',
-  'confirming',
-  'confirmed',
-  'expired',
-  'cancelled',
-  'failed',
-  'needs_reconciliation',
-  'reconciled',
-] as const satisfies readonly SwapState[];
-const LINK_STATES = [
-  'creating',
-  'awaiting_payment',
-  'paid',
-  'failed',
-  'expired',
-  'cancelled',
-  'needs_reconciliation',
-  'reconciled',
-] as const satisfies readonly LinkState[];
+// The one list of each kind's states (the client's, which list filters use too).
+const SWAP_STATES = SWAP_STATES_ALL;
+const LINK_STATES = LINK_STATES_ALL;
 type Exhaustive<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 const _swapStatesComplete: Exhaustive<(typeof SWAP_STATES)[number], SwapState> = true;
 const _linkStatesComplete: Exhaustive<(typeof LINK_STATES)[number], LinkState> = true;

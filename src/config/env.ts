@@ -3,6 +3,7 @@
  * NAME_FILE (a path), for secrets stores. A bad value is an error naming the variable.
  * Secrets are read here by the worker and gateway, never passed as workflow inputs.
  */
+import { DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS } from './flow-defaults';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { checkMerchantEventsEnv, MERCHANT_EVENTS_ENV } from './merchant-events-env';
@@ -118,7 +119,8 @@ export const EnvSchema = z
     /** `mpf simulator`: non-loopback hosts it may deliver notifications to (e.g. `gateway`). */
     SIMULATOR_NOTIFICATION_ALLOW_HOSTS: hostList,
     SWAP_PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
-    SWAP_NOTIFICATION_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(0),
+    /** After `confirmed`, how long the swap stays open for the provider's notification and records it (0: closes at once). */
+    SWAP_NOTIFICATION_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS),
     /** A confirmation in doubt waits this long for the provider's notification before needs_reconciliation. */
     SWAP_SETTLE_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(900),
     LINK_LIFETIME_SECONDS: z.coerce.number().int().min(1).max(30 * 86_400).default(86_400),

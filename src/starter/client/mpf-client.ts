@@ -5,6 +5,7 @@
  * initialization / pay_link in one call, seals the PIN before it leaves this process, and keeps
  * only hashes of the per-flow tokens (in the workflow's encrypted memo).
  */
+import { DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS } from '../../config/flow-defaults';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import {
   type Client,
@@ -107,6 +108,7 @@ export interface MpfClientOptions {
    */
   notificationBaseUrl?: string;
   pinMaxAttempts?: number;
+  /** SWAP_NOTIFICATION_WAIT_SECONDS: how long a confirmed swap stays open for the provider's notification (default DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS). */
   swapNotificationWaitSeconds?: number;
   /** SWAP_SETTLE_WAIT_SECONDS: how long a confirmation in doubt waits for the provider's notification (default 900). */
   swapSettleWaitSeconds?: number;
@@ -267,7 +269,7 @@ export class MpfClient {
     const input: SwapWorkflowInput = {
       request: { ...req, notification_url: sealUrlLastSegment(this.notificationUrl('swap', workflowId, notifyToken), this.sealer) },
       pin_max_attempts: this.opts.pinMaxAttempts ?? 3,
-      notification_wait_seconds: this.opts.swapNotificationWaitSeconds ?? 0,
+      notification_wait_seconds: this.opts.swapNotificationWaitSeconds ?? DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS,
       ...(this.opts.swapSettleWaitSeconds !== undefined ? { settle_wait_seconds: this.opts.swapSettleWaitSeconds } : {}),
       ...(webhook_url ? { webhook_url } : {}),
     };

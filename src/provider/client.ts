@@ -262,7 +262,7 @@ export class ProviderClient {
     }
     const wire: WireResponse = { status: res.statusCode, headers: res.headers };
     try {
-      wire.text = await readBounded(res.body, MAX_RESPONSE_BYTES);
+      wire.text = await readBounded(res.body, res.headers['content-length'], MAX_RESPONSE_BYTES);
     } catch (err) {
       wire.bodyError = err;
     }
@@ -274,7 +274,20 @@ class ResponseTooLargeError extends Error {
   readonly code = 'MPF_RESPONSE_TOO_LARGE';
 }
 
-async function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<string> {
+/**
+ * The body as text, never more than `maxBytes`. A declared Content-Length within the bound is read
+ * in one go (undici fails a body that does not match its Content-Length); a larger one is refused
+ * unread; a body without one (chunked) is counted chunk by chunk.
+ */
+async function readBounded(body: Dispatcher.ResponseData['body'], contentLength: string | string[] | undefined, maxBytes: number): Promise<string> {
+  const declared = typeof contentLength === 'string' && /^\d{1,15}$/.test(contentLength) ? Number(contentLength) : undefined;
+  if (declared !== undefined) {
+    if (declared > maxBytes) {
+      body.destroy();
+      throw new ResponseTooLargeError(`response body larger than ${maxBytes} bytes`);
+    }
+    return body.text();
+  }
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of body) {

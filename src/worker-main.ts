@@ -54,6 +54,7 @@ export async function runWorkerMain(): Promise<void> {
     keys,
     provider,
     events,
+    ...(env.WORKER_MAX_CACHED_WORKFLOWS !== undefined ? { tuning: { maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS } } : {}),
   });
   ops?.attach({ worker, connection });
   startup.info(`worker: polling task queue ${env.TEMPORAL_TASK_QUEUE} on ${target.address} (namespace ${target.namespace}), provider at ${provider.origin}`);

@@ -42,6 +42,12 @@ export const MPF_WORKER_TUNING: Partial<WorkerOptions> = {
   // Provider activities heartbeat every second; send one at least every 2 s, well inside their
   // 8 s heartbeat timeout, so a live worker's call is never taken for a dead one.
   maxHeartbeatThrottleInterval: '2s',
+  // Flows kept in the sticky cache (WORKER_MAX_CACHED_WORKFLOWS overrides it). The SDK's default
+  // grows with the heap limit (about 2,300 here) and each cached flow holds its own copy of the
+  // workflow modules, so a worker's memory grew with the flows parked on it (waiting for PINs and
+  // payments). Bounded here: a parked flow past it is replayed from history when it wakes, which
+  // `npm run bench -- --parked` measures (wake of an evicted flow ÷ a cached one).
+  maxCachedWorkflows: 1000,
 };
 
 export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {

@@ -64,6 +64,15 @@ describe('values and their errors', () => {
     assert.equal(loadEnv({}).GATEWAY_PORT, 8080);
   });
 
+  test('takes the worker cache bound and the swap notification wait, naming each when bad', () => {
+    assert.equal(loadEnv({ WORKER_MAX_CACHED_WORKFLOWS: '250' }).WORKER_MAX_CACHED_WORKFLOWS, 250);
+    assert.equal(loadEnv({}).WORKER_MAX_CACHED_WORKFLOWS, undefined);
+    assert.match(configError({ WORKER_MAX_CACHED_WORKFLOWS: 'lots' }).message, /WORKER_MAX_CACHED_WORKFLOWS:/);
+    assert.equal(loadEnv({}).SWAP_NOTIFICATION_WAIT_SECONDS, 60);
+    assert.equal(loadEnv({ SWAP_NOTIFICATION_WAIT_SECONDS: '0' }).SWAP_NOTIFICATION_WAIT_SECONDS, 0);
+    assert.match(configError({ SWAP_NOTIFICATION_WAIT_SECONDS: '-5' }).message, /SWAP_NOTIFICATION_WAIT_SECONDS:/);
+  });
+
   test('never echoes a rejected secret', () => {
     const err = configError({ GATEWAY_API_KEY: 'short-secret', CODEC_AUTH_TOKEN: 'tiny-token' });
     assert.match(err.message, /GATEWAY_API_KEY: must be at least 16 characters/);

@@ -109,6 +109,12 @@ export const EnvSchema = z
     GATEWAY_METRICS_ADDRESS: listenAddress,
     /** Where the worker serves GET /metrics (the SDK's and ours), /healthz and /readyz; unset = none. */
     WORKER_METRICS_ADDRESS: listenAddress,
+    /**
+     * How many flows the worker keeps in its sticky cache (default MPF_WORKER_TUNING's 1000). A
+     * parked flow past it is evicted and replayed from its history when it wakes: memory stays
+     * bounded however many flows wait for PINs and payments.
+     */
+    WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
     PAYLOAD_ENCRYPTION_KEYS: optionalNonEmpty,
     /** Bearer token of the codec server (/codec on the gateway); unset = no codec server. */
     CODEC_AUTH_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

@@ -248,7 +248,7 @@ describe('mpf client commands against a worker process', () => {
     assert.match(started.stdout, /rate\s+1 USD = 1500\.25 NGN/);
     assert.match(started.stdout, /converted\s+150,025 NGN/);
     assert.match(started.stdout, /expires_at\s+\d{4}-\d\d-\d\dT.* \(in /);
-    assert.match(started.stdout, new RegExp(`pin_url\\s+http://127\\.0\\.0\\.1:9/gateway-not-running/pin/swap-${txnRef}#token=[A-Za-z0-9_-]{43}`));
+    assert.match(started.stdout, new RegExp(`pin_url\\s+http://127\\.0\\.0\\.1:9/gateway-not-running/pin/swap-${txnRef}#token=[A-Za-z0-9_-]{64}`));
 
     const wrong = await mpf(['swap', 'pin', `swap-${txnRef}`], env, '9999\n');
     assert.equal(wrong.code, 1);

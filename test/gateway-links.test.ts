@@ -64,7 +64,7 @@ describe('the gateway: payment links and notifications', () => {
     assert.equal(sent.payment_method, 'HOSTED_PAY_LINK');
     assert.equal(sent.payment_channel, 'BANK_TRANSFER');
     assert.equal(sent.currency, 'NGN');
-    assert.match(String(sent.notification_url), new RegExp(`^${h.gw.url}/v1/notifications/paylink/paylink-${ref}/[A-Za-z0-9_-]{43}$`));
+    assert.match(String(sent.notification_url), new RegExp(`^${h.gw.url}/v1/notifications/paylink/paylink-${ref}/[A-Za-z0-9_-]{64}$`));
 
     await h.stack.control.completeLink(link.payment_ref!);
     const paid = await until(link.link_id, 'paid');

@@ -170,7 +170,7 @@ describe('the swap workflow through the typed client', () => {
     const { swap } = await stack.mpf.startSwap(swapBody(txn));
     const sent = (await stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests[0]!.body as { notification_url: string };
     const token = sent.notification_url.split('/').pop()!;
-    assert.match(token, /^[A-Za-z0-9_-]{43}$/, 'the provider got the real token');
+    assert.match(token, /^[A-Za-z0-9_-]{64}$/, 'the provider got the real token');
     const history = await stack.client.workflow.getHandle(swap.swap_id).fetchHistory();
     const payloads = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads!;
     const [codec] = payloadCodecs(stack.keys);

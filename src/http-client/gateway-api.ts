@@ -673,7 +673,7 @@ export interface components {
          *       "notifications": [],
          *       "updated_at": "2026-01-15T10:00:00.412Z",
          *       "pin_url": "https://pay.example.com/pin/swap-order-1001#token=<pin_token>",
-         *       "pin_token": "<pin_token: 43 characters, base64url>"
+         *       "pin_token": "<pin_token: 64 characters, base64url>"
          *     }
          */
         StartedSwap: {

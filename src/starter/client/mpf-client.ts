@@ -5,8 +5,8 @@
  * initialization / pay_link in one call, seals the PIN before it leaves this process, and keeps
  * only hashes of the per-flow tokens (in the workflow's encrypted memo).
  */
+import { createHash, randomUUID } from 'node:crypto';
 import { DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS } from '../../config/flow-defaults';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import {
   type Client,
   WithStartWorkflowOperation,
@@ -71,6 +71,7 @@ import { notificationUrl, pinUrl } from './urls';
 import { IdempotencyStore } from './idempotency';
 import { type FlowPage, listFlows, parseListFilter } from './lists';
 import { type PinTokenSeed, PinTokens } from './pin-tokens';
+import { FlowTokens, type TokenPurpose } from './flow-tokens';
 import { checkResolveInput } from '../../workflows/reconciliation';
 import { LINK_STATES_ALL, NotResolvableError, SWAP_STATES_ALL } from './reconcile';
 import { checkWebhookUrl, readDeliveries, WebhookUrl, withDeliveries } from './merchant-events';
@@ -131,6 +132,12 @@ export interface MpfClientOptions {
   temporalProbeIntervalMs?: number;
   /** NODE_ENV=production: a loopback webhook_url in a start body is refused. */
   production?: boolean;
+  /**
+   * How long after its issue a pin_token or notification token is checked with the payload keys
+   * alone (no Temporal call); older ones are checked against the flow's memo (default 3600 s; keep
+   * it well under the namespace's retention, see flow-tokens.ts).
+   */
+  tokenLocalWindowSeconds?: number;
 }
 
 /** Temporal Web's summary and details of a flow, given at start (flow-summary.ts: no personal data). */
@@ -211,7 +218,9 @@ export interface StartOptions {
 }
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
-const newToken = (): string => randomBytes(32).toString('base64url'); // 256 bits
+
+/** The memo field that keeps the hash of each purpose's token. */
+const TOKEN_PURPOSE: Partial<Record<keyof TokenMemo, TokenPurpose>> = { pin_token_sha256: 'pin', notify_token_sha256: 'notify' };
 
 export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.output<T> {
   const r = schema.safeParse(value);
@@ -222,7 +231,10 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, pre
 export class MpfClient {
   readonly temporal: Client;
   private readonly sealer: Sealer;
+  /** v1 pin_tokens (swaps started before v2: handed out again by pinTokenOf). */
   private readonly pinTokens: PinTokens;
+  /** v2 pin and notification tokens, checked without a Temporal call. */
+  private readonly tokens: FlowTokens;
   /** Idempotency-Key records (the gateway's retried POSTs), kept in Temporal. */
   readonly idempotency: IdempotencyStore;
   private publicUrl: string;
@@ -232,6 +244,7 @@ export class MpfClient {
     this.temporal = opts.client;
     this.sealer = createSealer(opts.keys);
     this.pinTokens = new PinTokens(opts.keys);
+    this.tokens = new FlowTokens(opts.keys, opts.tokenLocalWindowSeconds !== undefined ? { localWindowSeconds: opts.tokenLocalWindowSeconds } : {});
     this.idempotency = new IdempotencyStore({ client: opts.client, taskQueue: opts.taskQueue, keys: opts.keys });
     this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
     this.notificationBaseUrl = opts.notificationBaseUrl?.replace(/\/+$/, '');
@@ -263,9 +276,8 @@ export class MpfClient {
     const { webhook_url, ...req } = parseOrThrow(SwapStartBody, body);
     checkWebhookUrl(webhook_url, this.opts.production ?? false);
     const workflowId = swapWorkflowId(req.txn_ref);
-    const seed = this.pinTokens.newSeed();
-    const pinToken = this.pinTokens.derive(workflowId, seed)!;
-    const notifyToken = newToken();
+    const { token: pinToken, seed } = this.tokens.issue('pin', workflowId);
+    const notifyToken = this.tokens.issue('notify', workflowId).token;
     const input: SwapWorkflowInput = {
       request: { ...req, notification_url: sealUrlLastSegment(this.notificationUrl('swap', workflowId, notifyToken), this.sealer) },
       pin_max_attempts: this.opts.pinMaxAttempts ?? 3,
@@ -276,7 +288,8 @@ export class MpfClient {
     const memo: TokenMemo = {
       pin_token_sha256: sha256(pinToken),
       notify_token_sha256: sha256(notifyToken),
-      ...seed,
+      pin_token_nonce: seed.nonce,
+      pin_token_key: seed.key,
       ...(start.idempotencyId ? { idempotency_id: start.idempotencyId } : {}),
     };
     const startedAt = new Date().toISOString();
@@ -346,7 +359,7 @@ export class MpfClient {
     const { webhook_url, ...req } = parseOrThrow(LinkCreateBody, body);
     checkWebhookUrl(webhook_url, this.opts.production ?? false);
     const workflowId = linkWorkflowId(req.txn_merchant_ref);
-    const notifyToken = newToken();
+    const notifyToken = this.tokens.issue('notify', workflowId).token;
     const input: LinkWorkflowInput = {
       request: { ...req, notification_url: sealUrlLastSegment(this.notificationUrl('payment_link', workflowId, notifyToken), this.sealer) },
       lifetime_seconds: this.opts.linkLifetimeSeconds ?? 86_400,
@@ -385,15 +398,19 @@ export class MpfClient {
   // --------------------------------------------------------------------------------------------
 
   /**
-   * A swap's pin_token and pin_url again (derived from the seed in its encrypted memo); undefined
-   * for a swap started before tokens were derived, or whose seed key left the ring.
+   * A swap's pin_token and pin_url again (derived from the seed in its encrypted memo: a v2 token,
+   * or a v1 one when the memo's hash says the swap was started with one); undefined for a swap
+   * started before tokens were derived, or whose seed key left the ring.
    */
   async pinTokenOf(swapId: string): Promise<{ pin_token: string; pin_url: string } | undefined> {
     const memo = (await this.guard(() => this.temporal.workflow.getHandle(swapId).describe(), swapId)).memo as TokenMemo | undefined;
-    if (!memo?.pin_token_nonce || !memo.pin_token_key) return undefined;
-    const token = this.pinTokens.derive(swapId, { pin_token_nonce: memo.pin_token_nonce, pin_token_key: memo.pin_token_key });
-    if (!token || !memo.pin_token_sha256 || sha256(token) !== memo.pin_token_sha256) return undefined;
-    return { pin_token: token, pin_url: this.pinUrl(swapId, token) };
+    if (!memo?.pin_token_nonce || !memo.pin_token_key || !memo.pin_token_sha256) return undefined;
+    const candidates = [
+      this.tokens.derive('pin', swapId, { nonce: memo.pin_token_nonce, key: memo.pin_token_key }),
+      this.pinTokens.derive(swapId, { pin_token_nonce: memo.pin_token_nonce, pin_token_key: memo.pin_token_key }),
+    ];
+    const token = candidates.find((t) => t !== undefined && sha256(t) === memo.pin_token_sha256);
+    return token ? { pin_token: token, pin_url: this.pinUrl(swapId, token) } : undefined;
   }
 
   /** Whether the flow was started by the request that holds the Idempotency-Key record `idempotencyId`. */
@@ -464,10 +481,15 @@ export class MpfClient {
   // --------------------------------------------------------------------------------------------
 
   /**
-   * Checks a per-flow token against the hash in the flow's memo, in constant time. A token of a
-   * closed flow has expired with it. Returns 'ok', 'unknown_flow', 'bad_token' or 'closed'.
+   * Checks a per-flow token. A v2 token made by a key of the ring for this flow, recently, is
+   * 'authentic' without any call to Temporal (flow-tokens.ts): whether the flow is still open is
+   * then not known, and the call that follows (update, signal, query) finds out. Any other token
+   * is compared with the hash in the flow's memo, in constant time: 'ok' (flow running),
+   * 'closed' (a token of a closed flow has expired with it), 'unknown_flow' or 'bad_token'.
    */
-  async verifyToken(flowId: string, field: keyof TokenMemo, token: string): Promise<'ok' | 'unknown_flow' | 'bad_token' | 'closed'> {
+  async verifyToken(flowId: string, field: keyof TokenMemo, token: string): Promise<'authentic' | 'ok' | 'unknown_flow' | 'bad_token' | 'closed'> {
+    const purpose = TOKEN_PURPOSE[field];
+    if (purpose && this.tokens.verifyLocally(purpose, flowId, token)) return 'authentic';
     let desc;
     try {
       desc = await this.guard(() => this.temporal.workflow.getHandle(flowId).describe(), flowId);
@@ -480,6 +502,21 @@ export class MpfClient {
     const stored = Buffer.from(expected, 'hex');
     if (stored.length !== 32 || !secretMatches(token, stored)) return 'bad_token';
     return desc.status.name === 'RUNNING' ? 'ok' : 'closed';
+  }
+
+  /**
+   * A swap's user_ref (it never changes) by one state query: no describe, no merchant-event
+   * lookup. Undefined when there is no such swap or no worker answers in time.
+   */
+  async swapUserRef(swapId: string): Promise<string | undefined> {
+    const waitMs = this.opts.queryAnswerTimeoutMs ?? 10_000;
+    const handle = this.temporal.workflow.getHandle(swapId);
+    try {
+      return (await this.guard(() => this.temporal.withDeadline(Date.now() + waitMs, () => handle.query(swapStateQuery)), swapId)).user_ref;
+    } catch (err) {
+      if (err instanceof TemporalUnavailableError) throw err;
+      return undefined;
+    }
   }
 
   /**

@@ -1,5 +1,6 @@
 /**
- * A swap's pin_token, derived rather than random, so it can be handed out again (a retried start
+ * Version 1 of a swap's pin_token (swaps started before v2, flow-tokens.ts, which new swaps get):
+ * kept so pinTokenOf can still hand out the token of such a swap. A swap's pin_token, derived rather than random, so it can be handed out again (a retried start
  * with the same Idempotency-Key, on any gateway) while no plaintext token is ever stored:
  *
  *   pin_token = base64url(HMAC-SHA256(HKDF(payload key <key_id>, 'mpf-pin-token-v1'), swap_id \n nonce))

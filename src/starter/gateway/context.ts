@@ -56,7 +56,9 @@ export function requireLinkId(id: string): string {
  * nothing about the swap); wrong, another swap's, or an unknown swap -> the same 404 not_found, so
  * a forged token cannot tell an existing swap from an unknown one; a closed swap (right token) ->
  * 410 unless `allowClosed`. Runs before the body is validated and before anything reaches the
- * workflow.
+ * workflow. A v2 token is checked with the payload keys alone ('authentic', no Temporal call): a
+ * closed swap is then found by the route itself (the PIN update answers 410, the summary reads
+ * the final view); older tokens are checked against the swap's memo as before.
  */
 export function pinTokenGuard(ctx: GatewayContext, opts: { allowClosed: boolean }) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {

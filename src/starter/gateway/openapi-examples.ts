@@ -49,7 +49,7 @@ export const EXAMPLES = {
   startedSwap: {
     ...swapView,
     pin_url: 'https://pay.example.com/pin/swap-order-1001#token=<pin_token>',
-    pin_token: '<pin_token: 43 characters, base64url>',
+    pin_token: '<pin_token: 64 characters, base64url>',
   },
   pinOutcome: { outcome: 'pin_rejected' as const, state: 'awaiting_pin' as const, attempts_left: 2 },
   linkView,

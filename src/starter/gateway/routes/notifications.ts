@@ -16,14 +16,17 @@
  *     the flow (same dedup key)                        -> 200 { received: true, duplicate: true }, not signalled
  *   over the per-flow signal bound of this process     -> 429 with Retry-After, not signalled
  *   otherwise: signal the flow (payload compacted), then -> 200 { received: true }
- * The token is compared with the hash in the flow's memo in constant time (MpfClient.verifyToken)
- * and never logged (see logging.ts).
+ * The token is checked with the payload keys alone when it is a recent v2 token, else compared with
+ * the hash in the flow's memo in constant time (MpfClient.verifyToken), and never logged (see
+ * logging.ts). A v2 token says nothing about whether the flow is still open: the signal to a
+ * closed flow fails and takes the closed-flow path, and a delivery this process would not signal
+ * (duplicate, over the bound) asks the server first, so a closed flow answers as above either way.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { FlowNotFoundError } from '../../client/errors';
 import { mapNotificationOutcome } from '../../../contract/provider';
-import { notificationDedupKey } from '../../client/mpf-client';
+import { type FlowStatusSummary, notificationDedupKey } from '../../client/mpf-client';
 import { kindOfNotificationSegment, NOTIFICATION_ROUTE } from '../../client/urls';
 import { flowKindOf } from '../../../workflows/flow-ids';
 import type { GatewayContext } from '../context';
@@ -83,9 +86,12 @@ export async function notificationRoutes(child: FastifyInstance, opts: GatewayCo
       const payload = parseMaybeJson(raw);
 
       /** A notification for a closed flow: refused (409) when it says money arrived and the flow did not end paid. */
-      const closedFlow = async () => {
+      const closedFlow = async (known?: FlowStatusSummary) => {
+        const status = known ?? (await mpf.flowStatus(flowId));
+        // A genuine v2 token of a flow the server no longer knows (deleted): as an unknown flow.
+        if (!status) return sendError(reply, 404, 'not_found', 'no such flow');
         const outcome = mapNotificationOutcome(payload);
-        const state = (await mpf.flowStatus(flowId))?.state;
+        const state = status.state;
         req.log.warn({ flow_id: flowId, outcome, state }, 'notification for a closed flow');
         if (outcome === 'paid' && !SETTLED_BY_PAYMENT.has(state ?? '')) {
           req.log.error({ flow_id: flowId, outcome, state }, 'money notified for a closed flow');
@@ -104,6 +110,11 @@ export async function notificationRoutes(child: FastifyInstance, opts: GatewayCo
 
       const dedupKey = notificationDedupKey(payload, raw);
       const admitted = notificationGuard.admit(flowId, dedupKey);
+      // Not signalled, so the signal cannot tell: is the flow of an 'authentic' token still open?
+      if (admitted !== 'signal' && verdict === 'authentic') {
+        const status = await mpf.flowStatus(flowId);
+        if (status?.status !== 'RUNNING') return closedFlow(status);
+      }
       if (admitted === 'duplicate') {
         metrics.noteNotification(req, 'duplicate');
         return { received: true as const, duplicate: true };

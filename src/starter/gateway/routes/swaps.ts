@@ -47,16 +47,21 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
   const app = root.withTypeProvider<ZodTypeProvider>();
   const { mpf } = ctx;
 
-  /** A swap's user_ref (it never changes), remembered for the last USER_REF_CACHE swaps. */
+  /**
+   * A swap's user_ref (it never changes), remembered for the last USER_REF_CACHE swaps: those this
+   * process started are known without a lookup; others cost one state query.
+   */
   const userRefs = new Map<string, string>();
+  const rememberUserRef = (swap: Pick<SwapView, 'swap_id' | 'user_ref'>): void => {
+    userRefs.set(swap.swap_id, swap.user_ref);
+    while (userRefs.size > USER_REF_CACHE) userRefs.delete(userRefs.keys().next().value as string);
+  };
   const userRefOf = async (swapId: string): Promise<string | undefined> => {
     const known = userRefs.get(swapId);
     if (known !== undefined) return known;
-    const view = await mpf.getSwap(swapId).catch(() => undefined);
-    if (!view) return undefined;
-    userRefs.set(swapId, view.user_ref);
-    while (userRefs.size > USER_REF_CACHE) userRefs.delete(userRefs.keys().next().value as string);
-    return view.user_ref;
+    const userRef = await mpf.swapUserRef(swapId);
+    if (userRef !== undefined) rememberUserRef({ swap_id: swapId, user_ref: userRef });
+    return userRef;
   };
 
   app.post(
@@ -93,12 +98,15 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
         run: async (_req, idempotencyId) => {
           try {
             const { swap, pin_url, pin_token } = await mpf.startSwap(req.body, { idempotencyId });
+            rememberUserRef(swap);
             return startAnswer(swap, { pin_url, pin_token });
           } catch (err) {
             // A retry after the first request started the swap but never kept its answer (its
             // gateway died, or it gave up waiting): the swap is this key's own, so answer it.
             if (idempotencyId && err instanceof DuplicateFlowError && (await mpf.startedBy(err.flowId, idempotencyId))) {
-              return startAnswer(await mpf.getSwap(err.flowId), await mpf.pinTokenOf(err.flowId));
+              const swap = await mpf.getSwap(err.flowId);
+              rememberUserRef(swap);
+              return startAnswer(swap, await mpf.pinTokenOf(err.flowId));
             }
             throw err;
           }

@@ -138,6 +138,8 @@ async function main(): Promise<void> {
   const t0 = now();
   const startedAt = new Date().toISOString();
   const loadBefore = uptime();
+  // The code measured is the code at the start (processes started later run what was checked out then).
+  const commitAtStart = commit();
   const step = (what: string): void => console.error(`[bench ${(msSince(t0) / 1000).toFixed(1)}s] ${what}`);
   const sections: BenchSection[] = [];
   const figures: Figure[] = [];
@@ -272,7 +274,7 @@ async function main(): Promise<void> {
   const meta = {
     startedAt,
     command,
-    commit: commit(),
+    commit: commitAtStart,
     mode: MODE,
     server: cluster
       ? `PostgreSQL topology (mpf cluster: Temporal ${cluster.info.temporal?.version ?? '?'} on PostgreSQL, ${cluster.info.temporal?.historyShards ?? '?'} history shards)`

@@ -53,7 +53,10 @@ export const MPF_WORKER_TUNING: Partial<WorkerOptions> = {
 export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS);
   // Provider calls counted and timed through the activity metric meter (src/metrics/activity-metrics.ts).
-  const activities = { ...createActivities({ client: instrumentProvider(deps.provider), sealer: createSealer(deps.keys) }), ...eventActivities };
+  const activities = {
+    ...createActivities({ client: instrumentProvider(deps.provider), sealer: createSealer(deps.keys), eventSettings: eventActivities.eventSettings }),
+    ...eventActivities,
+  };
   initWorkerCounters({ namespace: deps.namespace, taskQueue: deps.taskQueue });
   // Request ids in log lines, no task tokens; OpenTelemetry when tracing is installed. A prebuilt
   // bundle carries its own workflow interceptor modules (mpfWorkflowInterceptorModules()).

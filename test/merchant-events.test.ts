@@ -10,7 +10,7 @@ import type { InputError } from '../src/starter/client/errors';
 import { MpfClient } from '../src/starter/client/mpf-client';
 import { EVENT_TYPES, eventTypeFor } from '../src/workflows/event-types';
 import type { LinkView, SwapView } from '../src/workflows/messages';
-import { linkBody, swapBody, uniqueRef } from './helpers/fixtures';
+import { linkBody, SIM_PIN, swapBody, uniqueRef } from './helpers/fixtures';
 import { eventually, startStack, type Stack } from './helpers/stack';
 
 const CANARY_PIN = 'canary-PIN-4711';
@@ -144,6 +144,21 @@ describe('merchant events of real flows (real Temporal, simulator over HTTP)', (
     assert.equal(d.attempts, 1);
     assert.equal(d.last_status, 200);
     assert.ok(d.delivered_at);
+  });
+
+  test("a flow's event settings come with its first provider activity: no local activity of its own in its history, events delivered to its webhook_url", async () => {
+    const txn = uniqueRef('ev-handover');
+    const started = await stack.mpf.startSwap(swapBody(txn, { webhook_url: listener.url }));
+    assert.equal((await stack.mpf.submitPin(started.swap.swap_id, { wallet_pin: SIM_PIN }))?.outcome, 'confirmed');
+    await eventually(async () => ofFlow(listener, started.swap.swap_id).some((d) => d.event?.type === 'swap.confirmed'), 30_000, 'swap.confirmed');
+    assert.deepEqual(
+      ofFlow(listener, started.swap.swap_id).map((d) => d.event!.type),
+      ['swap.awaiting_pin', 'swap.confirmed'],
+    );
+    const history = await stack.client.workflow.getHandle(started.swap.swap_id).fetchHistory();
+    const markers = (history.events ?? []).map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
+    assert.ok(!markers.includes('core_local_activity'), `markers: ${markers.join(', ')}`);
+    assert.ok(markers.includes('core_patch'), 'the merchant-events patch is still recorded');
   });
 
   test('no PIN, pin_token, notification token, auth_token or secret appears in any event body (canary values)', async () => {

@@ -11,7 +11,8 @@ import { classifyConfirmRejection, isProviderError, ProviderRejectedError } from
 import type { ProviderClient } from '../provider/client';
 import { whileHeartbeating } from './heartbeat';
 import { earlierAttemptAppliedFailure, sealedPayloadFailure, toActivityError } from './failures';
-import type { ConfirmOutcome, ConfirmSwapInput, ProviderActivities, SwapInitResult } from './types';
+import type { EventSettings, EventSettingsInput } from './event-types';
+import type { ConfirmOutcome, ConfirmSwapInput, ProviderActivities, SwapInitResult, WithEventSettings } from './types';
 
 export * from './types';
 export { providerRetryPolicy, PROVIDER_FAILURE_TYPES, SEALED_PAYLOAD_FAILURE_TYPE, EARLIER_ATTEMPT_APPLIED_TYPE, PROVIDER_ACTIVITY_START_TO_CLOSE } from './retry-policies';
@@ -20,6 +21,11 @@ export { providerFailure, toActivityError } from './failures';
 export interface ActivityDeps {
   client: ProviderClient;
   sealer: Sealer;
+  /**
+   * The merchant-event settings of a flow (the `eventSettings` activity's function), answered with
+   * the flow's first provider activity when the flow passes its EventSettingsInput.
+   */
+  eventSettings?: (input: EventSettingsInput) => Promise<EventSettings>;
 }
 
 function logFailure(activity: string, refs: Record<string, unknown>, err: unknown): void {
@@ -52,6 +58,21 @@ function duplicateOnRetry(err: unknown): err is ProviderRejectedError {
 export function createActivities(deps: ActivityDeps): ProviderActivities {
   const { client, sealer } = deps;
 
+  /**
+   * The flow's event settings, added to its first activity's answer when the flow asked for them
+   * (flows scheduled by an older worker did not: they keep their own local activity). Never fails
+   * the activity: the provider has acted by now, and a retry would be a second request.
+   */
+  const withEventSettings = async <T extends object>(result: T, events: EventSettingsInput | undefined): Promise<T & WithEventSettings> => {
+    if (!events || !deps.eventSettings) return result;
+    try {
+      return { ...result, event_settings: await deps.eventSettings(events) };
+    } catch (err) {
+      log.warn('event settings not handed over with the activity; the flow reads them itself', { error: String(err) });
+      return result;
+    }
+  };
+
   /** The notification_url's token travels sealed through the workflow (sealUrlLastSegment). */
   const unsealUrl = (url: string): string => {
     try {
@@ -70,7 +91,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
   };
 
   return {
-    async initSwap(input): Promise<SwapInitResult> {
+    async initSwap(input, events): Promise<SwapInitResult & WithEventSettings> {
       const refs = { txn_ref: input.txn_ref, user_ref: input.user_ref };
       let data;
       try {
@@ -88,7 +109,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
         payment_ref: rest.payment_ref,
         expires_in_seconds: rest.expires_in_seconds,
       });
-      return result;
+      return withEventSettings(result, events);
     },
 
     async confirmSwap(input: ConfirmSwapInput): Promise<ConfirmOutcome> {
@@ -112,12 +133,12 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
       }
     },
 
-    async createPaymentLink(input) {
+    async createPaymentLink(input, events) {
       const refs = { txn_merchant_ref: input.txn_merchant_ref, user_ref: input.user_ref };
       try {
         const link = await whileHeartbeating(() => client.createHostedLink({ ...input, notification_url: unsealUrl(input.notification_url) }));
         log.info('createPaymentLink: link created', { ...refs, payment_ref: link.payment_ref });
-        return link;
+        return await withEventSettings(link, events);
       } catch (err) {
         logFailure('createPaymentLink', refs, err);
         if (duplicateOnRetry(err)) throw earlierAttemptAppliedFailure('txn_merchant_ref', input.txn_merchant_ref, err.providerMessage);

@@ -20,7 +20,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { EventActivities, EventSettings } from '../activities/event-types';
+import type { EventActivities, EventSettings, EventSettingsInput } from '../activities/event-types';
 import type { FlowKind } from './flow-ids';
 import {
   EVENT_DELIVERY_WORKFLOW_TYPE,
@@ -79,6 +79,24 @@ export class EventOutbox {
       // Beside the flow, never cancelled with it: a cancelled flow's `cancelled` event still goes out.
       void CancellationScope.nonCancellable(() => this.pump());
     }
+  }
+
+  /**
+   * What the flow's first provider activity is asked for, so it answers the event settings with
+   * the provider's data (undefined for a flow replayed from before merchant events existed).
+   */
+  settingsRequest(): EventSettingsInput | undefined {
+    if (!this.enabled) return undefined;
+    return this.flowUrl ? { flow_url: this.flowUrl } : {};
+  }
+
+  /**
+   * The settings that came with the first activity's answer; without them (an answer recorded by
+   * an older worker, or an activity that could not read them) the pump reads them itself with
+   * the `eventSettings` local activity, as it always did.
+   */
+  offer(settings: EventSettings | undefined): void {
+    if (this.enabled && settings && !this.settings) this.settings = settings;
   }
 
   list(): FlowEventSummary[] {

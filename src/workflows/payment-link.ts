@@ -67,7 +67,9 @@ export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<Lin
 /** Step 1. Returns false when the link already ended. */
 async function create(s: LinkSession): Promise<boolean> {
   try {
-    s.link = await createPaymentLink(s.input.request);
+    const { event_settings, ...link } = await createPaymentLink(s.input.request, s.events.settingsRequest());
+    s.link = link;
+    s.events.offer(event_settings);
   } catch (err) {
     s.set('failed', creationFailureReason('link creation', err, 'the customer never received pay_link'));
     await condition(allHandlersFinished);

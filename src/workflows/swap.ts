@@ -103,7 +103,9 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
 /** Step 1. Returns false when the swap already ended (failed or cancelled). */
 async function initialise(s: SwapSession): Promise<boolean> {
   try {
-    s.init = await initSwap(s.input.request);
+    const { event_settings, ...init } = await initSwap(s.input.request, s.events.settingsRequest());
+    s.init = init;
+    s.events.offer(event_settings);
   } catch (err) {
     s.set('failed', creationFailureReason('initialization', err, 'the user never received an auth token'));
     return false;

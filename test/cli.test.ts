@@ -176,6 +176,9 @@ describe('mpf client commands against a worker process', () => {
       MPS_ACCESS_TOKEN: 'sim-access-token',
       MPS_MERCHANT_REF: 'sim-merchant',
       GATEWAY_PUBLIC_URL: 'http://127.0.0.1:9/gateway-not-running',
+      // No gateway receives the provider's notifications here: a confirmed swap closes at once
+      // instead of waiting for one (the default waits 60 s).
+      SWAP_NOTIFICATION_WAIT_SECONDS: '0',
     });
     worker = await startServer(['worker'], env, /worker: polling task queue /, 120_000);
     connection = await Connection.connect({ address: temporalAddress });

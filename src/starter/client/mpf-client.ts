@@ -384,7 +384,7 @@ export class MpfClient {
   /** Merges the delivery records of the flow's events (from `events-<flow_id>`) into its view. */
   private async withEventDeliveries<V extends { events?: SwapView['events'] }>(flowId: string, view: V): Promise<V> {
     if (!view.events?.length) return view;
-    const waitMs = Math.min(this.opts.queryAnswerTimeoutMs ?? 10_000, 5_000);
+    const waitMs = Math.min(this.queryAnswerTimeoutMs(), 5_000);
     return withDeliveries(view, await readDeliveries(this.temporal, flowId, waitMs));
   }
 
@@ -435,7 +435,7 @@ export class MpfClient {
     const problem = checkResolveInput(input, kind);
     if (problem) throw new InputError(problem.message, problem.field);
     const view = (): Promise<Viewed<SwapView> | Viewed<LinkView>> => (kind === 'swap' ? this.getSwap(flowId) : this.getLink(flowId));
-    const waitMs = this.opts.queryAnswerTimeoutMs ?? 10_000;
+    const waitMs = this.queryAnswerTimeoutMs();
     const handle = this.temporal.workflow.getHandle(flowId);
     const args: [ResolveInput] = [input as ResolveInput];
     try {
@@ -509,10 +509,8 @@ export class MpfClient {
    * lookup. Undefined when there is no such swap or no worker answers in time.
    */
   async swapUserRef(swapId: string): Promise<string | undefined> {
-    const waitMs = this.opts.queryAnswerTimeoutMs ?? 10_000;
-    const handle = this.temporal.workflow.getHandle(swapId);
     try {
-      return (await this.guard(() => this.temporal.withDeadline(Date.now() + waitMs, () => handle.query(swapStateQuery)), swapId)).user_ref;
+      return (await this.guard(() => this.queryWithinDeadline(swapId, swapStateQuery), swapId)).user_ref;
     } catch (err) {
       if (err instanceof TemporalUnavailableError) throw err;
       return undefined;
@@ -633,10 +631,10 @@ export class MpfClient {
    */
   private async queryFlow<T extends { state: string; reason?: string }>(flowId: string, query: QueryDefinition<T>): Promise<Viewed<T>> {
     const handle = this.temporal.workflow.getHandle(flowId);
-    const waitMs = this.opts.queryAnswerTimeoutMs ?? 10_000;
+    const waitMs = this.queryAnswerTimeoutMs();
     let view: T | undefined;
     try {
-      view = await this.temporal.withDeadline(Date.now() + waitMs, () => handle.query(query));
+      view = await this.queryWithinDeadline(flowId, query);
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowKindOf(flowId), flowId);
       // No answer in time, or the server knows no worker polls the queue ("no poller seen").
@@ -657,6 +655,16 @@ export class MpfClient {
       return { ...view, execution, reason: closedExecutionReason(flowKindOf(flowId), execution, view.state) };
     }
     throw new WorkerUnavailableError(flowKindOf(flowId), flowId, waitMs, lastState);
+  }
+
+  /** How long a query waits for a worker's answer (queryAnswerTimeoutMs, default 10 s). */
+  private queryAnswerTimeoutMs(): number {
+    return this.opts.queryAnswerTimeoutMs ?? 10_000;
+  }
+
+  /** A flow's query, answered by a worker within queryAnswerTimeoutMs or failed with the deadline. */
+  private queryWithinDeadline<T>(flowId: string, query: QueryDefinition<T>): Promise<T> {
+    return this.temporal.withDeadline(Date.now() + this.queryAnswerTimeoutMs(), () => this.temporal.workflow.getHandle(flowId).query(query));
   }
 
   /**
@@ -713,7 +721,7 @@ export class MpfClient {
     reason: string | undefined,
     view: () => Promise<V>,
   ): Promise<V> {
-    const waitMs = this.opts.queryAnswerTimeoutMs ?? 10_000;
+    const waitMs = this.queryAnswerTimeoutMs();
     try {
       return await this.temporal.withDeadline(Date.now() + waitMs, () =>
         this.temporal.workflow.getHandle(flowId).executeUpdate(update, { args: [{ reason }] }),

@@ -25,6 +25,8 @@ export interface FlowTiming {
   toWaiting: number;
   /** PIN → outcome / payment → completed (ms). */
   toOutcome: number;
+  /** The flow's workflow id (for its history counts). */
+  workflowId: string;
 }
 
 export type FlowRunner = () => Promise<FlowTiming>;
@@ -62,7 +64,7 @@ export function flowRunner(stack: BenchStack, family: Family, side: Side): FlowR
       const b = now();
       const outcome = await stack.mpf.submitPin(started.swap.swap_id, { wallet_pin: SIM_PIN });
       if (outcome?.outcome !== 'confirmed') throw new Error(`swap ${started.swap.swap_id}: PIN outcome ${outcome?.outcome}`);
-      return { toWaiting, toOutcome: msSince(b) };
+      return { toWaiting, toOutcome: msSince(b), workflowId: started.swap.swap_id };
     };
   }
   if (family === 'swap') {
@@ -75,7 +77,7 @@ export function flowRunner(stack: BenchStack, family: Family, side: Side): FlowR
         .getHandle(id)
         .executeUpdate(controlPinUpdate, { args: [{ submission_id: randomUUID(), sealed_pin: CONTROL_SEALED_PIN }] });
       if (outcome !== 'confirmed') throw new Error(`control ${id}: outcome ${outcome}`);
-      return { toWaiting, toOutcome: msSince(b) };
+      return { toWaiting, toOutcome: msSince(b), workflowId: id };
     };
   }
   if (side === 'ours') {
@@ -88,7 +90,7 @@ export function flowRunner(stack: BenchStack, family: Family, side: Side): FlowR
       await stack.control.completeLink(link.payment_ref);
       const end = (await stack.client.workflow.getHandle(link.link_id).result()) as { state: string };
       if (end.state !== 'paid') throw new Error(`link ${link.link_id} ended ${end.state}`);
-      return { toWaiting, toOutcome: msSince(b) };
+      return { toWaiting, toOutcome: msSince(b), workflowId: link.link_id };
     };
   }
   return async () => {
@@ -100,6 +102,6 @@ export function flowRunner(stack: BenchStack, family: Family, side: Side): FlowR
     await handle.signal(controlPaidSignal, { dedup_key: `id:${randomUUID()}`, payload: { event: 'payment.completed', status: 'successful' } });
     const end = await handle.result();
     if (end !== 'paid') throw new Error(`control ${id} ended ${String(end)}`);
-    return { toWaiting, toOutcome: msSince(b) };
+    return { toWaiting, toOutcome: msSince(b), workflowId: id };
   };
 }

@@ -73,7 +73,19 @@ export function curveFigures(c: Curve): Figure[] {
     figure(sec, `${out} p50 idle c=${idle} (ms)`, pi[0].toOutcomeP50, pi[1].toOutcomeP50, 'ms', { kind: 'diff<=', target: 15 }),
     figure(sec, `${wait} p50 idle c=${idle} (ms)`, pi[0].toWaitingP50, pi[1].toWaitingP50, 'ms', { kind: 'diff<=', target: 15 }),
     figure(sec, `${wait} p99 at half the knee c=${half} (ms)`, ph[0].toWaitingP99, ph[1].toWaitingP99, 'ms'),
+    ...cpuFigures(sec, kc.concurrency, pk[0].cpuMsPerFlow, pk[1].cpuMsPerFlow),
   ];
+}
+
+/** Goals on CPU per flow, by process: the bench process (worker + client + gateway) and the Temporal server. */
+const CPU_GOALS: Record<string, Goal | undefined> = { node: { kind: 'ratio<=', target: 1.3 }, server: { kind: 'ratio<=', target: 1.15 } };
+const CPU_NAMES: Record<string, string> = { node: 'bench process (worker + client + gateway)', server: 'Temporal server', postgresql: 'PostgreSQL', simulator: 'simulator (the provider)' };
+
+function cpuFigures(sec: string, c: number, ours?: Record<string, number>, control?: Record<string, number>): Figure[] {
+  if (!ours || !control) return [];
+  return Object.keys(ours)
+    .filter((k) => Number.isFinite(ours[k]) && Number.isFinite(control[k]))
+    .map((k) => figure(sec, `CPU per flow at the control's knee c=${c}: ${CPU_NAMES[k] ?? k} (ms)`, ours[k]!, control[k]!, 'ms', CPU_GOALS[k]));
 }
 
 /** Rows of the older sections (codec, provider client) as figures; the HTTP path's goal on throughput. */

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- options]`: issue 13's benchmark. Every figure is ours ÷ a control measured
+ * `npm run bench [-- options]`: the benchmark. Every figure is ours ÷ a control measured
  * in the same run, interleaved with it, bounded in count and time, loopback only:
  *
  *  1. codec (pure CPU) and the HTTP path (provider client ÷ bare undici, standalone simulator);
@@ -17,7 +17,8 @@
  *   --cluster              the PostgreSQL topology of `mpf cluster up` (PostgreSQL + Temporal server, started
  *                          here with no workers or gateways of its own; ours run in this process as on the dev server)
  *   --temporal-address A   an external Temporal server instead
- *   --sim-process          the simulator in a process of its own
+ *   --sim-inline           the simulator in this process (default: a process of its own, so that its
+ *                          CPU, the provider's, is counted apart from ours; --sim-process is accepted)
  *   --dynamic-config K=V   the dev server's dynamic config (repeatable), e.g. system.enableActivityEagerExecution=true
  *   --tuning JSON          worker option overrides for both workers, e.g. '{"maxCachedWorkflows":2000}'
  *   --only LIST            a subset of codec,http,swap,link,gateway
@@ -35,8 +36,9 @@ import { type RunningCluster, startCluster } from '../src/cluster/up';
 import { startSimulator } from '../src/simulator';
 import { benchCodec } from './codec.bench';
 import { type Curve, halfKnee, knee, runCurve } from './curve';
-import { flowRunner } from './flows';
+import { type Family, flowRunner, type Side } from './flows';
 import { benchGateway, type GatewayBenchResult } from './gateway.bench';
+import { type HistoryCounts, historyCounts, historyTable } from './history-counts';
 import { benchParked, type ParkedLevel } from './parked';
 import { benchProviderClient } from './provider-client.bench';
 import type { BenchSection } from './report';
@@ -54,7 +56,8 @@ const { values: args } = parseArgs({
     'out-dir': { type: 'string' },
     'temporal-address': { type: 'string' },
     namespace: { type: 'string' },
-    'sim-process': { type: 'boolean', default: false },
+    'sim-inline': { type: 'boolean', default: false },
+    'sim-process': { type: 'boolean', default: true },
     cluster: { type: 'boolean', default: false },
     'dynamic-config': { type: 'string', multiple: true, default: [] },
     tuning: { type: 'string' },
@@ -148,6 +151,8 @@ async function main(): Promise<void> {
   let cluster: RunningCluster | undefined;
   let parked: ParkedLevel[] = [];
   let clusterDir: string | undefined;
+  const histories: { family: Family; side: Side; counts: HistoryCounts }[] = [];
+  const simProcess = !args['sim-inline'];
 
   if (ONLY.has('codec')) {
     step('codec');
@@ -181,12 +186,12 @@ async function main(): Promise<void> {
     }
     const temporalAddress = cluster?.info.temporal?.address ?? args['temporal-address'];
     const pidOf = (name: string): number | undefined => cluster?.children.find((c) => c.name === name)?.child.pid;
-    step(`stack: ${temporalAddress ? `Temporal at ${temporalAddress}` : 'dev server'}${args['sim-process'] ? ', simulator in its own process' : ''}`);
+    step(`stack: ${temporalAddress ? `Temporal at ${temporalAddress}` : 'dev server'}${simProcess ? ', simulator in its own process' : ', simulator in this process'}`);
     const stack = await startBenchStack({
       dynamicConfig,
       temporalAddress,
       namespace: cluster ? NAMESPACE : args.namespace,
-      simulatorProcess: args['sim-process'],
+      simulatorProcess: simProcess,
       // Parked swaps wait longer than the provider's default 5-minute window.
       ...(PARKED.length ? { swapExpiresInSeconds: 4 * 3600 } : {}),
       tuning,
@@ -206,7 +211,11 @@ async function main(): Promise<void> {
         for (const side of ['ours', 'control'] as const) {
           const r = flowRunner(stack, fam, side);
           for (let i = 0; i < pick(3, 5, 1); i++) await r();
+          // What one flow asks of the server, from its closed history (outside any timed window).
+          const one = await r();
+          histories.push({ family: fam, side, counts: await historyCounts(stack.client, one.workflowId) });
         }
+      step(`history per flow: ${histories.map((h) => `${h.family} ${h.side} ${h.counts.events} events/${h.counts.workflowTasks} wft`).join(', ')}`);
       for (const fam of ['swap', 'link'] as const) {
         if (!ONLY.has(fam)) continue;
         step(`${fam} curve: levels ${(fam === 'swap' ? SWAP_LEVELS : LINK_LEVELS).join(',')}, ${CURVE.reps} rep(s), ${CURVE.warmMs}+${CURVE.windowMs} ms per step`);
@@ -281,7 +290,7 @@ async function main(): Promise<void> {
       : args['temporal-address']
         ? `external Temporal at ${args['temporal-address']}`
         : 'temporal CLI dev server (SQLite, WAL, synchronous=OFF)',
-    simulator: args['sim-process'] ? 'own process' : 'in the bench process (with worker, client and gateway)',
+    simulator: simProcess ? 'own process' : 'in the bench process (with worker, client and gateway)',
     dynamicConfig,
     tuning: tuning ?? {},
     machine,
@@ -316,10 +325,11 @@ async function main(): Promise<void> {
     ...(cpuLines.length
       ? ['## CPU ms per flow, by process (median over repetitions; includes the warm-up and drain of each step)', '', '| flow | side | concurrency | CPU ms per flow |', '|---|---|---:|---|', ...cpuLines, '']
       : []),
+    ...(histories.length ? ['## What one flow asks of the server (from its history)', '', historyTable(histories), ''] : []),
     ...(curves.length ? [`![load curve](${LABEL}.svg)`, ''] : []),
   ].join('\n');
   const svg = curves.length ? curveChart(curves, `${LABEL}: ${meta.commit ?? ''} ${startedAt.slice(0, 16)}Z, ${machine.cpus} cores, ${/load average.*/.exec(loadBefore)?.[0] ?? ''} before`) : undefined;
-  const files = writeRunFiles(LABEL, { md, svg, json: { ...meta, figures, curves, gateway, parked, sections } }, args['out-dir'] ?? RESULTS_DIR);
+  const files = writeRunFiles(LABEL, { md, svg, json: { ...meta, figures, curves, histories, gateway, parked, sections } }, args['out-dir'] ?? RESULTS_DIR);
   console.log(md);
   console.log(`\nwall time ${wallS.toFixed(1)} s; results: ${files.join(', ')}`);
 }

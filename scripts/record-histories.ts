@@ -1,5 +1,5 @@
 /**
- * Records workflow histories for the replay tests (test/replay.test.ts): runs representative swap
+ * Records workflow histories for the replay tests (test/unit/replay.test.ts): runs representative swap
  * and payment-link flows on a real dev server + simulator, then writes each encrypted history to
  * test/replay/<name>.json. Run after a deliberate workflow change (`npx tsx scripts/record-histories.ts`)
  * and commit the files: replaying old histories is how an incompatible change is caught.

@@ -1,10 +1,19 @@
 /**
- * `npm test`: provisions the Temporal CLI (fails loudly with the script's message if it cannot),
- * starts ONE real Temporal dev server for the whole run, runs every test/**\/*.test.ts file with
- * node's test runner, stops the server, and prints a closing "N passed, N failed" line.
+ * The test runner. Tests live in three tiers, one folder each:
  *
- *   npm test                      all tests
- *   npm test -- test/foo.test.ts  only these files
+ *   test/unit/   no server: pure decisions, schemas, codec, contract, provider client and simulator
+ *                on loopback, replay of recorded histories (npm run test:unit, well under a minute)
+ *   test/flows/  workflows, client and gateway on a real Temporal dev server (npm run test:flows)
+ *   test/e2e/    real processes: mpf worker/gateway/demo, browser, PostgreSQL cluster, soak,
+ *                compose, the packed package (npm run test:e2e)
+ *
+ * A tier that needs a server provisions the Temporal CLI (failing loudly with the script's message
+ * if it cannot) and starts ONE real dev server for the run; the unit tier starts none and needs no
+ * Chromium. Prints a closing "N passed, N failed" line; a skipped test fails the run.
+ *
+ *   npm test                               every tier
+ *   npm test -- --tier unit                one tier (unit, flows, e2e)
+ *   npm test -- test/flows/foo.test.ts     only these files
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,13 +39,30 @@ function findTests(dir: string): string[] {
   });
 }
 
+const TIERS = ['unit', 'flows', 'e2e'] as const;
+
+function selectFiles(argv: string[]): { files: string[]; needsServer: boolean } {
+  const i = argv.indexOf('--tier');
+  if (i >= 0) {
+    const tier = argv[i + 1];
+    if (!TIERS.includes(tier as (typeof TIERS)[number])) throw new Error(`--tier must be one of ${TIERS.join(', ')} (got ${tier ?? 'nothing'})`);
+    const files = findTests(path.join(PROJECT_ROOT, 'test', tier!)).sort();
+    return { files, needsServer: tier !== 'unit' };
+  }
+  const files = argv.length ? argv : findTests(path.join(PROJECT_ROOT, 'test')).sort();
+  const unitDir = `test${path.sep}unit${path.sep}`;
+  return { files, needsServer: files.some((f) => !path.normalize(f).startsWith(unitDir)) };
+}
+
 async function main(): Promise<number> {
-  const files = process.argv.slice(2).length ? process.argv.slice(2) : findTests(path.join(PROJECT_ROOT, 'test')).sort();
+  const { files, needsServer } = selectFiles(process.argv.slice(2));
+  if (files.length === 0) throw new Error('no test files selected');
   const started = Date.now();
   let server: Awaited<ReturnType<typeof startDevServer>> | undefined;
   const env: NodeJS.ProcessEnv = { ...process.env };
-  env.CHROMIUM_PATH = provisionChromium();
-  if (process.env.TEMPORAL_ADDRESS) {
+  if (!needsServer) {
+    console.log('unit tier: no Temporal server, no browser');
+  } else if ((env.CHROMIUM_PATH = provisionChromium()) && process.env.TEMPORAL_ADDRESS) {
     console.log(`using the Temporal server at TEMPORAL_ADDRESS=${process.env.TEMPORAL_ADDRESS}`);
     env.MPF_TEST_TEMPORAL_ADDRESS = process.env.TEMPORAL_ADDRESS;
   } else {

@@ -1,7 +1,7 @@
 /**
  * The production topology, defined once. docker-compose.yml (users with Docker) and `mpf cluster
  * up` (the same services run natively on 127.0.0.1: this machine, the tests, CI) take their
- * settings from here; test/compose.test.ts fails when docker-compose.yml drifts from it.
+ * settings from here; test/e2e/compose.test.ts fails when docker-compose.yml drifts from it.
  *
  * Only what does not depend on where things listen is here: versions and images, history shards,
  * the namespace and its retention, the schema and namespace jobs' commands, the app services'

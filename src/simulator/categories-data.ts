@@ -1,7 +1,7 @@
 /**
  * The provider's 77 utility product categories, exactly as listed in provider-api.md, in that
  * order. Codes are strings ("13.1" and "13.10" differ; names repeat, e.g. 13.23 and 13.42).
- * test/simulator-categories.test.ts compares this list with the document.
+ * test/unit/simulator-categories.test.ts compares this list with the document.
  */
 import type { Category } from '../contract/provider';
 

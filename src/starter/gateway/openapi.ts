@@ -15,7 +15,7 @@
  *                        schemas no operation reaches are dropped (other apps' schemas in the same
  *                        process share zod's global registry)
  *
- * test/openapi.test.ts checks these rules on the served document and runs `redocly lint` on it.
+ * test/unit/openapi.test.ts checks these rules on the served document and runs `redocly lint` on it.
  */
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';

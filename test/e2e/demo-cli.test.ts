@@ -1,0 +1,130 @@
+/**
+ * The first hour with the demo, as the README tells it: start the interactive demo (`mpf demo`, a
+ * real process), load its client settings with the one documented line
+ * (`set -a; . .data/demo.env; set +a`) in a shell that has nothing else, and run the README's
+ * `mpf` commands against the running demo: swap start (its pin_url on the demo's gateway), status,
+ * PIN on stdin, cancel, link create, the link paid at the simulator and its notification reaching
+ * the demo's gateway, link status, categories.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createControlClient } from '../../src/simulator/control-client';
+import { eventually } from '../helpers/stack';
+import { type MpfProcess, spawnMpf } from '../helpers/processes';
+import { uniqueRef } from '../helpers/fixtures';
+import { getTestTemporal } from '../helpers/temporal';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+let tmp: string;
+let envFile: string;
+let demo: MpfProcess | undefined;
+let simulatorUrl: string;
+const taskQueue = `demo-cli-${process.pid}-${Date.now().toString(36)}`;
+
+/** `set -a; . <env file>; set +a; node bin/mpf.cjs …` in a shell with only PATH and HOME, as a user types it. */
+function mpf(args: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      'bash',
+      ['-c', 'set -a; . "$1"; set +a; shift; exec node bin/mpf.cjs "$@"', 'mpf', envFile, ...args],
+      { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 90_000 },
+      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+    child.stdin!.end(input);
+  });
+}
+
+before(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-demo-cli-'));
+  envFile = path.join(tmp, 'demo.env');
+  const temporal = await getTestTemporal();
+  demo = spawnMpf(['demo'], {
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    MPF_DEMO_ENV_FILE: envFile,
+    PAYLOAD_ENCRYPTION_KEYS: '', // the demo generates this run's keys and writes them to the file
+  });
+  await demo.waitFor(/\[demo\] checkout: .*simulator control API (http:\/\/\S+)\/_sim\)/, 180_000);
+  simulatorUrl = /simulator control API (http:\/\/\S+)\/_sim/.exec(demo.output())![1]!;
+});
+
+after(async () => {
+  await demo?.kill('SIGINT');
+  await demo?.kill('SIGKILL');
+  fs.rmSync(tmp, { recursive: true, force: true });
+  await (await getTestTemporal()).shutdown();
+});
+
+describe('the README commands against the running interactive demo', () => {
+  test('the demo writes its client settings (0600), says the wallet PIN and the line to load them, and honours TEMPORAL_TASK_QUEUE', () => {
+    const out = demo!.output();
+    assert.equal(fs.statSync(envFile).mode & 0o777, 0o600);
+    const text = fs.readFileSync(envFile, 'utf8');
+    const settings = Object.fromEntries([...text.matchAll(/^([A-Z_]+)='([^']*)'$/gm)].map((m) => [m[1], m[2]]));
+    for (const key of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE', 'PAYLOAD_ENCRYPTION_KEYS', 'GATEWAY_PUBLIC_URL', 'GATEWAY_API_KEY', 'CODEC_AUTH_TOKEN', 'MPF_CODEC_ENDPOINT']) {
+      assert.ok(settings[key], `${key} in the file`);
+    }
+    assert.equal(settings.TEMPORAL_TASK_QUEUE, taskQueue);
+    assert.match(out, new RegExp(`worker polling task queue ${taskQueue}`));
+    assert.match(out, new RegExp(`client settings: set -a; \\. ${envFile.replace(/[.]/g, '\\.')}; set \\+a`));
+    assert.match(out, /wallet PIN: +1234 for every user/);
+    assert.match(out, new RegExp(`gateway: +${settings.GATEWAY_PUBLIC_URL!.replace(/\./g, '\\.')} \\(API reference .*/docs`));
+    // The secrets are in the file only, never on the console.
+    for (const key of ['PAYLOAD_ENCRYPTION_KEYS', 'GATEWAY_API_KEY', 'CODEC_AUTH_TOKEN']) {
+      for (const part of settings[key]!.split(/[,:]/).filter((p) => p.length >= 16)) assert.ok(!out.includes(part), `${key} printed`);
+    }
+  });
+
+  test('mpf swap start, status, pin (on stdin) and cancel work against it, with pin_url on the demo gateway', { timeout: 240_000 }, async () => {
+    const publicUrl = /^GATEWAY_PUBLIC_URL='([^']+)'$/m.exec(fs.readFileSync(envFile, 'utf8'))![1]!;
+    const ref = uniqueRef('readme-swap');
+    const started = await mpf(['swap', 'start', '--user-ref', 'demo-user', '--from', 'USD', '--to', 'NGN', '--amount', '10', '--txn-ref', ref]);
+    assert.equal(started.code, 0, `${started.stdout}\n${started.stderr}`);
+    assert.match(started.stdout, new RegExp(`swap swap-${ref}: awaiting_pin`));
+    const pinUrl = /pin_url\s+(\S+)/.exec(started.stdout)?.[1];
+    assert.ok(pinUrl?.startsWith(`${publicUrl}/pin/swap-${ref}#token=`), `pin_url ${pinUrl} is on the demo's gateway ${publicUrl}`);
+    const page = await fetch(pinUrl!.replace(/#.*/, ''));
+    assert.equal(page.status, 200, 'the PIN page answers where pin_url points');
+
+    const status = await mpf(['swap', 'status', `swap-${ref}`]);
+    assert.match(status.stdout, new RegExp(`swap swap-${ref}: awaiting_pin`));
+    const pin = await mpf(['swap', 'pin', `swap-${ref}`], '1234\n');
+    assert.equal(pin.code, 0, `${pin.stdout}\n${pin.stderr}`);
+    assert.match(pin.stdout, /^confirmed$/m);
+
+    const other = uniqueRef('readme-cancel');
+    assert.equal((await mpf(['swap', 'start', '--user-ref', 'demo-user', '--from', 'EUR', '--to', 'NGN', '--amount', '5', '--txn-ref', other])).code, 0);
+    const cancelled = await mpf(['swap', 'cancel', `swap-${other}`]);
+    assert.equal(cancelled.code, 0, `${cancelled.stdout}\n${cancelled.stderr}`);
+    assert.match(cancelled.stdout, new RegExp(`swap swap-${other}: cancelled`));
+  });
+
+  test('mpf link create and status work against it; the payment notified to the demo gateway marks the link paid', { timeout: 240_000 }, async () => {
+    const ref = uniqueRef('readme-link');
+    const created = await mpf([
+      'link', 'create', '--user-ref', 'demo-user', '--txn-merchant-ref', ref, '--amount', '2500',
+      '--full-name', 'Ada Lovelace', '--email', 'ada@example.com', '--phone', '+2348000000000', '--redirect-url', 'https://shop.example.com/return',
+    ]);
+    assert.equal(created.code, 0, `${created.stdout}\n${created.stderr}`);
+    assert.match(created.stdout, new RegExp(`payment link paylink-${ref}: awaiting_payment`));
+    const paymentRef = /payment_ref\s+(\S+)/.exec(created.stdout)![1]!;
+    // The customer pays at the simulator's checkout; the provider notifies the notification_url the CLI built.
+    await createControlClient(simulatorUrl).completeLink(paymentRef);
+    const paid = await eventually(async () => {
+      const r = await mpf(['link', 'status', `paylink-${ref}`]);
+      return r.stdout.includes(`paylink-${ref}: paid`) ? r.stdout : undefined;
+    }, 60_000, 'the link to be paid');
+    assert.match(paid, /notifications \(\d+\):\n\s+\S+\s+paid \(applied\)/);
+  });
+
+  test('mpf categories --tree works against it', { timeout: 120_000 }, async () => {
+    const r = await mpf(['categories', '--tree']);
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /13\.0/);
+  });
+});

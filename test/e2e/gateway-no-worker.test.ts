@@ -1,0 +1,117 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
+import { type GatewayHarness, startGatewayStack, stopOwnTemporal } from '../helpers/gateway';
+import type { Browser } from 'playwright-core';
+import { launchBrowser } from '../helpers/browser';
+import { eventually } from '../helpers/stack';
+
+describe('starting a flow while no worker is running', () => {
+  let h: GatewayHarness;
+  let browser: Browser | undefined;
+  before(async () => {
+    h = await startGatewayStack({ noWorker: true, client: { startAnswerTimeoutMs: 2_000, pinAnswerTimeoutMs: 2_000, queryAnswerTimeoutMs: 2_000, categoriesAnswerTimeoutMs: 2_000 } });
+  });
+  after(async () => {
+    await browser?.close();
+    await h?.stop();
+    await stopOwnTemporal();
+  });
+
+  test('answers the category list with 503 worker_unavailable and Retry-After instead of hanging', async () => {
+    await h.stack.stopWorker();
+    const started = Date.now();
+    const res = await h.api('GET', '/v1/categories');
+    assert.equal(res.status, 503, res.text);
+    assert.equal(res.json.error, 'worker_unavailable');
+    assert.ok(res.headers['retry-after']);
+    assert.ok(Date.now() - started < 10_000, 'answered within the configured bound (not a hang)');
+  });
+
+  test('answers 504 with the swap id instead of hanging, and the swap goes on once a worker is back', async () => {
+    const txn = uniqueRef('noworker');
+    const started = Date.now();
+    const res = await h.api('POST', '/v1/swaps', swapBody(txn));
+    assert.equal(res.status, 504, `${res.text}\n${h.logs.filter((l) => l.includes('request failed')).join('\n')}`);
+    assert.equal(res.json.error, 'pending');
+    assert.equal(res.json.flow_id, `swap-${txn}`);
+    assert.ok(Date.now() - started < 20_000, 'answered within the configured bound (not a hang)');
+    assert.equal((await h.stack.control.ledger({ endpoint: 'swap.init' })).requests.length, 0, 'no provider call yet');
+    await h.stack.startWorker();
+    const view = await eventually(async () => {
+      const v = await h.api('GET', `/v1/swaps/swap-${txn}`);
+      return v.json?.state === 'awaiting_pin' && v.json;
+    }, 30_000, 'the swap to initialise');
+    assert.equal(view.txn_ref, txn);
+    assert.equal((await h.stack.control.ledger({ endpoint: 'swap.init' })).requests.length, 1);
+  });
+
+  test('a PIN sent while the worker is down answers 504 instead of hanging, and is applied once the worker is back', async () => {
+    await h.stack.startWorker();
+    const txn = uniqueRef('noworker-pin');
+    const started = await h.api('POST', '/v1/swaps', swapBody(txn));
+    assert.equal(started.status, 201, started.text);
+    await h.stack.stopWorker();
+    const sent = Date.now();
+    const res = await h.call('POST', `/v1/swaps/swap-${txn}/pin`, {
+      body: { wallet_pin: SIM_PIN },
+      headers: { authorization: `Bearer ${started.json.pin_token}` },
+    });
+    assert.equal(res.status, 504, res.text);
+    assert.equal(res.json.error, 'pending');
+    assert.equal(res.json.flow_id, `swap-${txn}`);
+    assert.ok(!res.text.includes(SIM_PIN), 'the PIN is not echoed');
+    assert.ok(Date.now() - sent < 20_000, 'answered within the configured bound (not a hang)');
+
+    const looked = Date.now();
+    const down = await h.api('GET', `/v1/swaps/swap-${txn}`);
+    assert.equal(down.status, 503, down.text);
+    assert.equal(down.json.error, 'worker_unavailable');
+    assert.equal(down.json.flow_id, `swap-${txn}`);
+    assert.equal(down.json.last_known_state, 'awaiting_pin');
+    assert.equal(down.headers['retry-after'], '5');
+    assert.ok(Date.now() - looked < 20_000, 'a state lookup is bounded too');
+
+    await h.stack.startWorker();
+    // The server holds the admitted update and delivers it with the next workflow task.
+    const view = await eventually(async () => {
+      const v = await h.api('GET', `/v1/swaps/swap-${txn}`);
+      return v.json?.state === 'confirmed' && v.json;
+    }, 30_000, 'the PIN to be applied');
+    assert.equal(view.pin_attempts_left, 2, 'one attempt used, counted once');
+    assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.confirm' })).requests.length, 1, 'one confirmation');
+
+    // A finished swap's final view is its result, which the server keeps: no worker needed.
+    await eventually(async () => (await h.stack.client.workflow.getHandle(`swap-${txn}`).describe()).status.name === 'COMPLETED', 30_000, 'the swap to close');
+    await h.stack.stopWorker();
+    const closed = await h.api('GET', `/v1/swaps/swap-${txn}`);
+    assert.equal(closed.status, 200, closed.text);
+    assert.equal(closed.json.state, 'confirmed');
+    assert.equal(closed.json.txn_ref, txn);
+    assert.ok(!closed.text.includes('auth_token') && !closed.text.includes('sealed:'), 'the same allow-listed view');
+  });
+
+  test('the PIN page waits for the answer while the worker is down, without asking for the PIN again, then says "confirmed"', async () => {
+    browser = await launchBrowser();
+    await h.stack.startWorker();
+    const txn = uniqueRef('noworker-page');
+    const started = await h.api('POST', '/v1/swaps', swapBody(txn));
+    assert.equal(started.status, 201, started.text);
+    const page = await browser.newPage();
+    try {
+      await page.goto(started.json.pin_url);
+      await page.waitForFunction(() => !(document.getElementById('pin') as HTMLInputElement).disabled);
+      await h.stack.stopWorker(); // the worker goes down while the user types
+      await page.fill('#pin', SIM_PIN);
+      await page.click('#submit');
+      await page.waitForFunction(() => /has not answered yet/.test(document.getElementById('outcome')?.textContent ?? ''), undefined, { timeout: 20_000 });
+      assert.equal(await page.isDisabled('#pin'), true, 'the PIN field stays closed while the PIN is pending');
+      assert.equal(await page.inputValue('#pin'), '');
+      await h.stack.startWorker();
+      await page.waitForFunction(() => document.getElementById('outcome')?.textContent === 'Swap confirmed', undefined, { timeout: 30_000 });
+      assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.confirm' })).requests.length, 1, 'one confirmation');
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * Reconciliation, lists and link cancel as an operator runs them: `mpf worker` as a process (from
+ * environment variables) against the simulator, and `mpf swap|link|reconcile …` as processes.
+ * A swap whose confirmation the provider applied but whose answer was lost, with the provider's
+ * notification held back, is left in needs_reconciliation; `mpf reconcile list` shows it and
+ * `mpf reconcile resolve` ends it with the audit record in its view, and the merchant's endpoint
+ * (MERCHANT_WEBHOOK_URL on the worker, a loopback receiver here) gets the signed events.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Webhook } from 'standardwebhooks';
+import { generateDevKeys } from '../../src/codec/keys';
+import { startEventListener, type RunningListener } from '../../src/events/listener';
+import { generateSecret } from '../../src/events/signing';
+import { SIMULATOR_DEFAULT_CREDENTIALS } from '../../src/simulator/options';
+import { startSimulator, type RunningSimulator } from '../../src/simulator';
+import { createControlClient, type SimulatorControl } from '../../src/simulator/control-client';
+import { SIM_PIN, uniqueRef } from '../helpers/fixtures';
+import { type MpfProcess, runMpf, spawnMpf } from '../helpers/processes';
+import { scrape, sumOf } from '../helpers/prometheus';
+import { eventually } from '../helpers/stack';
+import { getTestTemporal, uniqueTaskQueue } from '../helpers/temporal';
+
+function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TEMPORAL_CLI_PATH'];
+  return { ...Object.fromEntries(keep.filter((k) => process.env[k]).map((k) => [k, process.env[k]])), ...extra };
+}
+
+describe('mpf reconcile, lists and link cancel against a worker process', () => {
+  let sim: RunningSimulator;
+  let control: SimulatorControl;
+  let worker: MpfProcess;
+  let env: NodeJS.ProcessEnv;
+  let receiver: RunningListener;
+  let workerUrl = '';
+  const secret = generateSecret();
+
+  before(async () => {
+    const temporal = await getTestTemporal();
+    receiver = await startEventListener({ secrets: [secret] });
+    sim = await startSimulator();
+    control = createControlClient(sim.baseUrl);
+    env = baseEnv({
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: temporal.namespace,
+      TEMPORAL_TASK_QUEUE: uniqueTaskQueue('mpf-reconcile'),
+      PAYLOAD_ENCRYPTION_KEYS: generateDevKeys(),
+      MPS_BASE_URL: sim.baseUrl,
+      MPS_SECRET_KEY: SIMULATOR_DEFAULT_CREDENTIALS.secretKey,
+      MPS_ACCESS_TOKEN: SIMULATOR_DEFAULT_CREDENTIALS.accessToken,
+      MPS_MERCHANT_REF: SIMULATOR_DEFAULT_CREDENTIALS.merchantRef,
+      GATEWAY_PUBLIC_URL: 'http://127.0.0.1:9/gateway-not-running',
+      SWAP_SETTLE_WAIT_SECONDS: '2',
+      MERCHANT_WEBHOOK_URL: receiver.url,
+      MERCHANT_WEBHOOK_SECRET: secret,
+      MERCHANT_WEBHOOK_RETRY_INITIAL_SECONDS: '0.2',
+    });
+    worker = spawnMpf(['worker'], { ...env, WORKER_METRICS_ADDRESS: '127.0.0.1:0' });
+    workerUrl = (await worker.waitFor(/worker: metrics and health on (http:\/\/127\.0\.0\.1:\d+)/, 120_000))[1]!;
+    await worker.waitFor(/worker: polling task queue /, 120_000);
+  });
+  after(async () => {
+    await worker?.kill('SIGTERM');
+    await sim?.close();
+    await receiver?.close();
+    await (await getTestTemporal()).shutdown();
+  });
+
+  const mpf = (args: string[], input?: string) => runMpf(args, env, { input, timeoutMs: 90_000 });
+
+  test('a swap left in needs_reconciliation is listed by `mpf reconcile list` and ended by `mpf reconcile resolve` with the audit record in its view and the signed events', async () => {
+    const txn = uniqueRef('cli-recon');
+    const swapId = `swap-${txn}`;
+    await control.setConfig({ swapExpiresInSeconds: 300 });
+    const started = await mpf(['swap', 'start', '--user-ref', 'user-recon', '--from', 'USD', '--to', 'NGN', '--amount', '10', '--txn-ref', txn, '--json']);
+    assert.equal(started.code, 0, started.stderr);
+    const paymentRef = JSON.parse(started.stdout).swap.payment_ref as string;
+    const pinToken = JSON.parse(started.stdout).pin_token as string;
+    assert.ok(pinToken.length >= 20, 'the pin_token was printed');
+
+    // The provider converts but its answer is lost, and its notification is held back.
+    await control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 1 }], notifications: { delayMs: 600_000 } });
+    const pin = await mpf(['swap', 'pin', swapId, '--json'], `${SIM_PIN}\n`);
+    assert.equal(JSON.parse(pin.stdout).outcome, 'needs_reconciliation', pin.stdout + pin.stderr);
+    await control.clearFaults();
+
+    const listed = await eventually(async () => {
+      const r = await mpf(['reconcile', 'list']);
+      return r.code === 0 && r.stdout.includes(swapId) && r.stdout;
+    }, 30_000, 'listed by mpf reconcile list');
+    assert.match(listed, new RegExp(`${swapId}\\s+needs_reconciliation`));
+
+    const bad = await mpf(['reconcile', 'resolve', swapId, '--outcome', 'paid', '--provider-reference', paymentRef, '--operator', 'Ada (ops)', '--note', 'x']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /outcome: must be one of confirmed, failed/);
+
+    const resolved = await mpf([
+      'reconcile', 'resolve', swapId,
+      '--outcome', 'confirmed',
+      '--provider-reference', paymentRef,
+      '--operator', 'Ada (ops)',
+      '--note', 'provider statement shows the conversion; credited the user',
+    ]);
+    assert.equal(resolved.code, 0, resolved.stderr);
+    assert.match(resolved.stdout, new RegExp(`^${swapId}: reconciled`));
+    assert.match(resolved.stdout, /operator\s+Ada \(ops\)/);
+
+    const status = await mpf(['swap', 'status', swapId, '--json']);
+    const view = JSON.parse(status.stdout);
+    assert.equal(view.state, 'reconciled');
+    assert.equal(view.reconciliation.outcome, 'confirmed');
+    assert.equal(view.reconciliation.provider_reference, paymentRef);
+    assert.equal(view.reconciliation.operator, 'Ada (ops)');
+    assert.equal(view.reconciliation.note, 'provider statement shows the conversion; credited the user');
+    assert.match(view.reconciliation.reason_before, /no notification from the provider settled it/);
+    assert.ok(Date.parse(view.reconciliation.resolved_at) > 0);
+
+    const again = await mpf(['reconcile', 'resolve', swapId, '--outcome', 'failed', '--provider-reference', paymentRef, '--operator', 'Bo', '--note', 'second try']);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /cannot be resolved: it was already reconciled by Ada \(ops\) at .* \(confirmed\)/);
+
+    const reconciled = await eventually(async () => {
+      const r = await mpf(['swap', 'list', '--state', 'reconciled', '--json']);
+      return r.code === 0 && (JSON.parse(r.stdout).items as Array<{ flow_id: string }>).some((i) => i.flow_id === swapId) && r;
+    }, 30_000, 'listed as reconciled');
+    assert.ok(reconciled);
+    assert.ok(!(await mpf(['reconcile', 'list'])).stdout.includes(swapId), 'no longer waiting');
+    // The provider did convert, once.
+    assert.equal((await control.ledger({ ref: txn })).effects.filter((e) => e.kind === 'swap.confirmed').length, 1);
+
+    // The merchant's endpoint got swap.needs_reconciliation and then swap.reconciled, signed.
+    const ofSwap = () => receiver.deliveries.filter((d) => d.event?.id.startsWith(`evt_${swapId}_`));
+    const got = await eventually(async () => {
+      const ds = ofSwap();
+      return ds.some((d) => d.event?.type === 'swap.reconciled') && ds;
+    }, 30_000, 'swap.reconciled at the receiver');
+    assert.ok(got.every((d) => d.verified && d.status === 200), 'every delivery verified and answered 200');
+    const events = got.map((d) => new Webhook(secret).verify(d.body, d.headers) as { id: string; type: string; data: Record<string, unknown> });
+    const types = events.map((e) => e.type);
+    assert.deepEqual(types.slice(-2), ['swap.needs_reconciliation', 'swap.reconciled']);
+    assert.equal(new Set(events.map((e) => e.id)).size, events.length, 'each event delivered once');
+    const [stuck, ended] = events.slice(-2) as [(typeof events)[number], (typeof events)[number]];
+    assert.equal(stuck.data.swap_id, swapId);
+    assert.equal(ended.data.swap_id, swapId);
+    assert.equal(ended.data.previous_state, 'needs_reconciliation');
+    const rec = ended.data.reconciliation as Record<string, unknown>;
+    assert.equal(rec.outcome, 'confirmed');
+    assert.equal(rec.provider_reference, paymentRef);
+    assert.equal(rec.operator, 'Ada (ops)');
+    // No secret value in any of them: the pin_token, the notification token the provider was
+    // handed, the provider credentials, the signing secret, a sealed value.
+    const init = (await control.ledger({ endpoint: 'swap.init' })).requests.find((r) => (r.body as { txn_ref?: string }).txn_ref === txn);
+    const notificationToken = String((init!.body as { notification_url: string }).notification_url).split('/').pop()!;
+    assert.ok(notificationToken.length >= 40, 'the notification token was found');
+    for (const d of got) {
+      for (const c of [pinToken, notificationToken, secret, secret.slice(6), SIMULATOR_DEFAULT_CREDENTIALS.secretKey, SIMULATOR_DEFAULT_CREDENTIALS.accessToken, 'sealed:v1', 'notification_url']) {
+        assert.ok(!d.body.includes(c), `${d.event!.type} carries ${c.slice(0, 8)}…`);
+      }
+    }
+    // The worker's /metrics counts each delivery attempt by event type and result.
+    const m = await scrape(`${workerUrl}/metrics`);
+    assert.equal(sumOf(m.samples, 'mpf_event_deliveries_total', { event_type: 'swap.reconciled', result: 'delivered' }), 1);
+    assert.equal(sumOf(m.samples, 'mpf_event_deliveries_total', { event_type: 'swap.needs_reconciliation', result: 'delivered' }), 1);
+    assert.equal(sumOf(m.samples, 'mpf_event_deliveries_total', { result: 'failed' }), 0);
+    assert.ok(sumOf(m.samples, 'mpf_event_delivery_duration_seconds_count', { event_type: 'swap.reconciled' }) >= 1);
+  });
+
+  test('`mpf link cancel` cancels a link awaiting payment, `mpf link list` finds it, and bad list options are named', async () => {
+    const ref = uniqueRef('cli-cancel');
+    const created = await mpf([
+      'link', 'create', '--user-ref', 'c-1', '--txn-merchant-ref', ref, '--amount', '2500', '--full-name', 'Ada Obi',
+      '--email', 'ada@example.com', '--phone', '+2348012345678', '--redirect-url', 'http://127.0.0.1:9/thanks',
+    ]);
+    assert.equal(created.code, 0, created.stderr);
+    const cancelled = await mpf(['link', 'cancel', `paylink-${ref}`, '--reason', 'order void']);
+    assert.equal(cancelled.code, 0, cancelled.stderr);
+    assert.match(cancelled.stdout, new RegExp(`payment link paylink-${ref}: cancelled`));
+    const twice = await mpf(['link', 'cancel', `paylink-${ref}`]);
+    assert.equal(twice.code, 1);
+    assert.match(twice.stderr, /is cancelled: only a link awaiting payment can be cancelled/);
+
+    const listed = await eventually(async () => {
+      const r = await mpf(['link', 'list', '--state', 'cancelled']);
+      return r.code === 0 && r.stdout.includes(`paylink-${ref}`) && r.stdout;
+    }, 30_000, 'listed as cancelled');
+    assert.match(listed, new RegExp(`paylink-${ref}\\s+cancelled`));
+
+    const badState = await mpf(['link', 'list', '--state', 'confirmed']);
+    assert.equal(badState.code, 1);
+    assert.match(badState.stderr, /state: must be one of creating, awaiting_payment/);
+    const badTime = await mpf(['swap', 'list', '--from', 'last tuesday']);
+    assert.equal(badTime.code, 1);
+    assert.match(badTime.stderr, /created_from: must be an ISO 8601 date-time/);
+  });
+});

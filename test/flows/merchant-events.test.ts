@@ -1,0 +1,212 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'undici';
+import { Webhook } from 'standardwebhooks';
+import { loadEnv } from '../../src/config/env';
+import { merchantEventsFromEnv, NO_MERCHANT_EVENTS } from '../../src/events/config';
+import { startEventListener, type ReceivedDelivery, type RunningListener } from '../../src/events/listener';
+import { generateSecret } from '../../src/events/signing';
+import type { InputError } from '../../src/starter/client/errors';
+import { MpfClient } from '../../src/starter/client/mpf-client';
+import { EVENT_TYPES, eventTypeFor } from '../../src/workflows/event-types';
+import type { LinkView, SwapView } from '../../src/workflows/messages';
+import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
+import { eventually, startStack, type Stack } from '../helpers/stack';
+
+const CANARY_PIN = 'canary-PIN-4711';
+const SECRET = generateSecret();
+
+/** Pays a link the way the customer does on the simulator's hosted checkout: the form's POST. */
+async function payOnCheckout(checkoutUrl: string, paymentRef: string): Promise<number> {
+  const res = await request(`${checkoutUrl}/pay`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ payment_ref: paymentRef, action: 'complete' }).toString(),
+  });
+  await res.body.dump();
+  return res.statusCode;
+}
+
+const ofFlow = (l: RunningListener, flowId: string): ReceivedDelivery[] => l.deliveries.filter((d) => d.event?.id.startsWith(`evt_${flowId}_`));
+
+describe('which state change is which event (one table)', () => {
+  test('every state change named by the issue maps to its event type, and steps inside a flow emit none', () => {
+    assert.equal(eventTypeFor('swap', 'initializing', 'awaiting_pin'), 'swap.awaiting_pin');
+    assert.equal(eventTypeFor('swap', 'confirming', 'awaiting_pin'), 'swap.pin_rejected');
+    assert.equal(eventTypeFor('swap', 'confirming', 'confirmed'), 'swap.confirmed');
+    assert.equal(eventTypeFor('swap', 'awaiting_pin', 'confirming'), undefined);
+    assert.equal(eventTypeFor('swap', 'confirming', 'confirming'), undefined);
+    assert.equal(eventTypeFor('payment_link', 'creating', 'awaiting_payment'), 'payment_link.created');
+    assert.equal(eventTypeFor('payment_link', 'awaiting_payment', 'paid'), 'payment_link.paid');
+    assert.equal(eventTypeFor('payment_link', 'needs_reconciliation', 'reconciled'), 'payment_link.reconciled');
+    // Leaving needs_reconciliation is `reconciled` whatever the state it was resolved to.
+    assert.equal(eventTypeFor('swap', 'needs_reconciliation', 'confirmed'), 'swap.reconciled');
+    // A state added later emits <kind>.<state> without a change here.
+    assert.equal(eventTypeFor('payment_link', 'awaiting_payment', 'refunded'), 'payment_link.refunded');
+    for (const t of ['swap.awaiting_pin', 'swap.confirmed', 'swap.pin_rejected', 'swap.expired', 'swap.failed', 'swap.cancelled', 'swap.needs_reconciliation', 'swap.reconciled', 'payment_link.created', 'payment_link.paid', 'payment_link.failed', 'payment_link.expired', 'payment_link.cancelled', 'payment_link.needs_reconciliation', 'payment_link.reconciled']) {
+      assert.ok(EVENT_TYPES.includes(t), t);
+    }
+  });
+});
+
+describe('merchant event configuration', () => {
+  const base = { PAYLOAD_ENCRYPTION_KEYS: 'k1:x' };
+  test('endpoints without a signing secret are refused, naming MERCHANT_WEBHOOK_SECRET', () => {
+    assert.throws(() => loadEnv({ ...base, MERCHANT_WEBHOOK_URL: 'http://127.0.0.1:9/hooks' }), /MERCHANT_WEBHOOK_SECRET: is required/);
+  });
+  test('a malformed secret is refused without echoing it', () => {
+    assert.throws(
+      () => loadEnv({ ...base, MERCHANT_WEBHOOK_URL: 'http://127.0.0.1:9/', MERCHANT_WEBHOOK_SECRET: 'not-a-real-secret-value' }),
+      (err: Error) => /MERCHANT_WEBHOOK_SECRET: must be whsec_/.test(err.message) && !err.message.includes('not-a-real-secret-value'),
+    );
+  });
+  test('a URL that is not http(s) is refused, naming the variable', () => {
+    assert.throws(() => loadEnv({ ...base, MERCHANT_WEBHOOK_URL: 'ftp://example.test/x', MERCHANT_WEBHOOK_SECRET: SECRET }), /MERCHANT_WEBHOOK_URL: must be a comma-separated list of http\(s\) URLs/);
+  });
+  test('production refuses a loopback endpoint', () => {
+    assert.throws(
+      () => loadEnv({ ...base, NODE_ENV: 'production', MPS_BASE_URL: 'http://127.0.0.1:1', MERCHANT_WEBHOOK_URLS: 'http://localhost:9/', MERCHANT_WEBHOOK_SECRET: SECRET }),
+      /MERCHANT_WEBHOOK_URLS: names a loopback address/,
+    );
+  });
+  test('several endpoints (both variables, comma-separated), several secrets, and the schedule are read; _FILE works like everywhere', async () => {
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-ev-')), 'secret');
+    const second = generateSecret();
+    fs.writeFileSync(file, `${SECRET} ${second}\n`);
+    const cfg = merchantEventsFromEnv(
+      loadEnv({
+        ...base,
+        MERCHANT_WEBHOOK_URL: 'http://127.0.0.1:9/a, http://127.0.0.1:9/b',
+        MERCHANT_WEBHOOK_URLS: 'http://127.0.0.1:9/b,http://127.0.0.1:9/c',
+        MERCHANT_WEBHOOK_SECRET_FILE: file,
+        MERCHANT_WEBHOOK_RETRY_SECONDS: '60',
+        MERCHANT_WEBHOOK_RETRY_INITIAL_SECONDS: '0.2',
+      }),
+    );
+    assert.deepEqual(cfg.urls, ['http://127.0.0.1:9/a', 'http://127.0.0.1:9/b', 'http://127.0.0.1:9/c']);
+    assert.deepEqual(cfg.secrets, [SECRET, second]);
+    assert.equal(cfg.schedule.retry_for_ms, 60_000);
+    assert.equal(cfg.schedule.initial_interval_ms, 200);
+    assert.equal(merchantEventsFromEnv(loadEnv(base)).schedule.retry_for_ms, 3 * 86_400_000, 'the default retry period is 3 days');
+  });
+});
+
+describe('merchant events of real flows (real Temporal, simulator over HTTP)', () => {
+  let stack: Stack;
+  let listener: RunningListener;
+
+  before(async () => {
+    listener = await startEventListener({ secrets: [SECRET] });
+    stack = await startStack({
+      simulator: { pins: { 'user-canary': CANARY_PIN } },
+      events: { ...NO_MERCHANT_EVENTS, secrets: [SECRET], schedule: { ...NO_MERCHANT_EVENTS.schedule, initial_interval_ms: 200 } },
+    });
+  });
+  after(async () => {
+    await stack?.stop();
+    await listener?.close();
+  });
+
+  test("a link paid on the simulator's hosted checkout produces a signed payment_link.paid event that the package verifies", async () => {
+    const { link } = await stack.mpf.createLink(linkBody(uniqueRef('ev-paid'), { webhook_url: listener.url }));
+    assert.equal(link.state, 'awaiting_payment');
+    assert.equal(await payOnCheckout(stack.sim.checkoutUrl, link.payment_ref!), 303);
+    const paid = await eventually(async () => ofFlow(listener, link.link_id).find((d) => d.event?.type === 'payment_link.paid'), 30_000, 'payment_link.paid');
+    // Verified by the receiver, and here once more straight with the package.
+    assert.ok(paid.verified);
+    const event = new Webhook(SECRET).verify(paid.body, paid.headers) as { id: string; type: string; data: Record<string, unknown> };
+    assert.equal(event.type, 'payment_link.paid');
+    assert.equal(paid.headers['webhook-id'], event.id);
+    assert.equal(event.id, `evt_${link.link_id}_2`);
+    assert.equal(event.data.link_id, link.link_id);
+    assert.equal(event.data.payment_ref, link.payment_ref);
+    assert.equal(event.data.previous_state, 'awaiting_payment');
+    // A forged signature is refused by the same package.
+    assert.throws(() => new Webhook(generateSecret()).verify(paid.body, paid.headers), /No matching signature/);
+    assert.deepEqual(
+      ofFlow(listener, link.link_id).map((d) => d.event!.type),
+      ['payment_link.created', 'payment_link.paid'],
+    );
+
+    // The flow's view lists its events with their deliveries (merged by the client).
+    const final = (await stack.client.workflow.getHandle(link.link_id).result()) as LinkView;
+    assert.equal(final.state, 'paid');
+    const view = await eventually(async () => {
+      const v = await stack.mpf.getLink(link.link_id);
+      return v.events?.every((e) => e.deliveries?.[0]?.state === 'delivered') && v;
+    }, 15_000, 'deliveries in the view');
+    assert.deepEqual(view.events!.map((e) => e.type), ['payment_link.created', 'payment_link.paid']);
+    const d = view.events![1]!.deliveries![0]!;
+    assert.equal(d.endpoint, new URL(listener.url).host);
+    assert.equal(d.attempts, 1);
+    assert.equal(d.last_status, 200);
+    assert.ok(d.delivered_at);
+  });
+
+  test("a flow's event settings come with its first provider activity: no local activity of its own in its history, events delivered to its webhook_url", async () => {
+    const txn = uniqueRef('ev-handover');
+    const started = await stack.mpf.startSwap(swapBody(txn, { webhook_url: listener.url }));
+    assert.equal((await stack.mpf.submitPin(started.swap.swap_id, { wallet_pin: SIM_PIN }))?.outcome, 'confirmed');
+    await eventually(async () => ofFlow(listener, started.swap.swap_id).some((d) => d.event?.type === 'swap.confirmed'), 30_000, 'swap.confirmed');
+    assert.deepEqual(
+      ofFlow(listener, started.swap.swap_id).map((d) => d.event!.type),
+      ['swap.awaiting_pin', 'swap.confirmed'],
+    );
+    const history = await stack.client.workflow.getHandle(started.swap.swap_id).fetchHistory();
+    const markers = (history.events ?? []).map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
+    assert.ok(!markers.includes('core_local_activity'), `markers: ${markers.join(', ')}`);
+    assert.ok(markers.includes('core_patch'), 'the merchant-events patch is still recorded');
+  });
+
+  test('no PIN, pin_token, notification token, auth_token or secret appears in any event body (canary values)', async () => {
+    const txn = uniqueRef('ev-canary');
+    const started = await stack.mpf.startSwap(swapBody(txn, { user_ref: 'user-canary', webhook_url: listener.url }));
+    const rejected = await stack.mpf.submitPin(started.swap.swap_id, { wallet_pin: 'wrong-PIN-0000' });
+    assert.equal(rejected?.outcome, 'pin_rejected');
+    assert.equal((await stack.mpf.submitPin(started.swap.swap_id, { wallet_pin: CANARY_PIN }))?.outcome, 'confirmed');
+    const swapId = started.swap.swap_id;
+    const bodies = await eventually(async () => {
+      const got = ofFlow(listener, swapId);
+      return got.length >= 3 && got;
+    }, 30_000, 'three swap events');
+    assert.deepEqual(bodies.map((d) => d.event!.type), ['swap.awaiting_pin', 'swap.pin_rejected', 'swap.confirmed']);
+    assert.deepEqual(bodies.map((d) => d.event!.id), [1, 2, 3].map((n) => `evt_${swapId}_${n}`));
+    const final = (await stack.client.workflow.getHandle(swapId).result()) as SwapView;
+    assert.equal(final.state, 'confirmed');
+
+    // The values that must never leave: the PINs, the pin_token, the notification token the
+    // provider was handed (from the simulator's ledger), the provider credentials, our secret.
+    const init = (await stack.control.ledger({ endpoint: 'swap.init' })).requests.find((r) => (r.body as { txn_ref?: string }).txn_ref === txn);
+    const notificationToken = String((init!.body as { notification_url: string }).notification_url).split('/').pop()!;
+    assert.ok(notificationToken.length >= 40, 'the notification token was found');
+    const canaries = [CANARY_PIN, 'wrong-PIN-0000', started.pin_token, notificationToken, SECRET, SECRET.slice(6), 'sim-secret-key', 'sim-access-token', 'sealed:v1', 'auth_token', 'notification_url'];
+    for (const d of bodies) {
+      for (const c of canaries) assert.ok(!d.body.includes(c) && !JSON.stringify(d.headers).includes(c), `${d.event!.type} carries ${c.slice(0, 12)}…`);
+    }
+    assert.equal(bodies[1]!.event!.data.pin_attempts_left, 2);
+  });
+
+  test('a webhook_url that is not an http(s) URL is refused, naming the field, and nothing starts', async () => {
+    const txn = uniqueRef('ev-bad-url');
+    await assert.rejects(stack.mpf.startSwap(swapBody(txn, { webhook_url: 'javascript:alert(1)' })), (err: InputError) => err.field === 'webhook_url');
+    await assert.rejects(stack.client.workflow.getHandle(`swap-${txn}`).describe(), /not found/i);
+  });
+
+  test('production refuses a loopback webhook_url at creation', async () => {
+    const prod = new MpfClient({ client: stack.client, taskQueue: stack.taskQueue, keys: stack.keys, publicUrl: 'https://pay.example.test', production: true });
+    await assert.rejects(prod.createLink(linkBody(uniqueRef('ev-prod'), { webhook_url: 'http://127.0.0.1:9/hooks' })), (err: InputError) =>
+      err.field === 'webhook_url' && /loopback/.test(err.message),
+    );
+  });
+
+  test('a flow without any endpoint still lists its events, with no deliveries and no delivery workflow', async () => {
+    const { link } = await stack.mpf.createLink(linkBody(uniqueRef('ev-none')));
+    await stack.mpf.cancelLink(link.link_id);
+    const final = (await stack.client.workflow.getHandle(link.link_id).result()) as LinkView;
+    assert.deepEqual(final.events!.map((e) => e.type), ['payment_link.created', 'payment_link.cancelled']);
+    await assert.rejects(stack.client.workflow.getHandle(`events-${link.link_id}`).describe(), /not found/i);
+  });
+});

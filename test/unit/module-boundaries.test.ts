@@ -1,0 +1,110 @@
+/**
+ * The production path loads no fake and no worker runtime, the rooms of src/starter point one way
+ * (cli -> demo -> gateway -> client), and src/ has no import circle. The lint rules check the
+ * static imports; this checks what actually loads (a fresh node process each) and, with madge,
+ * every dependency: type imports and the CLI's lazy requires included.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.join(__dirname, '..', '..');
+
+interface Loaded {
+  total: number;
+  simulator: number;
+  worker: number;
+  [group: string]: number;
+}
+
+/**
+ * Runs `code` in a fresh `node --import tsx` process in the repository and counts the modules in
+ * require.cache: src/simulator, @temporalio/worker, and each extra group (a path fragment).
+ */
+function modulesLoadedBy(code: string, groups: Record<string, string> = {}): Loaded {
+  const all = { simulator: '/src/simulator/', worker: '/node_modules/@temporalio/worker/', ...groups };
+  const script = `${code};
+    const keys = Object.keys(require.cache);
+    const groups = ${JSON.stringify(all)};
+    const counts = { total: keys.length };
+    for (const [name, fragment] of Object.entries(groups)) counts[name] = keys.filter((k) => k.includes(fragment)).length;
+    process.stdout.write(JSON.stringify(counts));`;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  return JSON.parse(out) as Loaded;
+}
+
+describe('the production path', () => {
+  test('requiring the gateway (what `mpf gateway` runs) loads 0 simulator and 0 @temporalio/worker modules', (t) => {
+    const loaded = modulesLoadedBy("require('./src/starter/gateway/main')", { gateway: '/src/starter/gateway/', fastify: '/node_modules/fastify/' });
+    t.diagnostic(`gateway/main: ${loaded.total} modules, ${loaded.simulator} from src/simulator, ${loaded.worker} from @temporalio/worker`);
+    assert.ok(loaded.gateway >= 10 && loaded.fastify > 0, `the gateway itself was loaded: ${JSON.stringify(loaded)}`);
+    assert.equal(loaded.simulator, 0, 'simulator modules loaded by the gateway');
+    assert.equal(loaded.worker, 0, '@temporalio/worker modules loaded by the gateway');
+  });
+
+  test('the typed client library loads no simulator, no worker runtime and no face', (t) => {
+    const loaded = modulesLoadedBy("require('./src/starter/client/from-env')", {
+      faces: '/src/starter/gateway/',
+      cli: '/src/starter/cli/',
+      demo: '/src/starter/demo/',
+    });
+    t.diagnostic(`client/from-env: ${loaded.total} modules, ${loaded.simulator} from src/simulator, ${loaded.worker} from @temporalio/worker`);
+    assert.deepEqual([loaded.simulator, loaded.worker, loaded.faces, loaded.cli, loaded.demo], [0, 0, 0, 0, 0], JSON.stringify(loaded));
+  });
+
+  test('building the `mpf` program loads no server, no demo and no Temporal client (each command loads its own when it runs)', (t) => {
+    const loaded = modulesLoadedBy("require('./src/starter/cli/program').buildProgram()", {
+      gateway: '/src/starter/gateway/',
+      demo: '/src/starter/demo/',
+      temporalClient: '/node_modules/@temporalio/client/',
+      workerMain: '/src/worker',
+    });
+    t.diagnostic(`cli/program: ${loaded.total} modules, ${loaded.simulator} from src/simulator, ${loaded.worker} from @temporalio/worker`);
+    assert.deepEqual(
+      [loaded.simulator, loaded.worker, loaded.gateway, loaded.demo, loaded.temporalClient, loaded.workerMain],
+      [0, 0, 0, 0, 0, 0],
+      JSON.stringify(loaded),
+    );
+  });
+});
+
+describe('the import graph of src (madge: static imports, type imports and lazy requires)', () => {
+  interface MadgeResult {
+    obj(): Record<string, string[]>;
+    circular(): string[][];
+    warnings(): { skipped: string[] };
+  }
+  // madge ships no type declarations.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const madge = require('madge') as (root: string, config: object) => Promise<MadgeResult>;
+  const graph = madge(path.join(ROOT, 'src'), { fileExtensions: ['ts'], tsConfig: path.join(ROOT, 'tsconfig.json') });
+
+  test('has no circle', async (t) => {
+    const g = await graph;
+    const circles = g.circular();
+    t.diagnostic(`madge: ${Object.keys(g.obj()).length} files, ${circles.length} circular dependencies`);
+    assert.deepEqual(circles, []);
+    assert.deepEqual(g.warnings().skipped, [], 'every import was resolved');
+  });
+
+  test('points one way in src/starter (cli -> demo -> gateway -> client), and provider/, client/ and gateway/ reach no simulator or worker', async () => {
+    const RANK: Record<string, number> = { client: 0, gateway: 1, demo: 2, cli: 3 };
+    const roomOf = (file: string): string | undefined => /^starter\/([^/]+)\//.exec(file)?.[1];
+    const production = (file: string): boolean => /^(provider|starter\/(client|gateway))\//.test(file);
+    const wrong: string[] = [];
+    const edges = Object.entries((await graph).obj());
+    assert.ok(edges.length > 50, 'madge read the tree');
+    for (const [from, deps] of edges) {
+      for (const to of deps) {
+        const [a, b] = [roomOf(from), roomOf(to)];
+        if (a && b && a !== b && RANK[b]! > RANK[a]!) wrong.push(`${from} -> ${to} (${a} may not depend on ${b})`);
+        if (production(from) && /^(simulator\/|worker(-main)?\.ts$)/.test(to)) wrong.push(`${from} -> ${to} (the production path loads no simulator or worker)`);
+      }
+    }
+    assert.deepEqual(wrong, []);
+    // The rooms are all there (a renamed room would make the check above vacuous).
+    const rooms = new Set(edges.map(([file]) => roomOf(file)).filter(Boolean));
+    assert.deepEqual([...rooms].sort(), ['cli', 'client', 'demo', 'gateway']);
+  });
+});

@@ -1,8 +1,8 @@
 /**
  * The generated part of the gateway's HTTP client: the OpenAPI document (docs/gateway-openapi.json)
  * and its TypeScript types (src/http-client/gateway-api.ts, by openapi-typescript), both from the
- * gateway's own document. `npm run openapi` writes them; test/http-client.test.ts fails when the
- * committed files differ from what the gateway's routes produce now.
+ * gateway's own document. `npm run openapi` writes them; `npm run openapi -- --check` (run by CI)
+ * fails when the committed files differ from what the gateway's routes produce now.
  */
 import path from 'node:path';
 import { offlineOpenApiDocument } from '../src/starter/gateway/openapi-document';
@@ -21,7 +21,7 @@ export async function generateHttpClientFiles(): Promise<GeneratedFiles> {
   // openapi-typescript is an ES module (and a dev dependency): loaded only here.
   const { default: openapiTS, astToString, COMMENT_HEADER } = await import('openapi-typescript');
   const ast = await openapiTS(doc as never, { alphabetize: false, exportType: false });
-  const header = COMMENT_HEADER.replace(
+  const header = '/* eslint-disable */\n' + COMMENT_HEADER.replace(
     'Do not make direct changes to the file.',
     'Do not make direct changes to the file: `npm run openapi` writes it from the gateway\'s OpenAPI document.',
   );

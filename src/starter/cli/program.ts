@@ -4,7 +4,7 @@
  * gateway, `mpf --help` no Temporal client).
  */
 import { Command } from 'commander';
-import { clusterCommand } from '../../cluster/command';
+import { clusterCommand } from './commands/cluster';
 import { categoriesCommand } from './commands/categories';
 import { codecWebEndpointCommand } from './commands/codec';
 import { demoCommand } from './commands/demo';

@@ -1,10 +1,14 @@
 /**
  * `mpf cluster up|down`: the production topology (docker-compose.yml's services) natively on
- * 127.0.0.1. The orchestration (./main, ./up …) loads only when one of these runs.
+ * 127.0.0.1. The launcher (src/cluster: process supervision, PostgreSQL, the Temporal server) is an
+ * operator's and developer's tool, not part of the library: it is left out of the published
+ * package's dist/ (tsconfig.build.json) and loaded here only from a source checkout, only when one
+ * of these commands runs.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import type * as ClusterMain from './main';
-import { DEFAULT_STATE_DIR } from './state';
+import { PROJECT_ROOT } from '../../../temporal/provision';
 
 function parseReplicas(value: string): number {
   const n = Number(value);
@@ -12,8 +16,24 @@ function parseReplicas(value: string): number {
   return n;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const main = () => require('./main') as typeof ClusterMain;
+const DEFAULT_STATE_DIR = path.join(PROJECT_ROOT, '.data', 'cluster');
+
+interface ClusterMain {
+  runClusterUp(o: { workers: number; gateways: number; stateDir: string; keepData: boolean }): Promise<number>;
+  runClusterDown(o: { stateDir: string }): Promise<number>;
+}
+
+/** The launcher's sources (a checkout run through tsx); absent from the published package. */
+function main(): ClusterMain {
+  const sources = path.join(PROJECT_ROOT, 'src', 'cluster', 'main.ts');
+  if (!fs.existsSync(sources)) {
+    throw new InvalidArgumentError(
+      'mpf cluster runs from a source checkout of merchant-payment-flows (git clone, npm ci, then `npx mpf cluster up`); the published package holds the library and the CLI only',
+    );
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require(sources) as ClusterMain;
+}
 
 export function clusterCommand(): Command {
   const cluster = new Command('cluster').description(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Provisions the Temporal CLI (the dev server used by tests, the demo and benchmarks).
-# Resolution order (DESIGN.md):
+# Resolution order:
 #   1. $TEMPORAL_CLI_PATH
 #   2. `temporal` on PATH
 #   3. the cached build under the project: .cache/temporal-cli/v<VERSION>/temporal (git-ignored)

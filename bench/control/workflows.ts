@@ -1,5 +1,5 @@
 /**
- * The controls of issue 13: workflows of our flows' event shape whose activities do nothing, so
+ * The controls: workflows of our flows' event shape whose activities do nothing, so
  * "our flow ÷ its control" is our own work and nothing the shape itself costs.
  *
  * - swapControlWorkflow: activity → (update-with-start `initialized` waits for it) → wait, with a

@@ -71,16 +71,25 @@ export const EnvSchema = z
     MPS_PROVIDER: z.enum(['live', 'simulator'], { message: "must be 'live' or 'simulator'" }).optional(),
     /** `production` forbids the embedded simulator and loopback notification URLs on a public gateway. */
     NODE_ENV: z.string().optional(),
+    /** The provider's secret key (sent as its API requires); a secret. */
     MPS_SECRET_KEY: optionalNonEmpty,
+    /** The provider's access token (Bearer); a secret. */
     MPS_ACCESS_TOKEN: optionalNonEmpty,
+    /** Our merchant reference at the provider (`x-merchant-ref`). */
     MPS_MERCHANT_REF: optionalNonEmpty,
+    /** `1` before any non-loopback MPS_BASE_URL is dialled: every call to the live provider moves real money. */
     MPS_LIVE: flag,
+    /** `1`: the categories call also sends the Bearer token (default: only `x-merchant-ref`). */
     MPS_CATEGORIES_BEARER: flag,
+    /** The Temporal frontend, `host:port` (the SDK's envconfig TLS variables apply to it). */
     TEMPORAL_ADDRESS: optionalNonEmpty,
+    /** The Temporal namespace of the flows. */
     TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+    /** The task queue the worker polls and the clients start flows on. */
     TEMPORAL_TASK_QUEUE: z.string().min(1).default('merchant-payment-flows'),
     /** Temporal Web's base URL, for the links `mpf demo` prints when TEMPORAL_ADDRESS is set. */
     TEMPORAL_UI_URL: httpUrl.optional(),
+    /** The gateway's HTTP port (`mpf gateway --port` wins; 0 = a free one). */
     GATEWAY_PORT: port.default(8080),
     /** Interface the gateway listens on (`mpf gateway --host` wins); default 127.0.0.1. */
     GATEWAY_HOST: optionalNonEmpty,
@@ -88,6 +97,7 @@ export const EnvSchema = z
     GATEWAY_PUBLIC_URL: httpUrl.optional(),
     /** Base of the notification_url handed to the provider when it reaches us by another address. */
     GATEWAY_NOTIFICATION_BASE_URL: httpUrl.optional(),
+    /** The backend's API key (`x-api-key` or `Authorization: Bearer`), at least 16 characters; a secret. */
     GATEWAY_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
     /**
      * Behind a reverse proxy: `true` (trust X-Forwarded-For from any hop) or the proxies'
@@ -115,6 +125,7 @@ export const EnvSchema = z
      * bounded however many flows wait for PINs and payments.
      */
     WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+    /** Payload encryption keys, comma-separated `keyId:base64` 32-byte keys; the first encrypts, all decrypt (rotation); a secret. */
     PAYLOAD_ENCRYPTION_KEYS: optionalNonEmpty,
     /** Bearer token of the codec server (/codec on the gateway); unset = no codec server. */
     CODEC_AUTH_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -124,13 +135,17 @@ export const EnvSchema = z
     SIMULATOR_CHECKOUT_PUBLIC_URL: httpUrl.optional(),
     /** `mpf simulator`: non-loopback hosts it may deliver notifications to (e.g. `gateway`). */
     SIMULATOR_NOTIFICATION_ALLOW_HOSTS: hostList,
+    /** Wrong PINs a swap accepts before it fails (our cap; the provider publishes none). */
     SWAP_PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
     /** After `confirmed`, how long the swap stays open for the provider's notification and records it (0: closes at once). */
     SWAP_NOTIFICATION_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS),
     /** A confirmation in doubt waits this long for the provider's notification before needs_reconciliation. */
     SWAP_SETTLE_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(900),
+    /** How long a payment link waits for its payment before it expires. */
     LINK_LIFETIME_SECONDS: z.coerce.number().int().min(1).max(30 * 86_400).default(86_400),
+    /** After expiry, how long a link still records a late payment notification (money that arrived is never ignored). */
     LINK_LATE_NOTIFICATION_GRACE_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3_600),
+    /** The log level of every process (pino's levels). */
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     ...MERCHANT_EVENTS_ENV,
   })

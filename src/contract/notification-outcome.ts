@@ -3,7 +3,7 @@
  * of a payload to an outcome and the compaction of large payloads. Part of the provider contract
  * (re-exported by provider.ts) but zod-free: the workflow bundle imports it, and the Temporal
  * worker evaluates a workflow's modules anew for every workflow it starts or replays, so a
- * schema library there costs CPU on every flow (issue 13's profile).
+ * schema library there costs CPU on every flow (measured by the bench's profile).
  */
 
 export type NotificationOutcome = 'paid' | 'failed' | 'pending' | 'unknown';

@@ -70,7 +70,7 @@ export function swapStaticDetails(f: SwapFacts & { pin_max_attempts: number; sta
     '',
     `- started ${f.started_at.slice(0, 19).replace('T', ' ')} UTC; at most ${f.pin_max_attempts} PIN attempts inside the provider's window`,
     '- state now: *Current Details*, the `state` query, or the `MpfState` column',
-    '- `needs_reconciliation`: money may have moved; follow docs/runbook.md',
+    '- `needs_reconciliation`: money may have moved; follow docs/operations/reconciliation.md',
   ].join('\n');
 }
 
@@ -84,7 +84,7 @@ export function linkStaticDetails(f: LinkFacts & { lifetime_seconds: number; sta
     '',
     `- started ${f.started_at.slice(0, 19).replace('T', ' ')} UTC; the link lives ${Math.round(f.lifetime_seconds / 60)} min`,
     '- state now: *Current Details*, the `state` query, or the `MpfState` column',
-    '- `needs_reconciliation`: money may have moved; follow docs/runbook.md',
+    '- `needs_reconciliation`: money may have moved; follow docs/operations/reconciliation.md',
   ].join('\n');
 }
 

@@ -133,7 +133,7 @@ export type PinOutcome =
   | { outcome: 'failed'; state: SwapState; reason?: string }
   | { outcome: 'needs_reconciliation'; state: SwapState; reason?: string };
 
-/** Fire-and-forget PIN (design card). */
+/** Fire-and-forget PIN (a signal; the update below answers the outcome). */
 export const submitPinSignal = defineSignal<[PinSubmission]>('submitPin');
 /** PIN with an answer: validated synchronously, returns the outcome of that PIN. */
 export const submitPinUpdate = defineUpdate<PinOutcome, [PinSubmission]>('submitPinAndWait');

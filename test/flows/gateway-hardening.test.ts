@@ -1,5 +1,5 @@
 /**
- * The gateway under the attacks and operator actions of issue 10, over real HTTP on the real
+ * The gateway under attacks and operator actions, over real HTTP on the real
  * Temporal dev server, simulator and worker: references at the 100-character boundary, floods of
  * duplicate notifications, notifications for closed flows, flows terminated in Temporal, PIN
  * guessing and probing for flow existence, and router errors.

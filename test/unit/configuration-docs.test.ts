@@ -1,0 +1,36 @@
+/**
+ * The configuration reference in docs/configuration.md is generated from the zod environment
+ * schema (scripts/config-docs.ts): these tests fail when the two drift apart.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { describe, test } from 'node:test';
+import { EnvSchema } from '../../src/config/env';
+import { CONFIG_DOC, configTable, renderConfigDoc } from '../../scripts/config-docs';
+
+describe('the configuration reference (docs/configuration.md)', () => {
+  const doc = fs.readFileSync(CONFIG_DOC, 'utf8');
+
+  test('is what `npm run docs:config` generates from the schema now', () => {
+    assert.equal(doc, renderConfigDoc(doc), 'docs/configuration.md is stale: run `npm run docs:config` and commit it');
+  });
+
+  test('lists every variable of the schema, each with a description', () => {
+    const { markdown, undocumented } = configTable();
+    assert.deepEqual(undocumented, [], 'give each variable a doc comment in src/config');
+    for (const name of Object.keys(EnvSchema.shape)) assert.match(markdown, new RegExp(`^\\| \`${name}\` \\|`, 'm'), name);
+  });
+
+  test('would notice a variable missing from the page (the check can fail)', () => {
+    const withoutOne = doc.replace(/^\| `LOG_LEVEL` .*\n/m, '');
+    assert.notEqual(withoutOne, doc);
+    assert.notEqual(renderConfigDoc(withoutOne), withoutOne);
+  });
+
+  test('marks secrets, and gives defaults as the schema yields them', () => {
+    const { markdown } = configTable();
+    assert.match(markdown, /^\| `GATEWAY_API_KEY` \| {2}\| secret \|/m);
+    assert.match(markdown, /^\| `TEMPORAL_TASK_QUEUE` \| `merchant-payment-flows` \| {2}\|/m);
+    assert.match(markdown, /^\| `SWAP_PIN_MAX_ATTEMPTS` \| `3` \|/m);
+  });
+});

@@ -7,6 +7,7 @@
  * script only asks; what the flow ends as is read from its view (and checked by verify.ts).
  */
 import { linkWorkflowId, swapWorkflowId } from '../../src/workflows/messages';
+import { SIMULATOR_DEFAULT_PIN } from '../../src/simulator/options';
 import type { SimulatorControl } from '../../src/simulator/control-client';
 import { call, Rng, sleep, type Answer } from './http';
 
@@ -19,7 +20,7 @@ export const SWAP_TERMINAL = new Set(['confirmed', 'expired', 'cancelled', 'fail
 export const LINK_TERMINAL = new Set(['paid', 'failed', 'expired', 'cancelled', 'needs_reconciliation']);
 
 /** The simulator's PIN for users it has no PIN configured for (its defaultPin). */
-export const RIGHT_PIN = '1234';
+export const RIGHT_PIN = SIMULATOR_DEFAULT_PIN;
 export const WRONG_PIN = '9876';
 
 const PINS: Record<SwapScript, string[]> = {

@@ -1,7 +1,7 @@
 /**
  * The swap's confirmation window less a safety margin (an assumption: the document is silent),
  * part of the provider contract (ASSUMPTIONS in provider.ts reads it) but zod-free, for the
- * workflow bundle (see notification-outcome.ts).
+ * workflow bundle (see notifications.ts).
  */
 
 /** Confirm no later than the window less min(5 s, 10 % of the window). */

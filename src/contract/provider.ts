@@ -4,7 +4,7 @@
  * anywhere else; the README's "Assumptions about the provider" lists what is here.
  *
  * This module is pure (zod only): the gateway, the simulator and the activities import it; the
- * workflow bundle imports only its zod-free parts (expiry.ts, notification-outcome.ts).
+ * workflow bundle imports only its zod-free parts (expiry.ts, notifications.ts).
  */
 import { z } from 'zod';
 import { EXPIRY_SAFETY_MARGIN } from './expiry';
@@ -245,17 +245,12 @@ export {
   mapNotificationOutcome,
   NOTIFICATION_KEPT_PAYLOAD_CHARS,
   NOTIFICATION_STATUS_FIELDS,
+  notificationFacts,
+  notificationIdOf,
   type NotificationOutcome,
-} from './notification-outcome';
-
-/** Reference fields a notification may carry, used only for display and cross-checks. */
-export function notificationPaymentRef(payload: unknown): string | undefined {
-  if (payload === null || typeof payload !== 'object') return undefined;
-  const top = payload as Record<string, unknown>;
-  const inner = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : {};
-  const v = inner.payment_ref ?? top.payment_ref;
-  return typeof v === 'string' ? v : undefined;
-}
+  parseNotificationBody,
+  readNotification,
+} from './notifications';
 
 /**
  * What the simulator sends (our assumption of a plausible payload; the receiver does not rely on

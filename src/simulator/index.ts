@@ -16,7 +16,7 @@ import { buildProviderApp } from './server';
 import { SimState } from './state';
 
 export type { SimulatorOptions } from './options';
-export { SIMULATOR_DEFAULT_CREDENTIALS } from './options';
+export { SIMULATOR_DEFAULT_CREDENTIALS, SIMULATOR_DEFAULT_PIN } from './options';
 export type { FaultRuleInput as FaultRule, FaultSetInput as FaultSet, NotificationFaults, FaultKind } from './faults';
 export type { RequestEntry, EffectEntry, EffectKind, EndpointKey, LedgerFilter } from './ledger';
 export { CATEGORIES } from './categories-data';

@@ -5,6 +5,9 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 
+/** The wallet PIN the simulator accepts for every user without one of its own (not a secret: no money moves). */
+export const SIMULATOR_DEFAULT_PIN = '1234';
+
 /** Credentials the simulator accepts unless configured otherwise (never real ones). */
 export const SIMULATOR_DEFAULT_CREDENTIALS = {
   secretKey: 'sim-secret-key',
@@ -23,7 +26,7 @@ export interface SimulatorOptions {
   merchantRef?: string; // default 'sim-merchant'     (x-merchant-ref)
   swapExpiresInSeconds?: number; // default 300
   pins?: Record<string, string>; // user_ref -> wallet PIN
-  defaultPin?: string; // PIN for users not in `pins`, default '1234'
+  defaultPin?: string; // PIN for users not in `pins`, default SIMULATOR_DEFAULT_PIN
   providerPinAttempts?: number; // wrong PINs after which the provider burns the token, default 5
   notificationRetryScheduleMs?: number[]; // default [0, 1000, 5000, 30000, 120000]
   categoriesRequireBearer?: boolean; // default false
@@ -82,7 +85,7 @@ export function resolveConfig(opts: SimulatorOptions): SimConfig {
     seed: (opts.seed ?? randomInt(0, 2 ** 31)) >>> 0,
     swapExpiresInSeconds: patch.swapExpiresInSeconds ?? 300,
     pins: { ...(patch.pins ?? {}) },
-    defaultPin: patch.defaultPin ?? '1234',
+    defaultPin: patch.defaultPin ?? SIMULATOR_DEFAULT_PIN,
     providerPinAttempts: patch.providerPinAttempts ?? 5,
     notificationRetryScheduleMs: patch.notificationRetryScheduleMs ?? [0, 1000, 5000, 30000, 120000],
     categoriesRequireBearer: patch.categoriesRequireBearer ?? false,

@@ -5,6 +5,7 @@
  * cancelled; or for another amount, currency or payment_ref) ends in needs_reconciliation.
  */
 import { workflowInfo } from '@temporalio/workflow';
+import { notificationFacts } from '../contract/notifications';
 import type { HostedLinkData } from '../contract/provider';
 import { FlowSession } from './flow-session';
 import { linkCurrentDetails } from './flow-summary';
@@ -20,15 +21,6 @@ import {
 export type NotificationDecision =
   | { kind: 'none' }
   | { kind: 'move'; state: LinkState; reason?: string };
-
-/** The facts of a notification payload we cross-check (top level or under `data`). */
-export function notificationFacts(payload: unknown): { payment_ref?: string; amount?: number; currency?: string } {
-  if (!payload || typeof payload !== 'object') return {};
-  const top = payload as Record<string, unknown>;
-  const d = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : top;
-  const pick = <T>(k: string, t: 'string' | 'number'): T | undefined => (typeof d[k] === t ? (d[k] as T) : typeof top[k] === t ? (top[k] as T) : undefined);
-  return { payment_ref: pick<string>('payment_ref', 'string'), amount: pick<number>('amount', 'number'), currency: pick<string>('currency', 'string') };
-}
 
 /**
  * What one new notification does to a link in `state`. Pure. A payment for the link is checked

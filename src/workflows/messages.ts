@@ -55,26 +55,33 @@ export const notificationSignal = defineSignal<[NotificationInput]>('notificatio
 
 export const SWAP_WORKFLOW_TYPE = 'swapWorkflow';
 
-export type SwapState =
-  | 'initializing'
-  | 'awaiting_pin'
-  | 'confirming'
-  | 'confirmed'
-  | 'expired'
-  | 'cancelled'
-  | 'failed'
-  | 'needs_reconciliation'
-  /** An operator resolved needs_reconciliation (`resolve` update); the outcome is in `reconciliation`. */
-  | 'reconciled';
-
-export const SWAP_TERMINAL_STATES: readonly SwapState[] = [
+/**
+ * Every state of a swap, the one list (the type, the gateway's schemas, list filters and metrics
+ * derive from it). `reconciled`: an operator resolved needs_reconciliation (`resolve` update); the
+ * outcome is in `reconciliation`.
+ */
+export const SWAP_STATES = [
+  'initializing',
+  'awaiting_pin',
+  'confirming',
   'confirmed',
   'expired',
   'cancelled',
   'failed',
   'needs_reconciliation',
   'reconciled',
-];
+] as const;
+export type SwapState = (typeof SWAP_STATES)[number];
+
+/** The states a swap does not leave on its own (needs_reconciliation waits only for an operator). */
+export const SWAP_TERMINAL_STATES = [
+  'confirmed',
+  'expired',
+  'cancelled',
+  'failed',
+  'needs_reconciliation',
+  'reconciled',
+] as const satisfies readonly SwapState[];
 
 export interface SwapWorkflowInput {
   request: SwapInitRequest;
@@ -156,18 +163,21 @@ export const swapInitializedUpdate = defineUpdate<SwapView>('initialized');
 
 export const LINK_WORKFLOW_TYPE = 'paymentLinkWorkflow';
 
-export type LinkState =
-  | 'creating'
-  | 'awaiting_payment'
-  | 'paid'
-  | 'failed'
-  | 'expired'
-  | 'cancelled'
-  | 'needs_reconciliation'
-  /** An operator resolved needs_reconciliation (`resolve` update); the outcome is in `reconciliation`. */
-  | 'reconciled';
+/** Every state of a payment link, the one list (see SWAP_STATES). */
+export const LINK_STATES = [
+  'creating',
+  'awaiting_payment',
+  'paid',
+  'failed',
+  'expired',
+  'cancelled',
+  'needs_reconciliation',
+  'reconciled',
+] as const;
+export type LinkState = (typeof LINK_STATES)[number];
 
-export const LINK_TERMINAL_STATES: readonly LinkState[] = ['paid', 'failed', 'expired', 'cancelled', 'needs_reconciliation', 'reconciled'];
+/** The states a link does not leave on its own (see SWAP_TERMINAL_STATES). */
+export const LINK_TERMINAL_STATES = ['paid', 'failed', 'expired', 'cancelled', 'needs_reconciliation', 'reconciled'] as const satisfies readonly LinkState[];
 
 export interface LinkWorkflowInput {
   request: HostedLinkRequest;

@@ -3,7 +3,7 @@
  * duplicate deliveries only count), mapped tolerantly to an outcome by the contract module.
  * Workflow-safe (no I/O).
  */
-import { compactNotificationPayload as keptPayload, mapNotificationOutcome } from '../contract/notification-outcome';
+import { compactNotificationPayload as keptPayload, mapNotificationOutcome } from '../contract/notifications';
 import type { NotificationInput, NotificationRecord } from './messages';
 
 /** Upper bound on distinct notifications kept per flow (history size guard). */

@@ -4,7 +4,9 @@
  * settled from the provider's notification. The workflow function (swap.ts) only sequences the
  * steps; message handlers are one line each, calling methods here.
  */
-import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
+import { expirySafetyMarginMs } from '../contract/expiry';
+import { notificationFacts } from '../contract/notifications';
+import { ApplicationFailure, condition, workflowInfo } from '@temporalio/workflow';
 import type { ConfirmOutcome, SwapInitResult } from '../activities/types';
 import { SEALED_PREFIX } from '../codec/sealed-prefix';
 import { FlowSession } from './flow-session';
@@ -64,15 +66,22 @@ export function outcomeOf(state: SwapState, reason?: string): PinOutcome {
   }
 }
 
+/** The provider's confirmation window, fixed once the swap was initialised. */
+export interface SwapWindow {
+  readonly init: SwapInitResult;
+  /** No confirmation is attempted after this (the provider's window less a safety margin). */
+  readonly deadlineMs: number;
+  /** When the provider expires the auth token (confirm retries stop here). */
+  readonly providerExpiryMs: number;
+}
+
 export class SwapSession extends FlowSession<SwapState> {
   readonly maxAttempts: number;
-  init: SwapInitResult | undefined;
-  deadlineMs: number | undefined;
-  providerExpiryMs: number | undefined;
-  attemptsUsed = 0;
-  providerMessage: string | undefined;
+  private win: SwapWindow | undefined;
+  private used = 0;
+  private providerMsg: string | undefined;
   /** The one PIN waiting to be used (sealed). Cleared as soon as it has been sent. */
-  pending: PinSubmission | undefined;
+  private waiting: PinSubmission | undefined;
   /** While a confirmation is in doubt: the provider's word on it, from a notification. */
   settledBy: 'confirmed' | 'failed' | undefined;
   private readonly outcomes = new Map<string, PinOutcome>();
@@ -81,6 +90,56 @@ export class SwapSession extends FlowSession<SwapState> {
     super('initializing', 'swap', input.request.txn_ref, SWAP_TERMINAL_STATES, ['initializing', 'awaiting_pin'], input.webhook_url);
     this.maxAttempts = Math.max(1, input.pin_max_attempts);
     this.refreshDetails();
+  }
+
+  get init(): SwapInitResult | undefined {
+    return this.win?.init;
+  }
+
+  get attemptsUsed(): number {
+    return this.used;
+  }
+
+  /** A PIN is waiting to be used, or being confirmed. */
+  get hasPendingPin(): boolean {
+    return this.waiting !== undefined;
+  }
+
+  /**
+   * The provider answered the initialisation: the window runs from its answer, less a safety
+   * margin, so we never confirm with a token the provider has already expired.
+   */
+  startWindow(init: SwapInitResult): SwapWindow {
+    const windowMs = init.expires_in_seconds * 1000;
+    this.win = {
+      init,
+      deadlineMs: init.initialized_at_ms + windowMs - expirySafetyMarginMs(windowMs),
+      providerExpiryMs: init.initialized_at_ms + windowMs,
+    };
+    return this.win;
+  }
+
+  /** Takes the waiting PIN for a confirmation and counts the attempt (before the state moves, so Temporal Web's details show it). */
+  beginAttempt(): PinSubmission | undefined {
+    if (this.waiting === undefined) return undefined;
+    this.used += 1;
+    return this.waiting;
+  }
+
+  /** The PIN is dropped as soon as it has been used. */
+  dropPin(): void {
+    this.waiting = undefined;
+  }
+
+  /** A PIN accepted in the same instant as a cancel or the deadline gets the final state as its answer. */
+  answerWaitingPin(): void {
+    if (this.waiting === undefined) return;
+    this.recordOutcome(this.waiting.submission_id, outcomeOf(this.state, this.status.reason));
+    this.waiting = undefined;
+  }
+
+  noteProviderMessage(message: string | undefined): void {
+    this.providerMsg = message;
   }
 
   protected currentDetails(): string {
@@ -93,9 +152,9 @@ export class SwapSession extends FlowSession<SwapState> {
       amount: init?.amount ?? request.amount,
       converted_amount: init?.converted_amount,
       rate_used: init?.rate_used,
-      deadline_ms: this.deadlineMs,
-      attempts_used: this.attemptsUsed,
-      attempts_left: Math.max(0, this.maxAttempts - this.attemptsUsed),
+      deadline_ms: this.win?.deadlineMs,
+      attempts_used: this.used,
+      attempts_left: Math.max(0, this.maxAttempts - this.used),
       reason: this.status.reason,
       notifications: this.notifications.size(),
       updated_at: this.status.updatedAt,
@@ -121,11 +180,11 @@ export class SwapSession extends FlowSession<SwapState> {
       converted_amount: init?.converted_amount,
       rate_used: init?.rate_used,
       expires_in_seconds: init?.expires_in_seconds,
-      expires_at: this.deadlineMs === undefined ? undefined : new Date(this.deadlineMs).toISOString(),
-      pin_attempts_used: this.attemptsUsed,
-      pin_attempts_left: Math.max(0, this.maxAttempts - this.attemptsUsed),
+      expires_at: this.win === undefined ? undefined : new Date(this.win.deadlineMs).toISOString(),
+      pin_attempts_used: this.used,
+      pin_attempts_left: Math.max(0, this.maxAttempts - this.used),
       reason: this.status.reason,
-      provider_message: this.providerMessage,
+      provider_message: this.providerMsg,
       notifications: this.notifications.list(),
       ...(this.reconciliation ? { reconciliation: this.reconciliation } : {}),
       events: this.events.list(),
@@ -145,8 +204,8 @@ export class SwapSession extends FlowSession<SwapState> {
   }
 
   accept(sub: PinSubmission): boolean {
-    if (this.state !== 'awaiting_pin' || this.pending !== undefined || this.cancelRequested !== undefined) return false;
-    this.pending = { sealed_pin: sub.sealed_pin, submission_id: sub.submission_id };
+    if (this.state !== 'awaiting_pin' || this.waiting !== undefined || this.cancelRequested !== undefined) return false;
+    this.waiting = { sealed_pin: sub.sealed_pin, submission_id: sub.submission_id };
     return true;
   }
 
@@ -156,12 +215,13 @@ export class SwapSession extends FlowSession<SwapState> {
     if (problem) throw new Error(problem);
     if (this.outcomes.has(sub.submission_id)) return; // idempotent replay of a finished submission
     if (this.state !== 'awaiting_pin') throw new Error(`swap is not awaiting a PIN (state: ${this.state})`);
-    if (this.pending !== undefined) throw new Error('a PIN for this swap is already being confirmed');
+    if (this.waiting !== undefined) throw new Error('a PIN for this swap is already being confirmed');
   }
 
-  /** The update's body after validation: the outcome now, or undefined to wait for `outcomeFor`. */
+  /** The update's body after validation: the outcome now, or undefined to wait for `outcomeOfPin`. */
   admitPin(sub: PinSubmission): PinOutcome | undefined {
-    if (this.outcomes.has(sub.submission_id)) return this.outcomes.get(sub.submission_id)!;
+    const known = this.outcomes.get(sub.submission_id);
+    if (known) return known;
     if (this.accept(sub)) return undefined;
     // Raced with another PIN or a state change after validation: a terminal swap answers with its
     // outcome; otherwise this update fails (the swap does not) and the caller may retry.
@@ -169,8 +229,13 @@ export class SwapSession extends FlowSession<SwapState> {
     throw ApplicationFailure.create({ type: 'PinNotAccepted', message: `a PIN for this swap is already being confirmed (state: ${this.state})` });
   }
 
-  outcomeFor(submissionId: string): PinOutcome | undefined {
-    return this.outcomes.get(submissionId);
+  /** Waits until the submission's confirmation has an outcome, and answers it. */
+  async outcomeOfPin(submissionId: string): Promise<PinOutcome> {
+    for (;;) {
+      const outcome = this.outcomes.get(submissionId);
+      if (outcome) return outcome;
+      await condition(() => this.outcomes.has(submissionId));
+    }
   }
 
   recordOutcome(submissionId: string, outcome: PinOutcome): void {
@@ -181,8 +246,8 @@ export class SwapSession extends FlowSession<SwapState> {
 
   /** The cancel update's validator: refuses what cannot be cancelled (synchronous). */
   validateCancel(): void {
-    if (!this.isCancellable() || this.pending !== undefined) {
-      throw new Error(`swap cannot be cancelled in state ${this.state}${this.pending ? ' (a PIN is being confirmed)' : ''}`);
+    if (!this.isCancellable() || this.waiting !== undefined) {
+      throw new Error(`swap cannot be cancelled in state ${this.state}${this.waiting ? ' (a PIN is being confirmed)' : ''}`);
     }
   }
 
@@ -208,16 +273,7 @@ export class SwapSession extends FlowSession<SwapState> {
 
   /** A notification names this swap when its payment_ref (if any) is the initialization's. */
   private matchesSwap(payload: unknown): boolean {
-    const ref = paymentRefOf(payload);
+    const ref = notificationFacts(payload).payment_ref;
     return ref === undefined || this.init?.payment_ref === undefined || ref === this.init.payment_ref;
   }
-}
-
-/** payment_ref at the top level or under `data`, if the payload names one. */
-export function paymentRefOf(payload: unknown): string | undefined {
-  if (!payload || typeof payload !== 'object') return undefined;
-  const top = payload as Record<string, unknown>;
-  const inner = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : {};
-  const v = inner.payment_ref ?? top.payment_ref;
-  return typeof v === 'string' ? v : undefined;
 }

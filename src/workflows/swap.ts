@@ -24,7 +24,6 @@ import {
 } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/types';
 import { confirmRetryPolicy, PROVIDER_ACTIVITY_HEARTBEAT_TIMEOUT, PROVIDER_ACTIVITY_START_TO_CLOSE, providerRetryPolicy } from '../activities/retry-policies';
-import { expirySafetyMarginMs } from '../contract/expiry';
 import { creationFailureReason, describeFailure } from './failures';
 import {
   cancelSwapSignal,
@@ -41,7 +40,7 @@ import {
 } from './messages';
 import { awaitResolution } from './reconciliation';
 import { flowMetrics } from './flow-metrics';
-import { decideConfirm, outcomeOf, SwapSession } from './swap-session';
+import { decideConfirm, outcomeOf, SwapSession, type SwapWindow } from './swap-session';
 
 const MIN_CONFIRM_BUDGET_MS = 1_000;
 
@@ -71,10 +70,7 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
   setHandler(
     submitPinUpdate,
     async (sub) => {
-      const now = s.admitPin(sub);
-      if (now) return now;
-      await condition(() => s.outcomeFor(sub.submission_id) !== undefined);
-      return s.outcomeFor(sub.submission_id)!;
+      return s.admitPin(sub) ?? (await s.outcomeOfPin(sub.submission_id));
     },
     { validator: (sub) => s.validatePin(sub) },
   );
@@ -92,7 +88,8 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
   setHandler(resolveSwapUpdate, (input) => (s.resolve(input, new Date().toISOString()), s.view()), { validator: (input) => s.validateResolve(input) });
 
   return CancellationScope.nonCancellable(async () => {
-    if (await initialise(s)) await awaitPinsAndConfirm(s);
+    const window = await initialise(s);
+    if (window) await awaitPinsAndConfirm(s, window);
     await afterwards(s);
     await awaitResolution(s); // needs_reconciliation stays open until an operator resolves it
     await s.events.finish(); // hands the last events over; deliveries go on without the swap
@@ -100,34 +97,30 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
   });
 }
 
-/** Step 1. Returns false when the swap already ended (failed or cancelled). */
-async function initialise(s: SwapSession): Promise<boolean> {
+/** Step 1. Returns the confirmation window, or undefined when the swap already ended (failed or cancelled). */
+async function initialise(s: SwapSession): Promise<SwapWindow | undefined> {
+  let window: SwapWindow;
   try {
     const { event_settings, ...init } = await initSwap(s.input.request, s.events.settingsRequest());
-    s.init = init;
+    window = s.startWindow(init);
     s.events.offer(event_settings);
   } catch (err) {
     s.set('failed', creationFailureReason('initialization', err, 'the user never received an auth token'));
-    return false;
+    return undefined;
   }
-  // The window is measured from the provider's answer, less a safety margin, so we never confirm
-  // with a token the provider has already expired.
-  const windowMs = s.init.expires_in_seconds * 1000;
-  s.deadlineMs = s.init.initialized_at_ms + windowMs - expirySafetyMarginMs(windowMs);
-  s.providerExpiryMs = s.init.initialized_at_ms + windowMs;
   if (s.cancelRequested !== undefined) {
     s.set('cancelled', s.cancelRequested);
-    return false;
+    return undefined;
   }
   s.set('awaiting_pin');
-  return true;
+  return window;
 }
 
 /** Step 2: PINs until one confirms, the attempts or the window run out, or a cancel. */
-async function awaitPinsAndConfirm(s: SwapSession): Promise<void> {
+async function awaitPinsAndConfirm(s: SwapSession, w: SwapWindow): Promise<void> {
   for (;;) {
-    const remaining = s.deadlineMs! - Date.now();
-    const got = remaining > 0 && (await condition(() => s.pending !== undefined || s.cancelRequested !== undefined, remaining));
+    const remaining = w.deadlineMs - Date.now();
+    const got = remaining > 0 && (await condition(() => s.hasPendingPin || s.cancelRequested !== undefined, remaining));
     if (!got) {
       s.set('expired', 'no valid PIN before the confirmation window closed');
       return;
@@ -136,14 +129,14 @@ async function awaitPinsAndConfirm(s: SwapSession): Promise<void> {
       s.set('cancelled', s.cancelRequested);
       return;
     }
-    const sub = s.pending!;
-    s.attemptsUsed += 1; // counted before the state moves, so Temporal Web's details show it
+    const sub = s.beginAttempt();
+    if (sub === undefined) continue;
     s.set('confirming');
     let outcome: PinOutcome;
     try {
-      outcome = await confirm(s, sub.sealed_pin);
+      outcome = await confirm(s, w, sub.sealed_pin);
     } finally {
-      s.pending = undefined; // the PIN is dropped as soon as it has been used
+      s.dropPin();
     }
     s.recordOutcome(sub.submission_id, outcome);
     flowMetrics.pinAttempt(s.attemptsUsed, outcome.outcome);
@@ -152,8 +145,8 @@ async function awaitPinsAndConfirm(s: SwapSession): Promise<void> {
 }
 
 /** One confirmation and what it came to (settling a doubt from the provider's notification). */
-async function confirm(s: SwapSession, sealedPin: string): Promise<PinOutcome> {
-  const budgetMs = Math.max(MIN_CONFIRM_BUDGET_MS, s.providerExpiryMs! - Date.now());
+async function confirm(s: SwapSession, w: SwapWindow, sealedPin: string): Promise<PinOutcome> {
+  const budgetMs = Math.max(MIN_CONFIRM_BUDGET_MS, w.providerExpiryMs - Date.now());
   const { confirmSwap } = proxyActivities<ProviderActivities>({
     startToCloseTimeout: PROVIDER_ACTIVITY_START_TO_CLOSE,
     heartbeatTimeout: PROVIDER_ACTIVITY_HEARTBEAT_TIMEOUT,
@@ -163,10 +156,10 @@ async function confirm(s: SwapSession, sealedPin: string): Promise<PinOutcome> {
   });
   let evidence: string;
   try {
-    const res = await confirmSwap({ user_ref: s.input.request.user_ref, sealed_auth_token: s.init!.sealed_auth_token, sealed_pin: sealedPin });
-    s.providerMessage = res.message;
+    const res = await confirmSwap({ user_ref: s.input.request.user_ref, sealed_auth_token: w.init.sealed_auth_token, sealed_pin: sealedPin });
+    s.noteProviderMessage(res.message);
     const left = s.maxAttempts - s.attemptsUsed;
-    const decision = decideConfirm(res, left, Date.now() >= s.deadlineMs!);
+    const decision = decideConfirm(res, left, Date.now() >= w.deadlineMs);
     if (decision.kind === 'final') {
       s.set(decision.state, decision.reason);
       if (decision.outcome === 'pin_rejected') return { outcome: 'pin_rejected', state: s.state, attempts_left: decision.attemptsLeft ?? left };
@@ -198,11 +191,7 @@ async function afterwards(s: SwapSession): Promise<void> {
   if (s.state === 'confirmed' && s.input.notification_wait_seconds > 0) {
     await condition(() => s.notifications.size() > 0, s.input.notification_wait_seconds * 1000);
   }
-  // A PIN accepted in the same instant as a cancel or the deadline gets the final state as answer.
-  if (s.pending !== undefined) {
-    s.recordOutcome(s.pending.submission_id, outcomeOf(s.state, s.status.reason));
-    s.pending = undefined;
-  }
+  s.answerWaitingPin();
   // Let in-flight update handlers return their outcome before the run completes.
   await condition(allHandlersFinished);
 }

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
-import { swapBody, uniqueRef } from '../helpers/fixtures';
+import { SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { type GatewayHarness, type http, startGatewayStack } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
 
@@ -47,7 +47,7 @@ describe('the gateway while Temporal is down', () => {
     const calls: Array<[string, () => ReturnType<typeof http>]> = [
       ['state', () => h.api('GET', `/v1/swaps/${swapId}`)],
       ['start', () => h.api('POST', '/v1/swaps', swapBody(uniqueRef('down-start')))],
-      ['pin', () => h.call('POST', `/v1/swaps/${swapId}/pin`, { body: { wallet_pin: '1234' }, headers: { authorization: `Bearer ${pinToken}` } })],
+      ['pin', () => h.call('POST', `/v1/swaps/${swapId}/pin`, { body: { wallet_pin: SIM_PIN }, headers: { authorization: `Bearer ${pinToken}` } })],
       ['notification', () => h.call('POST', `/v1/notifications/swap/${swapId}/${'t'.repeat(43)}`, { body: { status: 'successful' } })],
     ];
     for (const [name, call] of calls) {

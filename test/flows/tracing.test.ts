@@ -22,7 +22,7 @@ import { MpfClient } from '../../src/starter/client/mpf-client';
 import { startGateway, type RunningGateway } from '../../src/starter/gateway/main';
 import { connectClient } from '../../src/temporal/connection';
 import { createMpfWorker, WORKFLOWS_PATH } from '../../src/worker';
-import { swapBody, uniqueRef } from '../helpers/fixtures';
+import { SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { eventually } from '../helpers/stack';
 import { getTestTemporal, uniqueTaskQueue } from '../helpers/temporal';
 
@@ -104,7 +104,7 @@ describe('tracing', () => {
     const started = await call(gw.url, 'POST', '/v1/swaps', { 'x-api-key': API_KEY, traceparent }, swapBody(txn));
     assert.equal(started.status, 201, JSON.stringify(started.json));
     const swapId = started.json.swap_id as string;
-    const pin = await call(gw.url, 'POST', `/v1/swaps/${swapId}/pin`, { authorization: `Bearer ${started.json.pin_token as string}` }, { wallet_pin: '1234' });
+    const pin = await call(gw.url, 'POST', `/v1/swaps/${swapId}/pin`, { authorization: `Bearer ${started.json.pin_token as string}` }, { wallet_pin: SIM_PIN });
     assert.equal(pin.status, 200, JSON.stringify(pin.json));
     assert.equal(pin.json.state, 'confirmed');
 

@@ -4,6 +4,7 @@
  * simulator) built from them, and the wallet PIN of a simulator user with no PIN configured.
  * `extra` may break a body on purpose (validation tests); the provider bodies are then typed as if valid.
  */
+import { SIMULATOR_DEFAULT_PIN } from '../../src/simulator/options';
 import type { HostedLinkRequest, SwapInitRequest } from '../../src/contract/provider';
 import type { LinkCreateRequest, SwapStartRequest } from '../../src/starter/client/mpf-client';
 
@@ -11,7 +12,7 @@ import type { LinkCreateRequest, SwapStartRequest } from '../../src/starter/clie
 export const uniqueRef = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
 
 /** The wallet PIN of a user the simulator has no PIN configured for (its `defaultPin`). */
-export const SIM_PIN = '1234';
+export const SIM_PIN = SIMULATOR_DEFAULT_PIN;
 
 /** A swap start body (POST /v1/swaps, MpfClient.startSwap): user-1, 10.5 USD to NGN, with `extra` on top. */
 export const swapBody = (txn_ref: string, extra: Record<string, unknown> = {}): SwapStartRequest =>

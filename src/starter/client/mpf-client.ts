@@ -21,6 +21,7 @@ import { buildCategoryTree, type CategoryTree } from '../../contract/categories'
 import {
   type Category,
   compactNotificationPayload,
+  notificationIdOf,
   describeZodError,
   HostedLinkRequest,
   differentCurrencies,
@@ -34,6 +35,7 @@ import {
   resolveLinkUpdate,
   resolveSwapUpdate,
   type ResolveInput,
+  LINK_STATES,
   LINK_TERMINAL_STATES,
   LINK_WORKFLOW_TYPE,
   linkCreatedUpdate,
@@ -45,6 +47,7 @@ import {
   type PinOutcome,
   submitPinSignal,
   submitPinUpdate,
+  SWAP_STATES,
   SWAP_TERMINAL_STATES,
   SWAP_WORKFLOW_TYPE,
   swapInitializedUpdate,
@@ -73,7 +76,7 @@ import { type FlowPage, listFlows, parseListFilter } from './lists';
 import { type PinTokenSeed, PinTokens } from './pin-tokens';
 import { FlowTokens, type TokenPurpose } from './flow-tokens';
 import { checkResolveInput } from '../../workflows/reconciliation';
-import { LINK_STATES_ALL, NotResolvableError, SWAP_STATES_ALL } from './reconcile';
+import { NotResolvableError } from './reconcile';
 import { checkWebhookUrl, readDeliveries, WebhookUrl, withDeliveries } from './merchant-events';
 import { type FlowKind, flowKindOf as kindOf } from '../../workflows/flow-ids';
 import type { CategoriesWorkflow, PaymentLinkWorkflow, SwapWorkflow } from './workflow-refs';
@@ -470,7 +473,7 @@ export class MpfClient {
 
   /** One page of swaps or payment links (visibility query on MpfFlowKind/MpfState and start time). */
   async listFlows(kind: FlowKind | 'any', filter: unknown): Promise<FlowPage> {
-    const states = kind === 'swap' ? SWAP_STATES_ALL : kind === 'payment_link' ? LINK_STATES_ALL : [...new Set([...SWAP_STATES_ALL, ...LINK_STATES_ALL])];
+    const states = kind === 'swap' ? SWAP_STATES : kind === 'payment_link' ? LINK_STATES : [...new Set([...SWAP_STATES, ...LINK_STATES])];
     const f = parseListFilter(filter, states);
     const kinds: FlowKind[] = kind === 'any' ? ['swap', 'payment_link'] : [kind];
     return this.guard(() => listFlows(this.temporal, this.opts.taskQueue, kinds, f));
@@ -751,14 +754,8 @@ function flowKindOf(flowId: string): string {
   return kindOf(flowId) ?? 'flow';
 }
 
-/** The payload's own notification id when it has one, else a hash of the raw body. */
+/** The key a notification is deduplicated by: the payload's own id, else a SHA-256 of the raw body. */
 export function notificationDedupKey(payload: unknown, rawBody: string): string {
-  if (payload && typeof payload === 'object') {
-    const top = payload as Record<string, unknown>;
-    const inner = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : {};
-    for (const v of [inner.notification_id, top.notification_id, top.event_id, top.id]) {
-      if (typeof v === 'string' && v.length > 0 && v.length <= 200) return `id:${v}`;
-    }
-  }
-  return `sha256:${sha256(rawBody)}`;
+  const id = notificationIdOf(payload);
+  return id !== undefined ? `id:${id}` : `sha256:${sha256(rawBody)}`;
 }

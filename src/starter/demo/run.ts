@@ -24,7 +24,7 @@ import { loadEnv } from '../../config/env';
 import { codecWebEndpoint } from '../../codec/codec-server';
 import { generateDevKeys } from '../../codec/keys';
 import { ProviderClient } from '../../provider/client';
-import { SIMULATOR_DEFAULT_CREDENTIALS, startSimulator } from '../../simulator';
+import { SIMULATOR_DEFAULT_CREDENTIALS, SIMULATOR_DEFAULT_PIN, startSimulator } from '../../simulator';
 import { connectClient, temporalTargetFromEnv } from '../../temporal/connection';
 import { connectNative } from '../../temporal/native-connection';
 import { startDevServer } from '../../temporal/dev-server';
@@ -47,7 +47,6 @@ function demoLogStream(file: string): fs.WriteStream {
   return fs.createWriteStream(file, { flags: 'a', mode: 0o600 });
 }
 /** The demo simulator's wallet PIN for every user (SimulatorOptions.defaultPin): a simulator default, not a secret; the interactive demo says it. */
-const SIMULATOR_DEFAULT_PIN = '1234';
 
 export interface DemoOptions {
   once: boolean;

@@ -7,23 +7,12 @@
 import { z } from 'zod';
 import { LinkCreateBody as LinkCreateInput, PinBody as PinInput, SwapStartBody as SwapStartInput } from '../client/mpf-client';
 import { EXAMPLES } from './openapi-examples';
-import { LINK_STATES_ALL, SWAP_STATES_ALL } from '../client/reconcile';
-import type { LinkState, SwapState } from '../../workflows/messages';
+import { LINK_STATES, type LinkView, SWAP_STATES, type SwapView } from '../../workflows/messages';
+import type { Viewed } from '../client/mpf-client';
 import { FlowEventsField } from './event-schemas';
 
+// States: the workflows' one lists (workflows/messages.ts)
 // ---------------------------------------------------------------------------------------------
-// States (compile-time checked against the workflows' unions, so a new state breaks the build
-// here instead of a response at run time)
-// ---------------------------------------------------------------------------------------------
-
-// The one list of each kind's states (the client's, which list filters use too).
-const SWAP_STATES = SWAP_STATES_ALL;
-const LINK_STATES = LINK_STATES_ALL;
-type Exhaustive<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
-const _swapStatesComplete: Exhaustive<(typeof SWAP_STATES)[number], SwapState> = true;
-const _linkStatesComplete: Exhaustive<(typeof LINK_STATES)[number], LinkState> = true;
-void _swapStatesComplete;
-void _linkStatesComplete;
 
 export const SwapStateSchema = z.enum(SWAP_STATES);
 export const LinkStateSchema = z.enum(LINK_STATES);
@@ -226,3 +215,18 @@ export const NotificationAck = z.object({
     .optional()
     .describe('true when this gateway process already handed this notification (same id or body) to the flow: not signalled again'),
 });
+
+// ---------------------------------------------------------------------------------------------
+// The views' schemas against the workflows' view types: a field added to one and not the other
+// breaks the build here, instead of silently vanishing from HTTP answers. (`execution` is the
+// client's addition to every view.)
+// ---------------------------------------------------------------------------------------------
+
+type SameFields<View, Schema> = [Exclude<keyof View, keyof Schema>, Exclude<keyof Schema, keyof View>] extends [never, never]
+  ? true
+  : { only_in_the_view_type: Exclude<keyof View, keyof Schema>; only_in_the_schema: Exclude<keyof Schema, keyof View> };
+const _swapViewFields: SameFields<Viewed<SwapView>, z.infer<typeof SwapViewSchema>> = true;
+const _linkViewFields: SameFields<Viewed<LinkView>, z.infer<typeof LinkViewSchema>> = true;
+const _swapViewTypes: z.infer<typeof SwapViewSchema> extends Viewed<SwapView> ? true : never = true;
+const _linkViewTypes: z.infer<typeof LinkViewSchema> extends Viewed<LinkView> ? true : never = true;
+void [_swapViewFields, _linkViewFields, _swapViewTypes, _linkViewTypes];

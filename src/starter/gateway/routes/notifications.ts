@@ -25,7 +25,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { FlowNotFoundError } from '../../client/errors';
-import { mapNotificationOutcome } from '../../../contract/provider';
+import { mapNotificationOutcome, parseNotificationBody } from '../../../contract/provider';
 import { type FlowStatusSummary, notificationDedupKey } from '../../client/mpf-client';
 import { kindOfNotificationSegment, NOTIFICATION_ROUTE } from '../../client/urls';
 import { flowKindOf } from '../../../workflows/flow-ids';
@@ -34,18 +34,6 @@ import { sendError } from '../errors';
 import { ErrorBody, FlowClosedBody, NotificationAck, NotificationParams, WorkerUnavailableBody } from '../schemas';
 
 const NOTIFICATION_BODY_LIMIT = 64 * 1024;
-
-function parseMaybeJson(raw: string): unknown {
-  const t = raw.trim();
-  if (t.startsWith('{') || t.startsWith('[')) {
-    try {
-      return JSON.parse(t) as unknown;
-    } catch {
-      /* not JSON after all: kept as text */
-    }
-  }
-  return raw;
-}
 
 /** Final states in which a payment notification for a closed flow has nothing to settle. */
 const SETTLED_BY_PAYMENT = new Set(['paid', 'confirmed']);
@@ -83,7 +71,7 @@ export async function notificationRoutes(child: FastifyInstance, opts: GatewayCo
       if (verdict === 'unknown_flow' || verdict === 'bad_token') return sendError(reply, 404, 'not_found', 'no such flow');
       // Counted by result when answered (metrics.ts); a 404 counts as not_found, a 5xx as unavailable.
       const raw = typeof req.body === 'string' ? req.body : '';
-      const payload = parseMaybeJson(raw);
+      const payload = parseNotificationBody(raw);
 
       /** A notification for a closed flow: refused (409) when it says money arrived and the flow did not end paid. */
       const closedFlow = async (known?: FlowStatusSummary) => {

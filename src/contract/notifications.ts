@@ -1,6 +1,9 @@
 /**
- * Notifications (payload, signing, retries and ordering are not documented): the tolerant mapping
- * of a payload to an outcome and the compaction of large payloads. Part of the provider contract
+ * The one reader of the provider's notifications (payload, signing, retries and ordering are not
+ * documented): the body parsed, the tolerant mapping of a payload to an outcome, the id it is
+ * deduplicated by, the facts a flow cross-checks (payment_ref, amount, currency), and the compaction
+ * of large payloads. Every part of the project that looks inside a notification uses this module.
+ * Part of the provider contract
  * (re-exported by provider.ts) but zod-free: the workflow bundle imports it, and the Temporal
  * worker evaluates a workflow's modules anew for every workflow it starts or replays, so a
  * schema library there costs CPU on every flow (measured by the bench's profile).
@@ -67,4 +70,67 @@ export function compactNotificationPayload(payload: unknown): unknown {
       KEPT_NOTIFICATION_FIELDS.filter((k) => typeof o[k] === 'string' || typeof o[k] === 'number').map((k) => [k, typeof o[k] === 'string' ? (o[k] as string).slice(0, 200) : o[k]]),
     );
   return { truncated_from_chars: size, ...pick(top), data: pick(data) };
+}
+
+/** A notification body as received: JSON when it parses as an object or array, else the text itself. */
+export function parseNotificationBody(raw: string): unknown {
+  const t = raw.trim();
+  if (t.startsWith('{') || t.startsWith('[')) {
+    try {
+      return JSON.parse(t) as unknown;
+    } catch {
+      /* not JSON after all: kept as text */
+    }
+  }
+  return raw;
+}
+
+const scopes = (payload: unknown): { top: Record<string, unknown>; data: Record<string, unknown> } | undefined => {
+  if (!payload || typeof payload !== 'object') return undefined;
+  const top = payload as Record<string, unknown>;
+  const data = top.data && typeof top.data === 'object' ? (top.data as Record<string, unknown>) : top;
+  return { top, data };
+};
+
+/**
+ * The payload's own id, when it names one (data.notification_id, notification_id, event_id, id; at
+ * most 200 characters): duplicates of one delivery share it. Without one, the receiver
+ * deduplicates by a hash of the raw body.
+ */
+export function notificationIdOf(payload: unknown): string | undefined {
+  const s = scopes(payload);
+  if (!s) return undefined;
+  const inner = s.data === s.top ? {} : s.data;
+  for (const v of [inner.notification_id, s.top.notification_id, s.top.event_id, s.top.id]) {
+    if (typeof v === 'string' && v.length > 0 && v.length <= 200) return v;
+  }
+  return undefined;
+}
+
+/** What a notification says about the payment, from `data` first, then the top level. */
+export interface NotificationFacts {
+  payment_ref?: string;
+  amount?: number;
+  currency?: string;
+}
+
+export function notificationFacts(payload: unknown): NotificationFacts {
+  const s = scopes(payload);
+  if (!s) return {};
+  const pick = <T>(k: string, t: 'string' | 'number'): T | undefined =>
+    typeof s.data[k] === t ? (s.data[k] as T) : typeof s.top[k] === t ? (s.top[k] as T) : undefined;
+  return { payment_ref: pick<string>('payment_ref', 'string'), amount: pick<number>('amount', 'number'), currency: pick<string>('currency', 'string') };
+}
+
+/** A notification read whole: what the receiver and the flows need of it. */
+export interface ReadNotification extends NotificationFacts {
+  payload: unknown;
+  outcome: NotificationOutcome;
+  /** The payload's own id, if any (see notificationIdOf). */
+  id?: string;
+}
+
+export function readNotification(raw: string): ReadNotification {
+  const payload = parseNotificationBody(raw);
+  return { payload, outcome: mapNotificationOutcome(payload), id: notificationIdOf(payload), ...notificationFacts(payload) };
 }

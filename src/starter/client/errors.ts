@@ -1,6 +1,8 @@
 /** Errors of the typed client; the gateway maps each to one HTTP status (gateway/errors.ts), the CLI to one line. */
 
 /** Bad input: names the field; nothing was started. -> 400 */
+import type { FlowKind } from '../../workflows/flow-ids';
+
 export class InputError extends Error {
   override name = 'InputError';
   constructor(
@@ -114,5 +116,18 @@ export class TemporalUnavailableError extends Error {
   override name = 'TemporalUnavailableError';
   constructor(readonly flowId?: string) {
     super(`the Temporal server cannot be reached; try again shortly${flowId ? ` (then look up ${flowId})` : ''}`);
+  }
+}
+
+/** A resolution the flow refused (not in needs_reconciliation, or closed), with its current view. -> 409 not_resolvable */
+export class NotResolvableError<V extends { state: string } = { state: string }> extends Error {
+  override name = 'NotResolvableError';
+  constructor(
+    readonly kind: FlowKind,
+    readonly flowId: string,
+    readonly view: V,
+    why: string,
+  ) {
+    super(`the ${kind.replace('_', ' ')} ${flowId} cannot be resolved: ${why}`);
   }
 }

@@ -3,7 +3,7 @@
  * (the workflows' `resolve` update) with the audit record it leaves in the flow's view.
  */
 import { Command } from 'commander';
-import { NotResolvableError } from '../../client/reconcile';
+import { NotResolvableError } from '../../client/errors';
 import type { LinkView, SwapView } from '../../../workflows/messages';
 import type * as Connect from '../connect';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP, parsePositive } from '../options';

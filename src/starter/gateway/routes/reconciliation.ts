@@ -9,7 +9,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { InputError } from '../../client/errors';
 import { ListQueryDoc } from '../../client/lists';
-import { NotResolvableError } from '../../client/reconcile';
+import { NotResolvableError } from '../../client/errors';
 import { API_KEY_SECURITY, type GatewayContext } from '../context';
 import { IDEMPOTENCY_RESPONSES, IdempotencyHeaders, IdempotencyInUseBody, idempotent } from '../idempotency';
 import { ErrorBody, LinkViewSchema, SwapViewSchema, WorkerUnavailableBody } from '../schemas';

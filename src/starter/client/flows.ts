@@ -1,0 +1,302 @@
+/**
+ * Starting and driving the two flows: validated starts with update-with-start (the caller gets the
+ * initialization / pay_link in one call), the PIN sealed before it leaves this process, views by
+ * query with a fallback to the server's word when no worker answers, and cancels.
+ */
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { QueryDefinition, UpdateDefinition } from '@temporalio/common';
+import { DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS } from '../../config/flow-defaults';
+import { createSealer, type Sealer, sealUrlLastSegment } from '../../codec/seal';
+import {
+  cancelLinkUpdate,
+  cancelSwapUpdate,
+  LINK_WORKFLOW_TYPE,
+  linkCreatedUpdate,
+  linkStateQuery,
+  type LinkView,
+  linkWorkflowId,
+  type LinkWorkflowInput,
+  type PinOutcome,
+  submitPinSignal,
+  submitPinUpdate,
+  SWAP_WORKFLOW_TYPE,
+  swapInitializedUpdate,
+  swapStateQuery,
+  type SwapView,
+  swapWorkflowId,
+  type SwapWorkflowInput,
+} from '../../workflows/messages';
+import { FLOW_STATE } from '../../workflows/search-attributes';
+import { linkStaticDetails, linkStaticSummary, swapStaticDetails, swapStaticSummary } from '../../workflows/flow-summary';
+import type { FlowKind } from '../../workflows/flow-ids';
+import { DuplicateFlowError, FlowClosedError, FlowNotFoundError, FlowPendingError, NotCancellableError, PinNotAcceptedError, TemporalUnavailableError } from './errors';
+import { WorkerUnavailableError } from './errors';
+import { flowKindOf, type TemporalGate } from './health';
+import { checkWebhookUrl, readDeliveries, withDeliveries } from './merchant-events';
+import type { MpfClientOptions } from './options';
+import { LinkCreateBody, type LinkCreateRequest, parseOrThrow, PinBody, type PinRequest, SwapStartBody, type SwapStartRequest } from './requests';
+import { isAlreadyStarted, isDeadlineExceeded, isNoPoller } from './temporal-errors';
+import { type ClientTokens, sha256, type TokenMemo } from './tokens';
+import { notificationUrl, pinUrl } from './urls';
+import { closedExecutionReason, type CreatedLink, EXECUTION_OF_STATUS, type StartedSwap, type StartOptions, TERMINAL_STATES, type Viewed } from './views';
+import type { PaymentLinkWorkflow, SwapWorkflow } from './workflow-refs';
+
+/** Temporal Web's summary and details of a flow, given at start (flow-summary.ts: no personal data). */
+interface UserMetadata {
+  staticSummary: string;
+  staticDetails: string;
+}
+
+export class Flows {
+  private readonly sealer: Sealer;
+  private publicUrl: string;
+  private readonly notificationBaseUrl: string | undefined;
+
+  constructor(
+    private readonly opts: MpfClientOptions,
+    private readonly gate: TemporalGate,
+    private readonly tokens: ClientTokens,
+  ) {
+    this.sealer = createSealer(opts.keys);
+    this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
+    this.notificationBaseUrl = opts.notificationBaseUrl?.replace(/\/+$/, '');
+  }
+
+  /** The gateway's public base URL (set after it listens when its port was 0). */
+  setPublicUrl(url: string): void {
+    this.publicUrl = url.replace(/\/+$/, '');
+  }
+
+  private notificationUrl(kind: FlowKind, flowId: string, token: string): string {
+    return notificationUrl(this.notificationBaseUrl ?? this.publicUrl, kind, flowId, token);
+  }
+
+  pinUrl(swapId: string, pinToken: string): string {
+    return pinUrl(this.publicUrl, swapId, pinToken);
+  }
+
+  async startSwap(body: SwapStartRequest, start: StartOptions = {}): Promise<StartedSwap> {
+    const { webhook_url, ...req } = parseOrThrow(SwapStartBody, body);
+    checkWebhookUrl(webhook_url, this.opts.production ?? false);
+    const workflowId = swapWorkflowId(req.txn_ref);
+    const { token: pinToken, seed } = this.tokens.issue('pin', workflowId);
+    const notifyToken = this.tokens.issue('notify', workflowId).token;
+    const input: SwapWorkflowInput = {
+      request: { ...req, notification_url: sealUrlLastSegment(this.notificationUrl('swap', workflowId, notifyToken), this.sealer) },
+      pin_max_attempts: this.opts.pinMaxAttempts ?? 3,
+      notification_wait_seconds: this.opts.swapNotificationWaitSeconds ?? DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS,
+      ...(this.opts.swapSettleWaitSeconds !== undefined ? { settle_wait_seconds: this.opts.swapSettleWaitSeconds } : {}),
+      ...(webhook_url ? { webhook_url } : {}),
+    };
+    const memo: TokenMemo = {
+      pin_token_sha256: sha256(pinToken),
+      notify_token_sha256: sha256(notifyToken),
+      pin_token_nonce: seed.nonce,
+      pin_token_key: seed.key,
+      ...(start.idempotencyId ? { idempotency_id: start.idempotencyId } : {}),
+    };
+    const startedAt = new Date().toISOString();
+    const metadata: UserMetadata = {
+      staticSummary: swapStaticSummary(req),
+      staticDetails: swapStaticDetails({ ...req, pin_max_attempts: input.pin_max_attempts, started_at: startedAt }),
+    };
+    const op = new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata));
+    const swap = await this.startWithUpdate(op, swapInitializedUpdate, 'swap', () => this.getSwap(workflowId));
+    return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
+  }
+
+  /** The swap's view, with the deliveries of its merchant events. */
+  async getSwap(swapId: string): Promise<Viewed<SwapView>> {
+    return this.withEventDeliveries(swapId, await this.gate.guard(() => this.queryFlow(swapId, swapStateQuery), swapId));
+  }
+
+  /**
+   * Submits a PIN. `wait` (default) uses the update and returns the outcome of this PIN; otherwise
+   * a signal (fire and forget) and `undefined`.
+   */
+  async submitPin(swapId: string, body: PinRequest, opts: { wait?: boolean; submissionId?: string } = {}): Promise<PinOutcome | undefined> {
+    const { wallet_pin } = parseOrThrow(PinBody, body);
+    // A caller's own submission id (e.g. from an Idempotency-Key) makes a resent PIN the same
+    // submission: the swap answers its recorded outcome instead of counting a second attempt.
+    const submission = { sealed_pin: this.sealer.seal(wallet_pin), submission_id: opts.submissionId ?? randomUUID() };
+    const handle = this.gate.temporal.workflow.getHandle(swapId);
+    const waitMs = this.opts.pinAnswerTimeoutMs ?? 30_000;
+    try {
+      if (opts.wait === false) {
+        await this.gate.guard(() => handle.signal(submitPinSignal, submission), swapId);
+        return undefined;
+      }
+      return await this.gate.guard(
+        () => this.gate.temporal.withDeadline(Date.now() + waitMs, () => handle.executeUpdate(submitPinUpdate, { args: [submission] })),
+        swapId,
+      );
+    } catch (err) {
+      if (err instanceof TemporalUnavailableError) throw err;
+      if (opts.wait !== false && isDeadlineExceeded(err)) throw new FlowPendingError('swap', swapId, waitMs, 'was sent a PIN');
+      if (err instanceof WorkflowNotFoundError) {
+        // Closed (it takes no PIN any more) or never started.
+        const closed = await this.gate.flowStatus(swapId);
+        if (closed && closed.status !== 'RUNNING') throw new FlowClosedError('swap', swapId, closed.state);
+        throw new FlowNotFoundError('swap', swapId);
+      }
+      if (err instanceof WorkflowUpdateFailedError) {
+        throw new PinNotAcceptedError(err.cause?.message ?? 'the swap did not accept a PIN');
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Cancels a swap awaiting its PIN through the `cancelAndWait` update: answers its final view, or
+   * throws NotCancellableError with the current view when the swap's validator refuses.
+   */
+  async cancelSwap(swapId: string, reason?: string): Promise<SwapView> {
+    return this.cancelFlow(swapId, 'swap', cancelSwapUpdate, reason, () => this.getSwap(swapId));
+  }
+
+  async createLink(body: LinkCreateRequest, start: StartOptions = {}): Promise<CreatedLink> {
+    const { webhook_url, ...req } = parseOrThrow(LinkCreateBody, body);
+    checkWebhookUrl(webhook_url, this.opts.production ?? false);
+    const workflowId = linkWorkflowId(req.txn_merchant_ref);
+    const notifyToken = this.tokens.issue('notify', workflowId).token;
+    const input: LinkWorkflowInput = {
+      request: { ...req, notification_url: sealUrlLastSegment(this.notificationUrl('payment_link', workflowId, notifyToken), this.sealer) },
+      lifetime_seconds: this.opts.linkLifetimeSeconds ?? 86_400,
+      late_notification_grace_seconds: this.opts.linkLateNotificationGraceSeconds ?? 0,
+      ...(webhook_url ? { webhook_url } : {}),
+    };
+    const memo: TokenMemo = { notify_token_sha256: sha256(notifyToken), ...(start.idempotencyId ? { idempotency_id: start.idempotencyId } : {}) };
+    const metadata: UserMetadata = {
+      staticSummary: linkStaticSummary(input.request),
+      staticDetails: linkStaticDetails({ ...input.request, lifetime_seconds: input.lifetime_seconds, started_at: new Date().toISOString() }),
+    };
+    const op = new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata));
+    const link = await this.startWithUpdate(op, linkCreatedUpdate, 'payment_link', () => this.getLink(workflowId));
+    return { link };
+  }
+
+  /** The link's view, with the deliveries of its merchant events. */
+  async getLink(linkId: string): Promise<Viewed<LinkView>> {
+    return this.withEventDeliveries(linkId, await this.gate.guard(() => this.queryFlow(linkId, linkStateQuery), linkId));
+  }
+
+  /** Merges the delivery records of the flow's events (from `events-<flow_id>`) into its view. */
+  async withEventDeliveries<V extends { events?: SwapView['events'] }>(flowId: string, view: V): Promise<V> {
+    if (!view.events?.length) return view;
+    const waitMs = Math.min(this.gate.queryAnswerTimeoutMs(), 5_000);
+    return withDeliveries(view, await readDeliveries(this.gate.temporal, flowId, waitMs));
+  }
+
+  /** Cancels a link awaiting payment (the `cancelAndWait` update); NotCancellableError otherwise. */
+  async cancelLink(linkId: string, reason?: string): Promise<LinkView> {
+    return this.cancelFlow(linkId, 'payment_link', cancelLinkUpdate, reason, () => this.getLink(linkId));
+  }
+
+  /** Whether the flow was started by the request that holds the Idempotency-Key record `idempotencyId`. */
+  async startedBy(flowId: string, idempotencyId: string): Promise<boolean> {
+    try {
+      const desc = await this.gate.guard(() => this.gate.temporal.workflow.getHandle(flowId).describe(), flowId);
+      return (desc.memo as TokenMemo | undefined)?.idempotency_id === idempotencyId;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /** The start options of a flow: its id, the task queue, the input, the token hashes, and no second start of the id. */
+  startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata) {
+    return {
+      // Temporal Web's Summary and Details (user metadata: encrypted by the payload codec like any payload).
+      ...metadata,
+      workflowId,
+      taskQueue: this.opts.taskQueue,
+      args: [input] as [I],
+      workflowIdConflictPolicy: 'FAIL' as const,
+      workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+      memo: memo as Record<string, unknown>,
+    };
+  }
+
+  /**
+   * Starts a flow with update-with-start (the caller gets the update's answer in the same call).
+   * The workflow id is the merchant's reference: a second start, running or finished, is a
+   * DuplicateFlowError carrying the existing flow's view, and never reaches the provider.
+   */
+  async startWithUpdate<W extends SwapWorkflow | PaymentLinkWorkflow, V>(
+    startWorkflowOperation: WithStartWorkflowOperation<W>,
+    update: UpdateDefinition<V, []>,
+    kind: 'swap' | 'payment_link',
+    existing: () => Promise<V>,
+  ): Promise<V> {
+    const workflowId = startWorkflowOperation.options.workflowId;
+    const waitMs = this.opts.startAnswerTimeoutMs ?? 30_000;
+    try {
+      return await this.gate.guard(
+        () => this.gate.temporal.withDeadline(Date.now() + waitMs, () => this.gate.temporal.workflow.executeUpdateWithStart(update, { startWorkflowOperation })),
+        workflowId,
+      );
+    } catch (err) {
+      if (err instanceof TemporalUnavailableError) throw err;
+      if (isAlreadyStarted(err)) throw new DuplicateFlowError(kind, workflowId, await existing().catch(() => undefined));
+      if (isDeadlineExceeded(err)) throw new FlowPendingError(kind, workflowId, waitMs);
+      throw err;
+    }
+  }
+
+  /**
+   * A flow's state by query, answered by a worker. When no worker answers in time, a finished
+   * flow's final view is its result (kept by the server, no worker needed); a running flow is a
+   * WorkerUnavailableError carrying its last state from the search attributes.
+   */
+  async queryFlow<T extends { state: string; reason?: string }>(flowId: string, query: QueryDefinition<T>): Promise<Viewed<T>> {
+    const handle = this.gate.temporal.workflow.getHandle(flowId);
+    const waitMs = this.gate.queryAnswerTimeoutMs();
+    let view: T | undefined;
+    try {
+      view = await this.gate.queryWithinDeadline(flowId, query);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowKindOf(flowId), flowId);
+      // No answer in time, or the server knows no worker polls the queue ("no poller seen").
+      if (!isDeadlineExceeded(err) && !isNoPoller(err)) throw err;
+    }
+    // A final state is final; any other needs the execution's status: a flow terminated (or
+    // cancelled, timed out) in Temporal still answers its last view to a query.
+    if (view && TERMINAL_STATES.has(view.state)) return view;
+    const described = await handle.describe().catch((err: unknown) => {
+      throw err instanceof WorkflowNotFoundError ? new FlowNotFoundError(flowKindOf(flowId), flowId) : err;
+    });
+    const status = described.status.name;
+    if (status === 'RUNNING' && view) return view;
+    if (status === 'COMPLETED') return view ?? ((await handle.result()) as T);
+    const lastState = described.typedSearchAttributes.get(FLOW_STATE);
+    const execution = EXECUTION_OF_STATUS[status];
+    if (view && execution) {
+      return { ...view, execution, reason: closedExecutionReason(flowKindOf(flowId), execution, view.state) };
+    }
+    throw new WorkerUnavailableError(flowKindOf(flowId), flowId, waitMs, lastState);
+  }
+
+  async cancelFlow<V extends { state: string }>(
+    flowId: string,
+    kind: 'swap' | 'payment_link',
+    update: UpdateDefinition<V, [{ reason?: string }]>,
+    reason: string | undefined,
+    view: () => Promise<V>,
+  ): Promise<V> {
+    const waitMs = this.gate.queryAnswerTimeoutMs();
+    try {
+      return await this.gate.temporal.withDeadline(Date.now() + waitMs, () =>
+        this.gate.temporal.workflow.getHandle(flowId).executeUpdate(update, { args: [{ reason }] }),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) {
+        // Closed already (or never existed): answer with its final view when it has one.
+        const v = await view();
+        throw new NotCancellableError(kind, flowId, v);
+      }
+      if (err instanceof WorkflowUpdateFailedError) throw new NotCancellableError(kind, flowId, await view());
+      throw err;
+    }
+  }
+}

@@ -91,6 +91,23 @@ export default tseslint.config(
     },
   },
   {
+    // Below the workflows: activities, merchant events and configuration use the contract's data
+    // (src/contract), never workflow code; only the message types of workflows/messages may be
+    // imported, as types.
+    files: ['src/activities/**/*.ts', 'src/merchant-events/**/*.ts', 'src/config/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^(\\.\\./)+workflows/(?!messages$)', message: 'Activities, merchant events and config import no workflow code: move shared data to src/contract.' },
+            { regex: '^(\\.\\./)+workflows/messages$', allowTypeImports: true, message: 'Only the message types of workflows/messages, with `import type`.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The real provider client stands on the contract, never on its fake.
     files: ['src/provider/**/*.ts'],
     rules: {

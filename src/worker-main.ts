@@ -14,7 +14,7 @@ import type * as Simulator from './simulator';
 import { temporalTargetFromEnv } from './temporal/connection';
 import { connectNative } from './temporal/native-connection';
 import { ensureSearchAttributes } from './temporal/search-attributes-admin';
-import { merchantEventsFromEnv } from './events/config';
+import { merchantEventsFromEnv } from './merchant-events/config';
 import { createMpfWorker } from './worker';
 
 async function providerFromEnv(env: ReturnType<typeof loadEnv>, log: Logger): Promise<{ provider: ProviderClient; close?: () => Promise<void> }> {

@@ -7,7 +7,7 @@ import { createActivities } from './activities';
 import { createEventActivities } from './activities/events';
 import { workerDataConverter } from './codec/data-converter';
 import { createSealer } from './codec/seal';
-import { type MerchantEventsConfig, NO_MERCHANT_EVENTS } from './events/config';
+import { type MerchantEventsConfig, NO_MERCHANT_EVENTS } from './merchant-events/config';
 import { logProviderCall } from './observability/provider-call-log';
 import { mpfWorkerInterceptors, mpfWorkflowInterceptorModules } from './observability/worker-interceptors';
 import { instrumentProvider } from './metrics/activity-metrics';

@@ -2,7 +2,7 @@
  * Inputs and results of the merchant-event activities (types only: workflows `import type` them).
  * The signing secret is never an input: the activity reads it from the worker's configuration.
  */
-import type { DeliverySchedule, FlowEvent } from '../workflows/event-types';
+import type { DeliverySchedule, FlowEvent } from '../contract/merchant-events';
 
 export interface EventSettingsInput {
   /** The flow's own webhook_url (from its start body), if any. */

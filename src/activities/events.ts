@@ -7,11 +7,11 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { Agent, request } from 'undici';
-import { isLoopbackEndpoint } from '../config/merchant-events-env';
-import type { MerchantEventsConfig } from '../events/config';
-import { signatureHeaders } from '../events/signing';
+import { isLoopbackEndpoint } from '../merchant-events/env';
+import type { MerchantEventsConfig } from '../merchant-events/config';
+import { signatureHeaders } from '../merchant-events/signing';
 import { recordEventDelivery } from '../metrics/activity-metrics';
-import { endpointHost } from '../workflows/event-types';
+import { endpointHost } from '../contract/merchant-events';
 import {
   DELIVERY_FAILED_TYPE,
   type DeliverEventInput,

@@ -6,7 +6,7 @@
 import { DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS } from './flow-defaults';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { checkMerchantEventsEnv, MERCHANT_EVENTS_ENV } from './merchant-events-env';
+import { checkMerchantEventsEnv, MERCHANT_EVENTS_ENV } from '../merchant-events/env';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

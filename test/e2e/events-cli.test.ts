@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateDevKeys } from '../../src/codec/keys';
-import { generateSecret } from '../../src/events/signing';
+import { generateSecret } from '../../src/merchant-events/signing';
 import { linkBody, uniqueRef } from '../helpers/fixtures';
 import { type MpfProcess, runMpf, spawnMpf } from '../helpers/processes';
 import { getTestTemporal, uniqueTaskQueue } from '../helpers/temporal';

@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { startEventListener, type ReceivedDelivery, type RunningListener } from '../../src/events/listener';
-import { generateSecret } from '../../src/events/signing';
+import { startEventListener, type ReceivedDelivery, type RunningListener } from '../../src/merchant-events/listener';
+import { generateSecret } from '../../src/merchant-events/signing';
 import type { LinkView } from '../../src/workflows/messages';
 import { linkBody, uniqueRef } from '../helpers/fixtures';
 import { type MpfProcess, spawnMpf } from '../helpers/processes';

@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NO_MERCHANT_EVENTS } from '../../src/events/config';
-import { startEventListener, type RunningListener } from '../../src/events/listener';
-import { generateSecret } from '../../src/events/signing';
+import { NO_MERCHANT_EVENTS } from '../../src/merchant-events/config';
+import { startEventListener, type RunningListener } from '../../src/merchant-events/listener';
+import { generateSecret } from '../../src/merchant-events/signing';
 import { linkBody, uniqueRef } from '../helpers/fixtures';
 import { type GatewayHarness, startGatewayStack } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';

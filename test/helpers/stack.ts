@@ -15,7 +15,7 @@ import { startSimulator, type RunningSimulator, type SimulatorOptions } from '..
 import { createControlClient, type SimulatorControl } from '../../src/simulator/control-client';
 import { MpfClient, type MpfClientOptions } from '../../src/starter/client/mpf-client';
 import { createMpfWorker, WORKFLOWS_PATH } from '../../src/worker';
-import type { MerchantEventsConfig } from '../../src/events/config';
+import type { MerchantEventsConfig } from '../../src/merchant-events/config';
 import { getTestTemporal, uniqueTaskQueue } from './temporal';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;

@@ -5,7 +5,7 @@
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
-import { isLoopbackEndpoint } from '../../config/merchant-events-env';
+import { isLoopbackEndpoint } from '../../merchant-events/env';
 import { deliveriesQuery, eventDeliveryWorkflowId, type EventDeliveryView, type FlowEventSummary } from '../../workflows/event-types';
 import { InputError } from './errors';
 

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadEnv } from '../../../config/env';
-import type * as Listener from '../../../events/listener';
-import type * as Signing from '../../../events/signing';
+import type * as Listener from '../../../merchant-events/listener';
+import type * as Signing from '../../../merchant-events/signing';
 import { JSON_HELP, parseCount, parsePort } from '../options';
 
 interface ListenOptions {
@@ -44,7 +44,7 @@ export function eventsCommand(): Command {
     .option('--json', JSON_HELP)
     .action((opts: { json?: boolean }) => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { generateSecret } = require('../../../events/signing') as typeof Signing;
+      const { generateSecret } = require('../../../merchant-events/signing') as typeof Signing;
       const secret = generateSecret();
       process.stdout.write(opts.json ? `${JSON.stringify({ secret })}\n` : `${secret}\n`);
     });
@@ -74,8 +74,8 @@ function secretsOf(opts: ListenOptions, signing: typeof Signing): string[] {
 
 async function listen(opts: ListenOptions): Promise<void> {
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const signing = require('../../../events/signing') as typeof Signing;
-  const { startEventListener } = require('../../../events/listener') as typeof Listener;
+  const signing = require('../../../merchant-events/signing') as typeof Signing;
+  const { startEventListener } = require('../../../merchant-events/listener') as typeof Listener;
   /* eslint-enable @typescript-eslint/no-require-imports */
   const secrets = secretsOf(opts, signing);
   const listener = await startEventListener({

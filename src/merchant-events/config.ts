@@ -1,6 +1,6 @@
 /** The worker's merchant-event configuration, from the environment (see config/merchant-events-env.ts). */
 import type { AppEnv } from '../config/env';
-import type { DeliverySchedule } from '../workflows/event-types';
+import type { DeliverySchedule } from '../contract/merchant-events';
 import { splitSecrets } from './signing';
 
 export interface MerchantEventsConfig {

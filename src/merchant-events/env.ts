@@ -5,7 +5,7 @@
  * endpoint is an error naming the variable.
  */
 import { z } from 'zod';
-import { secretProblem, splitSecrets } from '../events/signing';
+import { secretProblem, splitSecrets } from './signing';
 
 const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/i;
 

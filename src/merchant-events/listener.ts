@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FlowEvent } from '../workflows/event-types';
+import type { FlowEvent } from '../contract/merchant-events';
 import { verifyDelivery } from './signing';
 
 export interface ReceivedDelivery {

@@ -307,7 +307,19 @@ function writeClientEnv(info: ClusterInfo): void {
     `GATEWAY_API_KEY_FILE=${s('gateway_api_key')}`,
     `CODEC_AUTH_TOKEN_FILE=${s('codec_auth_token')}`,
     `# gateways: ${info.gateways.map((g) => g.url).join(' ')}`,
-    `# simulator: ${info.simulator?.url ?? ''} (checkout ${info.simulator?.checkoutUrl ?? ''})`,
+    // `mpf sim pay|notify` (the simulator stands for the provider; checkout ${info.simulator?.checkoutUrl ?? ''}).
+    `MPF_SIMULATOR_URL=${info.simulator?.url ?? ''}`,
+    // The provisioned Temporal CLI first on PATH, for `temporal workflow …` as the runbook writes it.
+    `PATH=${path.dirname(provisionTemporalCliOrEmpty())}:$PATH`,
   ];
   fs.writeFileSync(info.envFile, `${lines.join('\n')}\n`, { mode: 0o600 });
+}
+
+/** The provisioned Temporal CLI (its path), or '.' when it cannot be provisioned (PATH is then unchanged in effect). */
+function provisionTemporalCliOrEmpty(): string {
+  try {
+    return provisionTemporalCli();
+  } catch {
+    return './temporal';
+  }
 }

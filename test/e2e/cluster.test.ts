@@ -131,6 +131,20 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     assert.match(output, /4 history shards, persistence and visibility on PostgreSQL/);
   });
 
+  test("the operator's shell from cluster.env works as the runbook writes it: mpf reads the *_FILE secrets, mpf sim and temporal are found", { timeout: 120_000 }, () => {
+    const envFile = path.join(stateDir, 'cluster.env');
+    const shell = (cmd: string) =>
+      spawnSync('bash', ['-c', `set -a; . "$1"; set +a; ${cmd}`, 'sh', envFile], { cwd: path.resolve(__dirname, '..', '..'), env: { PATH: '/usr/bin:/bin', HOME: stateDir }, encoding: 'utf8', timeout: 90_000 });
+    const text = fs.readFileSync(envFile, 'utf8');
+    assert.match(text, new RegExp(`^MPF_SIMULATOR_URL=${info.simulator!.url.replace(/\./g, '\\.')}$`, 'm'));
+    const cats = shell('node bin/mpf.cjs categories');
+    assert.equal(cats.status, 0, `${cats.stdout}\n${cats.stderr}`);
+    const wf = shell('temporal workflow list --limit 1 -o json');
+    assert.equal(wf.status, 0, `${wf.stdout}\n${wf.stderr}`);
+    const sim = shell('node bin/mpf.cjs sim --help');
+    assert.equal(sim.status, 0, sim.stderr);
+  });
+
   test('a swap is confirmed and a payment link paid through each of the two gateways; the provider saw one initialisation and one confirmation per swap', async () => {
     for (const [i, gw] of info.gateways.entries()) {
       const ref = uniqueRef(`cl-swap-gw${i + 1}`);

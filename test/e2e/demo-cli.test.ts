@@ -122,6 +122,45 @@ describe('the README commands against the running interactive demo', () => {
     assert.match(paid, /notifications \(\d+\):\n\s+\S+\s+paid \(applied\)/);
   });
 
+  test("the README's decode command works as written: the settings put the Temporal CLI on PATH and the codec decodes", { timeout: 120_000 }, async () => {
+    const ref = uniqueRef('readme-decode');
+    assert.equal((await mpf(['swap', 'start', '--user-ref', 'demo-user', '--from', 'USD', '--to', 'NGN', '--amount', '7', '--txn-ref', ref])).code, 0);
+    const shown = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        'bash',
+        ['-c', 'set -a; . "$1"; set +a; temporal workflow show -w "$2" --codec-endpoint "$MPF_CODEC_ENDPOINT" --codec-auth "Bearer $CODEC_AUTH_TOKEN"', 'sh', envFile, `swap-${ref}`],
+        // A fresh shell: no temporal on this PATH; the settings file must provide it.
+        { cwd: ROOT, env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME }, timeout: 60_000 },
+        (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+    assert.equal(shown.code, 0, `${shown.stdout}\n${shown.stderr}`);
+    assert.match(shown.stdout, /WorkflowExecutionStarted/);
+    // The same with -o json shows the payloads, decoded by the gateway's codec server.
+    const json = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        'bash',
+        ['-c', 'set -a; . "$1"; set +a; temporal workflow show -w "$2" -o json --codec-endpoint "$MPF_CODEC_ENDPOINT" --codec-auth "Bearer $CODEC_AUTH_TOKEN"', 'sh', envFile, `swap-${ref}`],
+        { cwd: ROOT, env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME }, timeout: 60_000 },
+        (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+    assert.equal(json.code, 0, json.stderr);
+    const decoded = [...json.stdout.matchAll(/"data": "([A-Za-z0-9+/=]+)"/g)].map((m) => Buffer.from(m[1]!, 'base64').toString('utf8'));
+    assert.ok(decoded.some((d) => d.includes(ref)), 'the decoded input names the swap');
+    assert.doesNotMatch(json.stdout, /"encoding":\s*"YmluYXJ5L2VuY3J5cHRlZA==/, 'no payload left encrypted');
+  });
+
+  test('the settings carry the merchant events secret, the simulator and the demo prints metrics and verified events', () => {
+    const text = fs.readFileSync(envFile, 'utf8');
+    assert.match(text, /^MERCHANT_WEBHOOK_SECRET='whsec_[^']+'$/m);
+    assert.match(text, /^MPF_SIMULATOR_URL='http:\/\/127\.0\.0\.1:\d+'$/m);
+    const out = demo!.output();
+    assert.match(out, /metrics \(Prometheus\): worker http:\/\/127\.0\.0\.1:\d+\/metrics, gateway http:\/\/127\.0\.0\.1:\d+\/metrics/);
+    assert.match(out, /merchant event received: swap\.confirmed \S+, signature verified/);
+    assert.match(out, /merchant event received: payment_link\.paid \S+, signature verified/);
+  });
+
   test('mpf categories --tree works against it', { timeout: 120_000 }, async () => {
     const r = await mpf(['categories', '--tree']);
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { buildGateway } from '../../src/starter/gateway/app';
 import { sanitizeUrl } from '../../src/starter/gateway/logging';
 import type { MpfClient } from '../../src/starter/client/mpf-client';
+import { createWorkerPino } from '../../src/observability/worker-logger';
 
 const API_KEY = 'logging-test-api-key-0123456789';
 const TOKEN = 'Zx9_secretNotificationToken-0123456789abcdefABCDEF';
@@ -70,5 +71,28 @@ describe('gateway logs', () => {
     for (const secret of [TOKEN, API_KEY, '918273', 'authorization', 'x-api-key']) {
       assert.ok(!text.toLowerCase().includes(secret.toLowerCase()), `the log holds ${secret.slice(0, 6)}…`);
     }
+  });
+
+  test('share one format with the worker: ISO time, service and pid, no hostname', async () => {
+    const gatewayLines: string[] = [];
+    const app = await buildGateway({ mpf: { setPublicUrl: () => undefined } as unknown as MpfClient, apiKey: API_KEY, logger: { level: 'info', stream: { write: (l: string) => void gatewayLines.push(l) } } });
+    try {
+      await app.inject({ method: 'GET', url: '/healthz' });
+    } finally {
+      await app.close();
+    }
+    const workerLines: string[] = [];
+    createWorkerPino({ level: 'info', destination: { write: (l: string) => void workerLines.push(l) } }).info('hello');
+    const shape = (line: string): string[] => {
+      const o = JSON.parse(line) as Record<string, unknown>;
+      assert.match(String(o.time), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, `ISO time in ${line}`);
+      assert.equal(o.hostname, undefined, `no hostname in ${line}`);
+      assert.equal(o.pid, process.pid);
+      return ['level', 'time', 'service', 'pid', 'msg'].filter((k) => k in o);
+    };
+    assert.ok(gatewayLines.length > 0);
+    assert.deepEqual(shape(gatewayLines[0]!), shape(workerLines[0]!));
+    assert.equal(JSON.parse(gatewayLines[0]!).service, 'mpf-gateway');
+    assert.equal(JSON.parse(workerLines[0]!).service, 'mpf-worker');
   });
 });

@@ -24,6 +24,12 @@ export interface DemoClientSettings {
   /** For `temporal workflow show --codec-endpoint "$MPF_CODEC_ENDPOINT" --codec-auth "Bearer $CODEC_AUTH_TOKEN"`. */
   MPF_CODEC_ENDPOINT: string;
   TEMPORAL_UI_URL?: string;
+  /** The merchant events' signing secret, for `mpf events listen` (verifies deliveries). */
+  MERCHANT_WEBHOOK_SECRET?: string;
+  /** The demo's provider simulator (its control API), for `mpf sim pay`. */
+  MPF_SIMULATOR_URL?: string;
+  /** PATH with the provisioned Temporal CLI first, so `temporal workflow show …` works in a fresh shell. */
+  PATH?: string;
 }
 
 /** Where the settings go: MPF_DEMO_ENV_FILE, else .data/demo.env in the project. */

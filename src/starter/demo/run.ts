@@ -19,8 +19,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { request } from 'undici';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger } from '@temporalio/worker';
 import { loadEnv } from '../../config/env';
+import { merchantEventsFromEnv } from '../../merchant-events/config';
+import { type ReceivedDelivery, startEventListener } from '../../merchant-events/listener';
+import { generateSecret, splitSecrets } from '../../merchant-events/signing';
+import { startWorkerEndpoint } from '../../metrics/worker-endpoint';
+import { installWorkerRuntime } from '../../metrics/worker-runtime';
 import { codecWebEndpoint } from '../../codec/codec-server';
 import { generateDevKeys } from '../../codec/keys';
 import { ProviderClient } from '../../provider/client';
@@ -29,10 +34,11 @@ import { connectClient, temporalTargetFromEnv } from '../../temporal/connection'
 import { connectNative } from '../../temporal/native-connection';
 import { startDevServer } from '../../temporal/dev-server';
 import { freePort } from '../../temporal/ports';
-import { PROJECT_ROOT } from '../../temporal/provision';
+import { PROJECT_ROOT, provisionTemporalCli } from '../../temporal/provision';
 import { ensureSearchAttributes } from '../../temporal/search-attributes-admin';
 import { createMpfWorker } from '../../worker';
 import { mpfClientFromEnv } from '../client/from-env';
+import { operatorViews, workflowListUrl } from '../client/temporal-web';
 import { startGateway } from '../gateway/main';
 import { demoEnvFile, writeDemoClientEnv } from './client-env';
 import { startMerchantSite } from './merchant-site';
@@ -123,7 +129,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
 
   try {
     const env = loadEnv();
-    quietTemporalRuntime();
+    const { exporterUrl } = await quietTemporalRuntime();
     if (env.MPS_BASE_URL) say('MPS_BASE_URL is ignored: the demo always runs against its embedded provider simulator');
 
     // ---- Temporal ------------------------------------------------------------------------------
@@ -171,10 +177,21 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     const taskQueue = queueGiven || !env.TEMPORAL_ADDRESS ? env.TEMPORAL_TASK_QUEUE : `mpf-demo-${randomBytes(4).toString('hex')}`;
     const provider = new ProviderClient({ baseUrl: sim.baseUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
     teardown.add('the provider client', () => provider.close());
+    // Signed merchant events, as a backend receives them: a local receiver verifies each delivery
+    // with this run's secret (also written to the client settings file) and the demo prints it.
+    const eventSecret = env.MERCHANT_WEBHOOK_SECRET ?? generateSecret();
+    const received: ReceivedDelivery[] = [];
+    const receiver = await startEventListener({ secrets: splitSecrets(eventSecret), onDelivery: (d) => received.push(d) });
+    teardown.add('the event receiver', () => receiver.close());
+    const events = merchantEventsFromEnv({ ...env, MERCHANT_WEBHOOK_URL: [...env.MERCHANT_WEBHOOK_URL, receiver.url], MERCHANT_WEBHOOK_SECRET: eventSecret });
+    say(`merchant events: signed (Standard Webhooks) and delivered to the demo's receiver ${receiver.url}${env.MERCHANT_WEBHOOK_URL.length ? ' and MERCHANT_WEBHOOK_URL' : ''}`);
     const native = await connectNative(target);
     teardown.add('the worker connection', () => native.close());
     say('worker: bundling the workflows …');
-    const worker = await createMpfWorker({ connection: native, namespace, taskQueue, keys, provider, identity: `mpf-demo@${process.pid}` });
+    const worker = await createMpfWorker({ connection: native, namespace, taskQueue, keys, provider, events, identity: `mpf-demo@${process.pid}` });
+    const workerOps = await startWorkerEndpoint({ host: '127.0.0.1', port: 0, exporterUrl });
+    workerOps.attach({ worker, connection: native });
+    teardown.add("the worker's metrics endpoint", () => workerOps.close());
     const workerRun = worker.run().catch((e: unknown) => say(`the worker stopped: ${(e as Error).message}`));
     teardown.add('the worker', async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -204,9 +221,11 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       codec: { keys, authToken: codecToken, corsOrigins },
       // The gateway's JSON log lines (secrets redacted) go to a file, not between the progress lines.
       logger: { level: 'info', stream: demoLogStream(DEMO_GATEWAY_LOG) },
+      metricsAddress: { host: '127.0.0.1', port: 0 },
     });
     teardown.add('the gateway', () => gateway.close());
     say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec${env.TEMPORAL_ADDRESS ? '' : ', which Temporal Web uses to show payloads decoded'}; its log: ${path.relative(process.cwd(), DEMO_GATEWAY_LOG) || DEMO_GATEWAY_LOG})`);
+    say(`metrics (Prometheus): worker ${workerOps.url}/metrics, gateway ${gateway.metricsUrl ?? '(off)'}/metrics; the Grafana dashboard is ops/grafana/merchant-payment-flows.json`);
     const site = await startMerchantSite();
     teardown.add('the merchant site', () => site.close());
     say(`merchant site ${site.url} (the payment link's redirect_url)`);
@@ -221,6 +240,10 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
         const r = await http('POST', `${gateway.url}/v1/${path}/${encodeURIComponent(id)}/cancel`, backend, { reason: 'the demo stopped' }).catch(() => undefined);
         if (r?.status === 200) say(`cancelled ${id} (the demo stopped)`);
       }
+      // Each flow closes in a task after its cancel answered (it hands its last events over): keep
+      // the worker until they have, bounded, so no flow is left open without a worker.
+      const closing = startedFlows.map((id) => client.workflow.getHandle(id).result().catch(() => undefined));
+      await Promise.race([Promise.all(closing), new Promise((r) => setTimeout(r, 15_000))]);
     });
 
     // ---- swap -----------------------------------------------------------------------------------
@@ -249,6 +272,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       expectStatus('GET /v1/swaps/{id}', view, [200]);
       swapOk = pin.json.outcome === 'confirmed' && view.json.state === 'confirmed';
       say(`swap ${swapId}: ${String(view.json.state)} (PIN outcome: ${String(pin.json.outcome)}${pin.json.attempts_left !== undefined ? `, ${String(pin.json.attempts_left)} attempts left` : ''})`);
+      swapOk = swapOk && (await awaitEvent(received, swapId, 'swap.confirmed', say));
     } catch (e) {
       say(`swap failed: ${(e as Error).message}`);
     }
@@ -292,6 +316,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       }
       linkOk = final.state === 'paid';
       say(`payment link ${linkId}: ${String(final.state)}`);
+      linkOk = linkOk && (await awaitEvent(received, linkId, 'payment_link.paid', say));
     } catch (e) {
       say(`payment link failed: ${(e as Error).message}`);
     }
@@ -323,6 +348,10 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
           CODEC_AUTH_TOKEN: codecToken,
           MPF_CODEC_ENDPOINT: `${gateway.url}/codec`,
           TEMPORAL_UI_URL: uiUrl,
+          MERCHANT_WEBHOOK_SECRET: eventSecret,
+          MPF_SIMULATOR_URL: sim.baseUrl,
+          // The provisioned Temporal CLI first on PATH, so the README's `temporal workflow show …` works as written.
+          PATH: temporalCliPath(),
         },
         demoEnvFile(),
       );
@@ -335,6 +364,11 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
         say(`PIN page:      ${String(example.json.pin_url)} (enter the wallet PIN ${SIMULATOR_DEFAULT_PIN})`);
       }
       say(`Temporal Web:  ${uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows` : '(TEMPORAL_UI_URL unset)'}`);
+      if (uiUrl) {
+        for (const v of operatorViews()) say(`  view "${v.name}": ${workflowListUrl(uiUrl, namespace, v.query)}`);
+        say('  (saved views and the MpfState column in your browser: node bin/mpf.cjs web views --setup-script, pasted in its console)');
+      }
+      say(`merchant events: \`node bin/mpf.cjs events listen\` verifies with MERCHANT_WEBHOOK_SECRET from the settings file; give it to a flow with --webhook-url`);
       say(`decode history: temporal workflow show --address ${address} -w ${swapId ?? 'WORKFLOW_ID'} --codec-endpoint "$MPF_CODEC_ENDPOINT" --codec-auth "Bearer $CODEC_AUTH_TOKEN"`);
       say(`checkout:      ${sim.checkoutUrl} (simulator control API ${sim.baseUrl}/_sim)`);
       await Promise.race([stopSignal, workerRun]);
@@ -367,10 +401,40 @@ async function pollLink(url: string, headers: Record<string, string>, timeoutMs:
  * signals: on Ctrl-C the demo stops in its own order, and the worker must still run while the
  * flows it started are cancelled (a cancel is an update the worker answers).
  */
-function quietTemporalRuntime(): void {
+async function quietTemporalRuntime(): Promise<{ exporterUrl?: string }> {
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+    return await installWorkerRuntime({ logger: new DefaultLogger('WARN'), shutdownSignals: [] }, true);
   } catch {
-    // already installed (e.g. embedded in a test process): keep it
+    return {}; // already installed (e.g. embedded in a test process): keep it
+  }
+}
+
+/** PATH with the provisioned Temporal CLI's folder first (the PATH as it is when it cannot be provisioned). */
+function temporalCliPath(): string {
+  const current = process.env.PATH ?? '';
+  try {
+    return `${path.dirname(provisionTemporalCli())}:${current}`;
+  } catch {
+    return current;
+  }
+}
+
+/**
+ * Waits (bounded) for the receiver to get the flow's event of `type`, verified with this run's
+ * secret, and prints it; false when it did not arrive in time or did not verify.
+ */
+async function awaitEvent(received: readonly ReceivedDelivery[], flowId: string, type: string, say: (m: string) => void): Promise<boolean> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const d = received.find((r) => r.event?.type === type && r.id.startsWith(`evt_${flowId}_`));
+    if (d) {
+      say(`merchant event received: ${type} ${d.id}, signature ${d.verified ? 'verified' : `NOT verified (${d.error ?? '?'})`}, answered ${d.status ?? '-'}`);
+      return d.verified;
+    }
+    if (Date.now() > deadline) {
+      say(`merchant event ${type} for ${flowId} did not arrive within 30 s`);
+      return false;
+    }
+    await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -9,6 +9,7 @@
  * Bodies (PINs) are never logged by fastify; the error handler logs errors without request data.
  */
 import type { FastifyRequest } from 'fastify';
+import pino from 'pino';
 
 const REDACTED = '[redacted]';
 
@@ -60,6 +61,9 @@ export function gatewayLoggerOptions(logger: boolean | object | undefined): fals
   const serializers = (base.serializers as Record<string, unknown> | undefined) ?? {};
   return {
     level: 'info',
+    // One log format across processes: ISO `time`, `service` and `pid` (no hostname), as the worker writes.
+    base: { service: 'mpf-gateway', pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
     ...base,
     redact: { paths: REDACT_PATHS, censor: REDACTED },
     serializers: { ...serializers, req: serializeRequest },

@@ -19,6 +19,7 @@ interface LinkCreateOptions {
   successMessage?: string;
   wait?: number;
   json?: boolean;
+  webhookUrl?: string;
 }
 
 interface LinkStatusOptions {
@@ -38,6 +39,7 @@ export function linkCommand(): Command {
     .requiredOption('--phone <phone>', "customer's phone number")
     .requiredOption('--redirect-url <url>', 'where the customer is sent after paying')
     .option('--success-message <text>', 'message shown after a successful payment')
+    .option('--webhook-url <url>', "this link's own endpoint for its signed merchant events (besides the worker's MERCHANT_WEBHOOK_URL)")
     .option('--wait <seconds>', WAIT_HELP, parsePositive)
     .option('--json', JSON_HELP)
     .action(linkCreate);
@@ -102,6 +104,7 @@ async function linkCreate(opts: LinkCreateOptions): Promise<void> {
     phone: opts.phone,
     redirect_url: opts.redirectUrl,
     ...(opts.successMessage !== undefined ? { success_message: opts.successMessage } : {}),
+    ...(opts.webhookUrl !== undefined ? { webhook_url: opts.webhookUrl } : {}),
   });
   const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
   await withClient(async (c) => {

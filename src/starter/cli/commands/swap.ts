@@ -17,6 +17,7 @@ interface SwapStartOptions {
   txnRef: string;
   wait?: number;
   json?: boolean;
+  webhookUrl?: string;
 }
 
 interface SwapPinOptions {
@@ -43,6 +44,7 @@ export function swapCommand(): Command {
     .requiredOption('--to <currency>', 'destination currency, e.g. NGN')
     .requiredOption('--amount <amount>', 'amount in the source currency', parseAmount)
     .requiredOption('--txn-ref <ref>', 'unique transaction reference (the swap id is swap-<txn-ref>)')
+    .option('--webhook-url <url>', "this swap's own endpoint for its signed merchant events (besides the worker's MERCHANT_WEBHOOK_URL)")
     .option('--wait <seconds>', WAIT_HELP, parsePositive)
     .option('--json', JSON_HELP)
     .action(swapStart);
@@ -111,6 +113,7 @@ async function swapStart(opts: SwapStartOptions): Promise<void> {
     to_currency: opts.to,
     amount: opts.amount,
     txn_ref: opts.txnRef,
+    ...(opts.webhookUrl !== undefined ? { webhook_url: opts.webhookUrl } : {}),
   });
   const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
   await withClient(async (c) => {

@@ -100,6 +100,12 @@ export const EnvSchema = z
     /** The backend's API key (`x-api-key` or `Authorization: Bearer`), at least 16 characters; a secret. */
     GATEWAY_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
     /**
+     * The gateway's keyring: a JSON array of {id, role (read_only, backend, operator), sha256, label?,
+     * expires_at?}, from `mpf keys new`. As GATEWAY_API_KEYS_FILE it is a file the gateway re-reads
+     * when it changes (rotation without a restart). Holds no secret: only SHA-256 digests of keys.
+     */
+    GATEWAY_API_KEYS: z.string().optional(),
+    /**
      * Behind a reverse proxy: `true` (trust X-Forwarded-For from any hop) or the proxies'
      * addresses/CIDRs, comma-separated, so per-address limits see clients, not the proxy. Unset/false: off.
      */

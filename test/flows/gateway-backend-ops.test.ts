@@ -5,10 +5,10 @@
  */
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
 import { AesGcmCodec } from '../../src/codec/aes-gcm-codec';
 import { idempotencyWorkflowId } from '../../src/starter/client/idempotency';
+import { MERCHANT_SCOPE } from '../../src/starter/gateway/idempotency';
 import { MpfClient } from '../../src/starter/client/mpf-client';
 import { type RunningGateway, startGateway } from '../../src/starter/gateway/main';
 import { eventually } from '../helpers/stack';
@@ -16,7 +16,7 @@ import { linkBody, swapBody, uniqueRef } from '../helpers/fixtures';
 import { API_KEY, type GatewayHarness, http, startGatewayStack, stopOwnTemporal } from '../helpers/gateway';
 
 const PIN = '908172';
-const API_SCOPE = `api:${createHash('sha256').update(API_KEY).digest('hex')}`;
+const API_SCOPE = MERCHANT_SCOPE;
 
 /** A history with every payload decrypted (what an operator with the codec sees), as text. */
 async function decodedHistory(h: GatewayHarness, workflowId: string): Promise<string> {
@@ -251,7 +251,9 @@ describe('the gateway for merchant backends', () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.state, 'reconciled');
     assert.equal(r.json.reconciliation.outcome, 'paid');
-    assert.equal(r.json.reconciliation.operator, 'Ngozi (finance)');
+    // Named by the credential that resolved it (this gateway's GATEWAY_API_KEY), not by the body.
+    assert.equal(r.json.reconciliation.operator, 'key gateway-api-key (GATEWAY_API_KEY)');
+    assert.match(r.json.reconciliation.note, /\[named in the request: Ngozi \(finance\)\]$/);
     assert.match(r.json.reconciliation.reason_before, /a payment was notified with amount 1/);
     assert.ok(Date.parse(r.json.reconciliation.resolved_at) > 0);
     assert.deepEqual((await resolve(good, `resolve-${txn}`)).json, r.json, 'a retried resolve answers the first');

@@ -5,6 +5,7 @@
  */
 import { Command } from 'commander';
 import { clusterCommand } from './commands/cluster';
+import { keysCommand } from './commands/keys';
 import { categoriesCommand } from './commands/categories';
 import { codecWebEndpointCommand } from './commands/codec';
 import { demoCommand } from './commands/demo';
@@ -34,5 +35,6 @@ export function buildProgram(): Command {
     .addCommand(demoCommand())
     .addCommand(eventsCommand())
     .addCommand(simCommand())
+    .addCommand(keysCommand())
     .addCommand(clusterCommand());
 }

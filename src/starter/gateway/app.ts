@@ -12,7 +12,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerCodecServer } from '../../codec/codec-server';
 import type { MpfClient } from '../client/mpf-client';
-import { apiKeyChecker } from './auth';
+import { type KeyringSource, KeyringSource as Keyrings, ROLE_ACCESS, ROLE_FOR } from '../../auth/keyring';
+import { checkRequestKey } from './auth';
 import type { GatewayContext } from './context';
 import { frameworkErrors, installErrorHandlers, sendError } from './errors';
 import { NotificationGuard } from './notification-guard';
@@ -32,8 +33,13 @@ import { registerSwapRoutes } from './routes/swaps';
 
 export interface GatewayAppOptions {
   mpf: MpfClient;
-  /** GATEWAY_API_KEY: backend routes need `x-api-key: <key>` or `Authorization: Bearer <key>`. */
-  apiKey: string;
+  /**
+   * GATEWAY_API_KEY: one key of role operator (every right), as before keyrings. Backend routes
+   * need `x-api-key: <key>` or `Authorization: Bearer <key>`.
+   */
+  apiKey?: string;
+  /** The keyring (GATEWAY_API_KEYS_FILE / GATEWAY_API_KEYS, plus GATEWAY_API_KEY); default: apiKey alone. */
+  keyring?: KeyringSource;
   /** Mounts the codec server at /codec (its own Bearer token; exempt from the API key). */
   codec?: { keys: string; authToken: string; corsOrigins: string[] };
   /**
@@ -74,7 +80,7 @@ export const MAX_PARAM_LENGTH = 'paylink-'.length + 3 * 100;
 
 /** Builds the gateway's fastify app (not listening). */
 export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInstance> {
-  const checkApiKey = apiKeyChecker(opts.apiKey);
+  const keyring = opts.keyring ?? new Keyrings({ legacyKey: opts.apiKey });
   const ctx: GatewayContext = {
     mpf: opts.mpf,
     pinRateLimit: opts.pinRateLimit ?? DEFAULT_PIN_RATE_LIMIT,
@@ -108,14 +114,35 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
     max: opts.rateLimit?.max ?? DEFAULT_RATE_LIMIT.max,
     timeWindow: opts.rateLimit?.timeWindowMs ?? DEFAULT_RATE_LIMIT.timeWindowMs,
     allowList: (req) => isRateLimitExempt(req.routeOptions.url),
+    // Per API key id when the request presents a known key (bounded: the number of keys), else per address.
+    keyGenerator: (req) => {
+      const v = req.routeOptions.config?.apiKey ? checkRequestKey(keyring, req) : undefined;
+      return v && v.kind !== 'missing' && v.kind !== 'unknown' ? `key:${v.key.id}` : req.ip;
+    },
   });
 
+  // Deny by default: an API-key route needs a known, unexpired key whose role allows the access
+  // the route declares; a route that declares none is refused. The key's public id goes on the
+  // request (logs, metrics, audit records); the secret never leaves this hook.
   app.addHook('onRequest', async (req, reply) => {
     if (!req.routeOptions.config?.apiKey) return undefined;
-    const verdict = checkApiKey(req);
-    if (verdict === 'ok') return undefined;
-    reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
-    return sendError(reply, 401, 'unauthorized', verdict === 'missing' ? 'send the API key as x-api-key or Authorization: Bearer' : 'the API key is not valid');
+    const verdict = checkRequestKey(keyring, req);
+    if (verdict.kind === 'missing' || verdict.kind === 'unknown') {
+      reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
+      return sendError(reply, 401, 'unauthorized', verdict.kind === 'missing' ? 'send the API key as x-api-key or Authorization: Bearer' : 'the API key is not valid');
+    }
+    if (verdict.kind === 'expired') {
+      reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
+      return sendError(reply, 401, 'key_expired', `the API key ${verdict.key.id} has expired: use its successor`);
+    }
+    const need = req.routeOptions.config.access;
+    if (!need) return sendError(reply, 403, 'forbidden', 'this route declares no access, so no key may use it (deny by default)');
+    if (!ROLE_ACCESS[verdict.key.role].includes(need)) {
+      return sendError(reply, 403, 'forbidden', `this route needs a key of role ${ROLE_FOR[need]}${need === 'read' ? '' : ' or above'}; key ${verdict.key.id} has role ${verdict.key.role}`);
+    }
+    req.apiKey = verdict.key;
+    req.log = req.log.child({ key_id: verdict.key.id });
+    return undefined;
   });
 
   registerSwapRoutes(app, ctx);

@@ -1,5 +1,6 @@
 /** What every route module of the gateway gets, and the small helpers they share. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Access, KeyIdentity } from '../../auth/keyring';
 import type { MpfClient } from '../client/mpf-client';
 import { FlowNotFoundError } from '../client/errors';
 import { Reference } from '../../contract/provider';
@@ -11,9 +12,15 @@ import type { NotificationGuard } from './notification-guard';
 import type { UserPinBudget } from './pin-budget';
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** The API key this request was authorised with (public identity only). */
+    apiKey?: KeyIdentity;
+  }
   interface FastifyContextConfig {
-    /** The route needs the backend's API key (checked in one onRequest hook). */
+    /** The route needs an API key (checked in one onRequest hook). */
     apiKey?: boolean;
+    /** What the key's role must allow on this route; an API-key route that declares none is refused. */
+    access?: Access;
     /**
      * Route config stays open to other modules' keys (the simulator's `endpoint`): without this,
      * the augmentations here and in @fastify/rate-limit would make their route configs excess.

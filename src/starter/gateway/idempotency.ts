@@ -10,7 +10,6 @@
  * released, a retry runs again): 5xx answers such as 503/504 and thrown errors. Requests refused
  * before they run (400 bad body or header, 401) never claim a key.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_PATTERN } from '../client/idempotency';
@@ -31,7 +30,7 @@ export const IdempotencyHeaders = z.looseObject({
     .optional()
     .describe(
       'Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, ' +
-        'scoped to the credential: the API key, or for a PIN the swap); with another body, 422. A UUID per operation is the usual choice.',
+        'scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice.',
     ),
 });
 
@@ -61,12 +60,15 @@ export interface IdempotentRoute<Req extends FastifyRequest> {
 
 const keep = (status: number): boolean => status < 500 || status === 502;
 
-/** The API key the request presented (already checked by the onRequest hook), as a scope. */
-export function apiKeyScope(req: FastifyRequest): string {
-  const h = req.headers['x-api-key'];
-  const presented = (Array.isArray(h) ? h[0] : h) ?? /^Bearer[ \t]+(\S+)/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
-  return `api:${createHash('sha256').update(presented).digest('hex')}`;
+/**
+ * The scope of an Idempotency-Key on the backend routes: the merchant (every API key of this
+ * deployment), as Stripe scopes keys to the account. A caller that retries a POST after moving to
+ * a new key (a rotation) gets the first answer again instead of a second attempt.
+ */
+export function apiKeyScope(_req: FastifyRequest): string {
+  return MERCHANT_SCOPE;
 }
+export const MERCHANT_SCOPE = 'merchant';
 
 /** A fastify handler running `def` with Idempotency-Key semantics when the request carries a key. */
 export function idempotent<Req extends FastifyRequest>(ctx: GatewayContext, def: IdempotentRoute<Req>) {

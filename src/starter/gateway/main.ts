@@ -4,6 +4,7 @@
  *
  *   const gw = await startGateway({ mpf, apiKey, port: 0 });   // gw.url, gw.app, gw.close()
  */
+import { KeyringSource, LEGACY_KEY_ID } from '../../auth/keyring';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadEnv, requireKeys } from '../../config/env';
@@ -72,7 +73,23 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
  */
 export async function runGatewayMain(opts: { port?: number; host?: string } = {}): Promise<void> {
   const env = loadEnv();
-  if (!env.GATEWAY_API_KEY) throw new ConfigError('GATEWAY_API_KEY: is required (at least 16 characters) for the gateway');
+  // The keyring: GATEWAY_API_KEYS_FILE (watched: edits apply without a restart), GATEWAY_API_KEYS,
+  // and GATEWAY_API_KEY as one key of role operator. A bad entry stops the start, naming it.
+  const keysFile = process.env.GATEWAY_API_KEYS_FILE || undefined;
+  let keyring: KeyringSource;
+  try {
+    keyring = new KeyringSource({
+      file: keysFile,
+      json: process.env.GATEWAY_API_KEYS ? env.GATEWAY_API_KEYS : undefined,
+      legacyKey: env.GATEWAY_API_KEY,
+      onReload: (r) => console.error(`gateway: ${r.message}`),
+    });
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  if (env.GATEWAY_API_KEY) {
+    console.error(`gateway: WARNING: GATEWAY_API_KEY is one key of role operator (id ${LEGACY_KEY_ID}) that holds every right, reconciliation included; give each caller a key of its own role in GATEWAY_API_KEYS_FILE (mpf keys new)`);
+  }
   const keys = requireKeys(env);
   const port = opts.port ?? env.GATEWAY_PORT;
   const host = opts.host ?? env.GATEWAY_HOST ?? '127.0.0.1';
@@ -85,7 +102,7 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
   try {
     gateway = await startGateway({
       mpf,
-      apiKey: env.GATEWAY_API_KEY,
+      keyring,
       host,
       port,
       publicUrl: env.GATEWAY_PUBLIC_URL,
@@ -110,6 +127,7 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
     process.stdout.write(`listening on ${gateway.url}\n`);
   });
   await gateway.close();
+  keyring.close();
   await connection.close();
   await tracing?.shutdown();
 }

@@ -29,7 +29,7 @@ export function registerCategoryRoutes(root: FastifyInstance, ctx: GatewayContex
   app.get(
     '/v1/categories',
     {
-      config: { apiKey: true },
+      config: { apiKey: true, access: 'read' },
       schema: {
         tags: ['categories'],
         summary: "The provider's product categories, flat and as a tree",

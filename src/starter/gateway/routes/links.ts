@@ -36,7 +36,7 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
   app.post(
     '/v1/payment-links',
     {
-      config: { apiKey: true },
+      config: { apiKey: true, access: 'write' },
       schema: {
         tags: TAGS,
         summary: 'Create a hosted bank-transfer payment link',
@@ -81,7 +81,7 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
   app.get(
     '/v1/payment-links/:link_id',
     {
-      config: { apiKey: true },
+      config: { apiKey: true, access: 'read' },
       schema: {
         tags: TAGS,
         summary: "A payment link's state and the notifications received",
@@ -97,7 +97,7 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
   app.post(
     '/v1/payment-links/:link_id/cancel',
     {
-      config: { apiKey: true },
+      config: { apiKey: true, access: 'write' },
       schema: {
         tags: TAGS,
         summary: 'Cancel a payment link not yet paid',

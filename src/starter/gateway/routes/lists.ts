@@ -42,7 +42,7 @@ export function registerListRoutes(root: FastifyInstance, ctx: GatewayContext): 
   app.get(
     '/v1/swaps',
     {
-      config: { apiKey: true },
+      config: { apiKey: true, access: 'read' },
       schema: { tags: ['swaps'], summary: 'List swaps', description: LIST_DESCRIPTION, security: API_KEY_SECURITY, querystring: ListQueryDoc, response },
     },
     async (req) => mpf.listFlows('swap', req.query),
@@ -51,7 +51,7 @@ export function registerListRoutes(root: FastifyInstance, ctx: GatewayContext): 
   app.get(
     '/v1/payment-links',
     {
-      config: { apiKey: true },
+      config: { apiKey: true, access: 'read' },
       schema: { tags: ['payment links'], summary: 'List payment links', description: LIST_DESCRIPTION, security: API_KEY_SECURITY, querystring: ListQueryDoc, response },
     },
     async (req) => mpf.listFlows('payment_link', req.query),

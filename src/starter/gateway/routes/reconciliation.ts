@@ -4,6 +4,7 @@
  * in its view (the workflow's `resolve` update; the same one Temporal Web and `mpf reconcile
  * resolve` send).
  */
+import type { KeyIdentity } from '../../../auth/keyring';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -21,7 +22,12 @@ export const ResolveBody = z
   .object({
     outcome: z.enum(['confirmed', 'paid', 'failed']).describe('what the provider shows: confirmed | failed for a swap, paid | failed for a payment link'),
     provider_reference: z.string().min(1).max(100).describe("the provider's reference checked out of band (e.g. the payment_ref, a statement line)"),
-    operator: z.string().min(1).max(100).describe('who decided'),
+    operator: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe("who decided, in words; the audit record's operator is always the API key that resolved it (its id and label), and this name is kept in the note"),
     note: z.string().min(1).max(1000).describe('what was checked and done (fulfilled, refunded, …); no tokens or secrets'),
   })
   .meta({ id: 'Resolve' });
@@ -38,7 +44,7 @@ export function registerReconciliationRoutes(root: FastifyInstance, ctx: Gateway
   app.get(
     '/v1/admin/reconciliations',
     {
-      config: { apiKey: true },
+      config: { apiKey: true, access: 'admin' },
       schema: {
         tags: TAGS,
         summary: 'Flows waiting for reconciliation',
@@ -60,7 +66,7 @@ export function registerReconciliationRoutes(root: FastifyInstance, ctx: Gateway
   app.post(
     '/v1/admin/flows/:flow_id/resolve',
     {
-      config: { apiKey: true },
+      config: { apiKey: true, access: 'admin' },
       schema: {
         tags: TAGS,
         summary: 'Resolve a flow in needs_reconciliation',
@@ -91,7 +97,7 @@ export function registerReconciliationRoutes(root: FastifyInstance, ctx: Gateway
         fields: () => ({ flow_id: flowId, ...req.body }),
         run: async () => {
           try {
-            return { status: 200, body: await mpf.resolveFlow(flowId, req.body) };
+            return { status: 200, body: await mpf.resolveFlow(flowId, asResolvedBy(req.body, req.apiKey)) };
           } catch (err) {
             if (!(err instanceof NotResolvableError)) throw err;
             return { status: 409, body: { error: 'not_resolvable', message: err.message, [err.kind === 'swap' ? 'swap' : 'link']: err.view } };
@@ -100,4 +106,16 @@ export function registerReconciliationRoutes(root: FastifyInstance, ctx: Gateway
       })(req, reply);
     },
   );
+}
+
+/**
+ * Operators are named by their credential: the audit record's `operator` (and so the flow's
+ * `*.reconciled` event) is the API key that resolved it, `key <id> (<label>)`; a name given in the
+ * body stays, as words, in the note.
+ */
+export function asResolvedBy(body: z.infer<typeof ResolveBody>, key: KeyIdentity | undefined): Record<string, unknown> {
+  const { operator: said, ...rest } = body;
+  const operator = key ? `key ${key.id}${key.label ? ` (${key.label})` : ''}`.slice(0, 100) : (said ?? '');
+  const note = said && key ? `${rest.note} [named in the request: ${said}]`.slice(0, 1000) : rest.note;
+  return { ...rest, operator, note };
 }

@@ -67,7 +67,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
   app.post(
     '/v1/swaps',
     {
-      config: { apiKey: true },
+      config: { apiKey: true, access: 'write' },
       schema: {
         tags: TAGS,
         summary: 'Start a swap',
@@ -126,7 +126,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
   app.get(
     '/v1/swaps/:swap_id',
     {
-      config: { apiKey: true },
+      config: { apiKey: true, access: 'read' },
       schema: {
         tags: TAGS,
         summary: "A swap's current state",
@@ -249,7 +249,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
   app.post(
     '/v1/swaps/:swap_id/cancel',
     {
-      config: { apiKey: true },
+      config: { apiKey: true, access: 'write' },
       schema: {
         tags: TAGS,
         summary: 'Cancel a swap still awaiting its PIN',

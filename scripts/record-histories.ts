@@ -1,60 +1,187 @@
 /**
- * Records workflow histories for the replay tests (test/unit/replay.test.ts): runs representative swap
- * and payment-link flows on a real dev server + simulator, then writes each encrypted history to
- * test/replay/<name>.json. Run after a deliberate workflow change (`npx tsx scripts/record-histories.ts`)
- * and commit the files: replaying old histories is how an incompatible change is caught.
+ * `npm run record-histories [-- --release LABEL]`: records the replay corpus of this release for
+ * test/unit/replay.test.ts. Runs every path a flow can take on a real dev server with the
+ * simulator and writes each encrypted history to test/replay/<release>/<path>.json, with
+ * release.json naming the release (package version and commit). `npm test` replays every release
+ * kept, so a change that would break the flows a release left parked fails before it ships.
+ * Record at each release; keep a release's directory while any flow it started may be open.
  * The key in test/replay/test-key.txt is a test-only key that protects nothing.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { startEventListener } from '../src/merchant-events/listener';
+import { generateSecret } from '../src/merchant-events/signing';
+import { NO_MERCHANT_EVENTS } from '../src/merchant-events/config';
 import { startStack } from '../test/helpers/stack';
 
-const dir = path.resolve(__dirname, '..', 'test', 'replay');
+/** The paths a release's corpus must cover (test/unit/replay.test.ts checks the newest release has each). */
+export const CORPUS_PATHS = [
+  'swap-confirmed',
+  'swap-wrong-pin-then-confirmed',
+  'swap-three-wrong-pins',
+  'swap-expired',
+  'swap-cancelled',
+  'swap-cancelled-in-temporal',
+  'swap-needs-reconciliation-then-reconciled',
+  'paylink-paid',
+  'paylink-paid-with-duplicates-and-out-of-order',
+  'paylink-failed',
+  'paylink-expired',
+  'paylink-cancelled',
+  'paylink-paid-late',
+  'paylink-needs-reconciliation-then-reconciled',
+  'events-delivered-after-retries',
+  'idempotency-record',
+] as const;
 
-async function main(): Promise<void> {
-  const keys = fs.readFileSync(path.join(dir, 'test-key.txt'), 'utf8').trim();
-  const stack = await startStack({ keys, simulator: { pins: { 'user-r': '2468' } }, client: { linkLifetimeSeconds: 2, linkLateNotificationGraceSeconds: 1 } });
-  const stamp = Date.now().toString(36);
-  const save = async (name: string, id: string) => {
-    const h = stack.client.workflow.getHandle(id);
-    await h.result();
-    fs.writeFileSync(path.join(dir, `${name}.json`), historyToJSON(await h.fetchHistory()) + '\n');
-    console.log(`recorded ${name} (${id})`);
-  };
-  try {
-    const swap = (txn: string) => ({ user_ref: 'user-r', from_currency: 'USD', to_currency: 'NGN', amount: 12.5, txn_ref: txn });
-    const a = await stack.mpf.startSwap(swap(`rec-ok-${stamp}`));
-    await stack.mpf.submitPin(a.swap.swap_id, { wallet_pin: '0000' });
-    await stack.mpf.submitPin(a.swap.swap_id, { wallet_pin: '2468' });
-    await save('swap-wrong-pin-then-confirmed', a.swap.swap_id);
+const ROOT = path.resolve(__dirname, '..');
+const REPLAY = path.join(ROOT, 'test', 'replay');
 
-    const b = await stack.mpf.startSwap(swap(`rec-cancel-${stamp}`));
-    await stack.mpf.cancelSwap(b.swap.swap_id, 'recorded cancel');
-    await save('swap-cancelled', b.swap.swap_id);
-
-    const link = (txn: string) => ({
-      user_ref: 'cust-r', txn_merchant_ref: txn, amount: 3000, full_name: 'Ada Obi', email: 'ada@example.com',
-      phone: '+2348012345678', redirect_url: 'http://127.0.0.1:9/thanks',
-    });
-    const c = await stack.mpf.createLink(link(`rec-paid-${stamp}`));
-    const note = (id: string, status: string) => ({ event: `collection.${status}`, data: { payment_ref: c.link.payment_ref, status, notification_id: id } });
-    for (const n of [note('n1', 'pending'), note('n2', 'successful'), note('n2', 'successful'), note('n3', 'failed')]) {
-      await stack.mpf.deliverNotification(c.link.link_id, n, JSON.stringify(n));
-    }
-    await save('paylink-paid-with-duplicates', c.link.link_id);
-
-    const d = await stack.mpf.createLink(link(`rec-expired-${stamp}`));
-    await save('paylink-expired', d.link.link_id);
-  } finally {
-    await stack.stop();
-  }
+function releaseLabel(): { label: string; version: string; commit: string } {
+  const version = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  return { label: `${version}-${commit}`, version, commit };
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { release: { type: 'string' } } });
+  const rel = releaseLabel();
+  const label = values.release ?? rel.label;
+  const dir = path.join(REPLAY, label);
+  fs.mkdirSync(dir, { recursive: true });
+  const keys = fs.readFileSync(path.join(REPLAY, 'test-key.txt'), 'utf8').trim();
+
+  // A receiver that refuses the first two deliveries of every event: deliveries after retries.
+  const secret = generateSecret();
+  const seen = new Map<string, number>();
+  const receiver = await startEventListener({ secrets: [secret], answer: (d) => ((seen.set(d.id, (seen.get(d.id) ?? 0) + 1), seen.get(d.id)! <= 2) ? 503 : 200) });
+  const stack = await startStack({
+    keys,
+    simulator: { pins: { 'user-r': '2468' }, swapExpiresInSeconds: 3 },
+    client: { linkLifetimeSeconds: 3, linkLateNotificationGraceSeconds: 3, swapSettleWaitSeconds: 1, swapNotificationWaitSeconds: 2 },
+    events: { ...NO_MERCHANT_EVENTS, urls: [], secrets: [secret], schedule: { ...NO_MERCHANT_EVENTS.schedule, initial_interval_ms: 200, max_interval_ms: 400 } },
+  });
+  const stamp = Date.now().toString(36);
+  const recorded: string[] = [];
+  const ids: Record<string, string> = {};
+  const save = async (name: string, id: string) => {
+    const h = stack.client.workflow.getHandle(id);
+    await h.result().catch(() => undefined);
+    fs.writeFileSync(path.join(dir, `${name}.json`), historyToJSON(await h.fetchHistory()) + '\n');
+    recorded.push(name);
+    ids[name] = id;
+    console.log(`recorded ${name} (${id})`);
+  };
+  const swap = (txn: string, extra: Record<string, unknown> = {}) => ({ user_ref: 'user-r', from_currency: 'USD', to_currency: 'NGN', amount: 12.5, txn_ref: `${txn}-${stamp}`, ...extra });
+  const link = (txn: string, extra: Record<string, unknown> = {}) => ({
+    user_ref: 'cust-r', txn_merchant_ref: `${txn}-${stamp}`, amount: 3000, full_name: 'Ada Obi', email: 'ada@example.com',
+    phone: '+2348012345678', redirect_url: 'http://127.0.0.1:9/thanks', ...extra,
+  });
+  const notify = async (linkId: string, paymentRef: string, id: string, status: string, extra: Record<string, unknown> = {}) => {
+    const n = { event: `collection.${status}`, data: { payment_ref: paymentRef, status, notification_id: id, ...extra } };
+    await stack.mpf.deliverNotification(linkId, n, JSON.stringify(n));
+  };
+  const resolve = (id: string, outcome: string, ref: string) =>
+    stack.mpf.resolveFlow(id, { outcome, provider_reference: ref, operator: 'key recorder (replay corpus)', note: 'checked at the provider for the replay corpus' });
+  try {
+    const ok = await stack.mpf.startSwap(swap('rec-ok', { webhook_url: receiver.url }));
+    await stack.mpf.submitPin(ok.swap.swap_id, { wallet_pin: '2468' });
+    await save('swap-confirmed', ok.swap.swap_id);
+    await save('events-delivered-after-retries', `events-${ok.swap.swap_id}`);
+
+    const w = await stack.mpf.startSwap(swap('rec-wrong'));
+    await stack.mpf.submitPin(w.swap.swap_id, { wallet_pin: '0000' });
+    await stack.mpf.submitPin(w.swap.swap_id, { wallet_pin: '2468' });
+    await save('swap-wrong-pin-then-confirmed', w.swap.swap_id);
+
+    const three = await stack.mpf.startSwap(swap('rec-three'));
+    for (const pin of ['0000', '1111', '2222']) await stack.mpf.submitPin(three.swap.swap_id, { wallet_pin: pin });
+    await save('swap-three-wrong-pins', three.swap.swap_id);
+
+    const exp = await stack.mpf.startSwap(swap('rec-expired'));
+    await save('swap-expired', exp.swap.swap_id);
+
+    const c = await stack.mpf.startSwap(swap('rec-cancel'));
+    await stack.mpf.cancelSwap(c.swap.swap_id, 'recorded cancel');
+    await save('swap-cancelled', c.swap.swap_id);
+
+    const ct = await stack.mpf.startSwap(swap('rec-cancel-temporal'));
+    await stack.client.workflow.getHandle(ct.swap.swap_id).cancel();
+    await save('swap-cancelled-in-temporal', ct.swap.swap_id);
+
+    // A confirmation whose answer is lost (the simulator applies it, then fails the call), with no
+    // notification to settle it: needs_reconciliation, then an operator resolves it.
+    const doubt = await stack.mpf.startSwap(swap('rec-doubt'));
+    await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 10 }], notifications: { delayMs: 60_000 } });
+    await stack.mpf.submitPin(doubt.swap.swap_id, { wallet_pin: '2468' }).catch(() => undefined);
+    await stack.control.clearFaults();
+    for (let i = 0; i < 100 && (await stack.mpf.getSwap(doubt.swap.swap_id)).state !== 'needs_reconciliation'; i++) await new Promise((r) => setTimeout(r, 200));
+    if ((await stack.mpf.getSwap(doubt.swap.swap_id)).state === 'needs_reconciliation') {
+      await resolve(doubt.swap.swap_id, 'confirmed', 'SIM-statement-1');
+      await save('swap-needs-reconciliation-then-reconciled', doubt.swap.swap_id);
+    }
+
+    const paid = await stack.mpf.createLink(link('rec-paid'));
+    await stack.control.completeLink(paid.link.payment_ref!);
+    await save('paylink-paid', paid.link.link_id);
+
+    const dup = await stack.mpf.createLink(link('rec-dup'));
+    for (const [id, st] of [['n1', 'pending'], ['n2', 'successful'], ['n2', 'successful'], ['n0', 'pending'], ['n3', 'failed']] as const) {
+      await notify(dup.link.link_id, dup.link.payment_ref!, id, st);
+    }
+    await save('paylink-paid-with-duplicates-and-out-of-order', dup.link.link_id);
+
+    const failed = await stack.mpf.createLink(link('rec-failed'));
+    await stack.control.failLink(failed.link.payment_ref!);
+    await save('paylink-failed', failed.link.link_id);
+
+    const expired = await stack.mpf.createLink(link('rec-expired'));
+    await save('paylink-expired', expired.link.link_id);
+
+    const cancelled = await stack.mpf.createLink(link('rec-cancelled'));
+    await stack.mpf.cancelLink(cancelled.link.link_id, 'recorded cancel');
+    await save('paylink-cancelled', cancelled.link.link_id);
+
+    const late = await stack.mpf.createLink(link('rec-late'));
+    for (let i = 0; i < 100 && (await stack.mpf.getLink(late.link.link_id)).state !== 'expired'; i++) await new Promise((r) => setTimeout(r, 100));
+    await notify(late.link.link_id, late.link.payment_ref!, 'late-1', 'successful');
+    for (let i = 0; i < 100 && (await stack.mpf.getLink(late.link.link_id)).state !== 'needs_reconciliation'; i++) await new Promise((r) => setTimeout(r, 100));
+    await resolve(late.link.link_id, 'paid', late.link.payment_ref!);
+    await save('paylink-paid-late', late.link.link_id);
+
+    const mism = await stack.mpf.createLink(link('rec-mismatch'));
+    await notify(mism.link.link_id, mism.link.payment_ref!, 'm-1', 'successful', { amount: 1 });
+    for (let i = 0; i < 100 && (await stack.mpf.getLink(mism.link.link_id)).state !== 'needs_reconciliation'; i++) await new Promise((r) => setTimeout(r, 100));
+    await resolve(mism.link.link_id, 'failed', mism.link.payment_ref!);
+    await save('paylink-needs-reconciliation-then-reconciled', mism.link.link_id);
+
+    const claim = await stack.mpf.idempotency.claim('merchant', `rec-idem-${stamp}`, 'POST /v1/swaps', { txn_ref: 'x' });
+    if (claim.kind === 'claimed') {
+      await stack.mpf.idempotency.complete(claim.workflowId, claim.claimId, { status: 201, body: { swap_id: 'swap-x' } });
+      await stack.client.workflow.getHandle(claim.workflowId).terminate('recorded: the corpus needs a closed record, not a 24 h wait');
+      await save('idempotency-record', claim.workflowId);
+    }
+  } finally {
+    await stack.stop();
+    await receiver.close();
+  }
+  const missing = CORPUS_PATHS.filter((p) => !recorded.includes(p));
+  fs.writeFileSync(
+    path.join(dir, 'release.json'),
+    `${JSON.stringify({ release: label, version: rel.version, commit: rel.commit, recorded_at: new Date().toISOString(), paths: recorded, workflow_ids: ids, not_recorded: missing }, null, 2)}\n`,
+  );
+  console.log(`release ${label}: ${recorded.length} histories in ${path.relative(ROOT, dir)}${missing.length ? `; not recorded: ${missing.join(', ')}` : ''}`);
+}
+
+if (require.main === module) {
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}

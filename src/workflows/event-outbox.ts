@@ -8,6 +8,7 @@
  *
  * Flows recorded before this existed replay without it (`patched`), so their histories stay valid.
  */
+import { MERCHANT_EVENTS_PATCH } from './patches';
 import {
   CancellationScope,
   condition,
@@ -35,7 +36,7 @@ import {
   type FlowEventSummary,
 } from './event-types';
 
-export const MERCHANT_EVENTS_PATCH = 'mpf-merchant-events-v1';
+export { MERCHANT_EVENTS_PATCH };
 
 // Reading the worker's configuration: it fails only on a worker without the event activities
 // (then this flow's events are kept in its view and not delivered; the flow never waits on it).

@@ -7,10 +7,11 @@
  * The wait is new behaviour (before it, `needs_reconciliation` completed the workflow), so it is
  * guarded by `patched(RESOLVE_PATCH)`: histories recorded before it still replay.
  */
+import { RESOLVE_PATCH } from './patches';
 import { allHandlersFinished, condition, patched } from '@temporalio/workflow';
 import type { FlowKind } from './flow-ids';
 
-export const RESOLVE_PATCH = 'mpf-reconcile-resolve-v1';
+export { RESOLVE_PATCH };
 
 /** What an operator found at the provider, per flow kind. */
 export const RESOLUTION_OUTCOMES: Readonly<Record<FlowKind, readonly string[]>> = {

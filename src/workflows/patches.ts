@@ -1,0 +1,44 @@
+/**
+ * The one list of live patch ids (workflow-safe, pure data). A change to workflow code that
+ * changes the commands a workflow issues goes behind `patched(<id>)` with an id listed here, so
+ * that flows started by an older release replay on the new one. test/unit/patches.test.ts fails
+ * when workflow code calls `patched` or `deprecatePatch` with an id that is not listed.
+ *
+ * The life of an id (docs/operations/upgrading.md):
+ *   1. `patched(ID)`: new flows take the new branch, old histories the old one;
+ *   2. `deprecatePatch(ID)` with only the new branch, once no flow of a release before `addedIn`
+ *      is open (check: `temporal workflow count --query 'ExecutionStatus="Running" AND StartTime < "<release date>"'`)
+ *      and no kept history in test/replay/ needs the old branch;
+ *   3. removal of the call and of the entry, one release after that.
+ */
+
+export interface LivePatch {
+  /** The id given to patched()/deprecatePatch(); never reused for another change. */
+  id: string;
+  /** What the new branch does that the old one did not. */
+  why: string;
+  /** The release (package version + commit) that added it. */
+  addedIn: string;
+  /** When it may go to deprecatePatch. */
+  deprecateWhen: string;
+}
+
+/** Merchant events: the outbox, the `events-<flow_id>` delivery child and the event settings. */
+export const MERCHANT_EVENTS_PATCH = 'mpf-merchant-events-v1';
+/** needs_reconciliation stays open until an operator resolves it (before: the flow completed). */
+export const RESOLVE_PATCH = 'mpf-reconcile-resolve-v1';
+
+export const LIVE_PATCHES: readonly LivePatch[] = [
+  {
+    id: MERCHANT_EVENTS_PATCH,
+    why: 'every state change of a flow becomes a signed merchant event, handed to its events-<flow_id> delivery workflow',
+    addedIn: '0.1.0 (35c10a2, 2026-11-23)',
+    deprecateWhen: 'no swap or link started before 35c10a2 is open (links live up to LINK_LIFETIME_SECONDS + grace; needs_reconciliation until resolved)',
+  },
+  {
+    id: RESOLVE_PATCH,
+    why: 'a flow in needs_reconciliation stays open until an operator resolves it (resolve update, audit record)',
+    addedIn: '0.1.0 (f222e3e, 2026-11-23)',
+    deprecateWhen: 'no flow started before f222e3e is open, and none of them is left in needs_reconciliation',
+  },
+];

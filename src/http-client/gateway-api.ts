@@ -650,8 +650,8 @@ export interface components {
             outcome: "confirmed" | "paid" | "failed";
             /** @description the provider's reference checked out of band (e.g. the payment_ref, a statement line) */
             provider_reference: string;
-            /** @description who decided */
-            operator: string;
+            /** @description who decided, in words; the audit record's operator is always the API key that resolved it (its id and label), and this name is kept in the note */
+            operator?: string;
             /** @description what was checked and done (fulfilled, refunded, …); no tokens or secrets */
             note: string;
         };
@@ -868,6 +868,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -896,7 +905,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the credential: the API key, or for a PIN the swap); with another body, 422. A UUID per operation is the usual choice. */
+                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -928,6 +937,15 @@ export interface operations {
             };
             /** @description Missing credentials (the WWW-Authenticate header says which) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1028,6 +1046,15 @@ export interface operations {
             };
             /** @description Missing credentials (the WWW-Authenticate header says which) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1144,7 +1171,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the credential: the API key, or for a PIN the swap); with another body, 422. A UUID per operation is the usual choice. */
+                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -1268,7 +1295,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the credential: the API key, or for a PIN the swap); with another body, 422. A UUID per operation is the usual choice. */
+                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -1297,6 +1324,15 @@ export interface operations {
             };
             /** @description Missing credentials (the WWW-Authenticate header says which) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1439,6 +1475,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -1467,7 +1512,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the credential: the API key, or for a PIN the swap); with another body, 422. A UUID per operation is the usual choice. */
+                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1499,6 +1544,15 @@ export interface operations {
             };
             /** @description Missing credentials (the WWW-Authenticate header says which) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1606,6 +1660,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found */
             404: {
                 headers: {
@@ -1643,7 +1706,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the credential: the API key, or for a PIN the swap); with another body, 422. A UUID per operation is the usual choice. */
+                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -1672,6 +1735,15 @@ export interface operations {
             };
             /** @description Missing credentials (the WWW-Authenticate header says which) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1783,6 +1855,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -1811,7 +1892,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the credential: the API key, or for a PIN the swap); with another body, 422. A UUID per operation is the usual choice. */
+                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -1846,6 +1927,15 @@ export interface operations {
             };
             /** @description Missing credentials (the WWW-Authenticate header says which) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1924,6 +2014,15 @@ export interface operations {
             };
             /** @description Missing credentials (the WWW-Authenticate header says which) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -10,6 +10,7 @@
  *                        limit covers (all but the health checks), 503 on every /v1 route (they all
  *                        reach Temporal)
  *   401                  on every secured route
+ *   403                  on every API-key route (the key's role lacks the route's access)
  *   components           a `FooInput` twin identical to `Foo` (fastify-type-provider-zod emits
  *                        both) is merged into `Foo`; a twin used alone takes the plain name;
  *                        schemas no operation reaches are dropped (other apps' schemas in the same
@@ -137,6 +138,10 @@ function normaliseOperations(doc: Json): void {
     const responses = ((op.responses ??= {}) as Record<string, Json>);
     const secured = Array.isArray(op.security) && op.security.length > 0;
     if (secured && !responses['401']) responses['401'] = { description: STATUS_DESCRIPTIONS['401'], content: errorContent('Error') };
+    // API-key routes: a key whose role lacks the route's access (docs/security.md).
+    if (secured && (op.security as Json[]).some((s) => 'apiKey' in s) && !responses['403']) {
+      responses['403'] = { description: "Forbidden: the API key's role lacks this route's access (`message` names the role needed)", content: errorContent('Error') };
+    }
     if (!isRateLimitExempt(path) && !responses['429']) responses['429'] = { description: STATUS_DESCRIPTIONS['429'], content: errorContent('Error') };
     if (path.startsWith('/v1/') && !responses['503']) responses['503'] = { description: STATUS_DESCRIPTIONS['503'], content: errorContent('Unavailable') };
     for (const [status, response] of Object.entries(responses)) {

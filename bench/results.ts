@@ -84,7 +84,8 @@ const CPU_NAMES: Record<string, string> = { node: 'bench process (worker + clien
 function cpuFigures(sec: string, c: number, ours?: Record<string, number>, control?: Record<string, number>): Figure[] {
   if (!ours || !control) return [];
   return Object.keys(ours)
-    .filter((k) => Number.isFinite(ours[k]) && Number.isFinite(control[k]))
+    // The simulator is the provider: only ours calls it, so it has no ratio (it stays in the CPU table).
+    .filter((k) => k !== 'simulator' && Number.isFinite(ours[k]) && Number.isFinite(control[k]))
     .map((k) => figure(sec, `CPU per flow at the control's knee c=${c}: ${CPU_NAMES[k] ?? k} (ms)`, ours[k]!, control[k]!, 'ms', CPU_GOALS[k]));
 }
 

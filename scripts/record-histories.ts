@@ -84,6 +84,10 @@ async function main(): Promise<void> {
     const n = { event: `collection.${status}`, data: { payment_ref: paymentRef, status, notification_id: id, ...extra } };
     await stack.mpf.deliverNotification(linkId, n, JSON.stringify(n));
   };
+  /** Waits (bounded) until the flow's view is in `state`. */
+  const untilState = async (view: () => Promise<{ state: string }>, state: string) => {
+    for (let i = 0; i < 100 && (await view()).state !== state; i++) await new Promise((r) => setTimeout(r, 100));
+  };
   const resolve = (id: string, outcome: string, ref: string) =>
     stack.mpf.resolveFlow(id, { outcome, provider_reference: ref, operator: 'key recorder (replay corpus)', note: 'checked at the provider for the replay corpus' });
   try {
@@ -118,7 +122,7 @@ async function main(): Promise<void> {
     await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 10 }], notifications: { delayMs: 60_000 } });
     await stack.mpf.submitPin(doubt.swap.swap_id, { wallet_pin: '2468' }).catch(() => undefined);
     await stack.control.clearFaults();
-    for (let i = 0; i < 100 && (await stack.mpf.getSwap(doubt.swap.swap_id)).state !== 'needs_reconciliation'; i++) await new Promise((r) => setTimeout(r, 200));
+    await untilState(() => stack.mpf.getSwap(doubt.swap.swap_id), 'needs_reconciliation');
     if ((await stack.mpf.getSwap(doubt.swap.swap_id)).state === 'needs_reconciliation') {
       await resolve(doubt.swap.swap_id, 'confirmed', 'SIM-statement-1');
       await save('swap-needs-reconciliation-then-reconciled', doubt.swap.swap_id);
@@ -146,15 +150,15 @@ async function main(): Promise<void> {
     await save('paylink-cancelled', cancelled.link.link_id);
 
     const late = await stack.mpf.createLink(link('rec-late'));
-    for (let i = 0; i < 100 && (await stack.mpf.getLink(late.link.link_id)).state !== 'expired'; i++) await new Promise((r) => setTimeout(r, 100));
+    await untilState(() => stack.mpf.getLink(late.link.link_id), 'expired');
     await notify(late.link.link_id, late.link.payment_ref!, 'late-1', 'successful');
-    for (let i = 0; i < 100 && (await stack.mpf.getLink(late.link.link_id)).state !== 'needs_reconciliation'; i++) await new Promise((r) => setTimeout(r, 100));
+    await untilState(() => stack.mpf.getLink(late.link.link_id), 'needs_reconciliation');
     await resolve(late.link.link_id, 'paid', late.link.payment_ref!);
     await save('paylink-paid-late', late.link.link_id);
 
     const mism = await stack.mpf.createLink(link('rec-mismatch'));
     await notify(mism.link.link_id, mism.link.payment_ref!, 'm-1', 'successful', { amount: 1 });
-    for (let i = 0; i < 100 && (await stack.mpf.getLink(mism.link.link_id)).state !== 'needs_reconciliation'; i++) await new Promise((r) => setTimeout(r, 100));
+    await untilState(() => stack.mpf.getLink(mism.link.link_id), 'needs_reconciliation');
     await resolve(mism.link.link_id, 'failed', mism.link.payment_ref!);
     await save('paylink-needs-reconciliation-then-reconciled', mism.link.link_id);
 

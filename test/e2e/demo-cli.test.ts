@@ -38,6 +38,15 @@ function mpf(args: string[], input = ''): Promise<{ code: number; stdout: string
   });
 }
 
+/** `set -a; . <env file>; set +a; <command>` in a shell whose PATH has no Temporal CLI; "$2" is `arg`. */
+function freshShell(command: string, arg: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('bash', ['-c', `set -a; . "$1"; set +a; ${command}`, 'sh', envFile, arg], { cwd: ROOT, env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME }, timeout: 60_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
 before(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-demo-cli-'));
   envFile = path.join(tmp, 'demo.env');
@@ -125,26 +134,13 @@ describe('the README commands against the running interactive demo', () => {
   test("the README's decode command works as written: the settings put the Temporal CLI on PATH and the codec decodes", { timeout: 120_000 }, async () => {
     const ref = uniqueRef('readme-decode');
     assert.equal((await mpf(['swap', 'start', '--user-ref', 'demo-user', '--from', 'USD', '--to', 'NGN', '--amount', '7', '--txn-ref', ref])).code, 0);
-    const shown = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        'bash',
-        ['-c', 'set -a; . "$1"; set +a; temporal workflow show -w "$2" --codec-endpoint "$MPF_CODEC_ENDPOINT" --codec-auth "Bearer $CODEC_AUTH_TOKEN"', 'sh', envFile, `swap-${ref}`],
-        // A fresh shell: no temporal on this PATH; the settings file must provide it.
-        { cwd: ROOT, env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME }, timeout: 60_000 },
-        (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+    // A fresh shell: no temporal on this PATH; the settings file must provide it.
+    const show = (extra: string) => freshShell(`temporal workflow show -w "$2"${extra} --codec-endpoint "$MPF_CODEC_ENDPOINT" --codec-auth "Bearer $CODEC_AUTH_TOKEN"`, `swap-${ref}`);
+    const shown = await show('');
     assert.equal(shown.code, 0, `${shown.stdout}\n${shown.stderr}`);
     assert.match(shown.stdout, /WorkflowExecutionStarted/);
     // The same with -o json shows the payloads, decoded by the gateway's codec server.
-    const json = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        'bash',
-        ['-c', 'set -a; . "$1"; set +a; temporal workflow show -w "$2" -o json --codec-endpoint "$MPF_CODEC_ENDPOINT" --codec-auth "Bearer $CODEC_AUTH_TOKEN"', 'sh', envFile, `swap-${ref}`],
-        { cwd: ROOT, env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME }, timeout: 60_000 },
-        (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+    const json = await show(' -o json');
     assert.equal(json.code, 0, json.stderr);
     const decoded = [...json.stdout.matchAll(/"data": "([A-Za-z0-9+/=]+)"/g)].map((m) => Buffer.from(m[1]!, 'base64').toString('utf8'));
     assert.ok(decoded.some((d) => d.includes(ref)), 'the decoded input names the swap');

@@ -217,6 +217,15 @@ describe('the gateway for merchant backends', () => {
       assert.equal(r.json.field, field, query);
       assert.match(r.json.message, new RegExp(`^${field}: `), query);
     }
+    // A crafted token, as anyone could compute one before page tokens were signed (a plain SHA-256
+    // tag of the query and garbage for Temporal), and a real one whose signature was altered: 400, never 500.
+    const real = (await get('/v1/swaps?limit=1')).json.next_page_token as string | undefined;
+    const crafted = Buffer.from(JSON.stringify({ v: 2, q: 'AAAAAAAAAAAAAAAA', t: Buffer.from('garbage').toString('base64') })).toString('base64url');
+    for (const forged of [`${crafted}.${'A'.repeat(43)}`, crafted, ...(real ? [`${real.split('.')[0]}.${'B'.repeat(43)}`] : [])]) {
+      const r = await get(`/v1/swaps?limit=1&page_token=${encodeURIComponent(forged)}`);
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.json.field, 'page_token');
+    }
     const other = await get(`/v1/swaps?state=cancelled&limit=1`);
     if (other.json.next_page_token) {
       const r = await get(`/v1/swaps?state=awaiting_pin&page_token=${encodeURIComponent(other.json.next_page_token)}`);

@@ -5,10 +5,11 @@
  * (its own view, GET /v1/swaps/{id}, is always current). Lists are scoped to the client's task
  * queue, so deployments sharing a namespace do not see each other's flows.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
+import { type KeyRing, toKeyRing } from '../../codec/keys';
 import { describeZodError } from '../../contract/provider';
 import type { FlowKind } from '../../workflows/flow-ids';
 import { InputError } from './errors';
@@ -106,21 +107,50 @@ export function visibilityQuery(kinds: readonly FlowKind[], taskQueue: string, f
 }
 
 const queryTag = (q: string): string => createHash('sha256').update(q).digest('base64url').slice(0, 16);
+const NOT_OURS = 'page_token: is not a page token of this list';
 
-function encodePageToken(query: string, token: Uint8Array): string {
-  return Buffer.from(JSON.stringify({ v: 1, q: queryTag(query), t: Buffer.from(token).toString('base64') })).toString('base64url');
-}
+/**
+ * Page tokens are authenticated: an HMAC-SHA256 under a key derived (HKDF) from each payload key,
+ * so every gateway of a deployment checks the others' tokens, and a crafted token is refused with
+ * 400 before anything reaches Temporal. The newest key signs; any key of the ring verifies.
+ */
+export class PageTokens {
+  private readonly keys: { id: string; key: Buffer }[];
 
-function decodePageToken(query: string, pageToken: string): Buffer {
-  let parsed: { v?: unknown; q?: unknown; t?: unknown };
-  try {
-    parsed = JSON.parse(Buffer.from(pageToken, 'base64url').toString('utf8')) as typeof parsed;
-  } catch {
-    throw new InputError('page_token: is not a page token of this list', 'page_token');
+  constructor(keys: string | KeyRing) {
+    const ring = toKeyRing(keys);
+    this.keys = [...ring.keys].map(([id, k]) => ({ id, key: Buffer.from(hkdfSync('sha256', k, Buffer.alloc(0), 'mpf-page-token-v2', 32)) }));
+    this.keys.sort((a, b) => (a.id === ring.activeKeyId ? -1 : b.id === ring.activeKeyId ? 1 : 0));
   }
-  if (parsed?.v !== 1 || typeof parsed.t !== 'string') throw new InputError('page_token: is not a page token of this list', 'page_token');
-  if (parsed.q !== queryTag(query)) throw new InputError('page_token: belongs to a list with other filters (keep state, created_from and created_to)', 'page_token');
-  return Buffer.from(parsed.t, 'base64');
+
+  private mac(key: Buffer, body: string): Buffer {
+    return createHmac('sha256', key).update(body).digest();
+  }
+
+  encode(query: string, token: Uint8Array): string {
+    const body = Buffer.from(JSON.stringify({ v: 2, q: queryTag(query), t: Buffer.from(token).toString('base64') })).toString('base64url');
+    return `${body}.${this.mac(this.keys[0]!.key, body).toString('base64url')}`;
+  }
+
+  decode(query: string, pageToken: string): Buffer {
+    const [body, sig, extra] = pageToken.split('.');
+    if (!body || !sig || extra !== undefined) throw new InputError(NOT_OURS, 'page_token');
+    const given = Buffer.from(sig, 'base64url');
+    const authentic = this.keys.some(({ key }) => {
+      const want = this.mac(key, body);
+      return given.length === want.length && timingSafeEqual(given, want);
+    });
+    if (!authentic) throw new InputError(NOT_OURS, 'page_token');
+    let parsed: { v?: unknown; q?: unknown; t?: unknown };
+    try {
+      parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof parsed;
+    } catch {
+      throw new InputError(NOT_OURS, 'page_token');
+    }
+    if (parsed?.v !== 2 || typeof parsed.t !== 'string') throw new InputError(NOT_OURS, 'page_token');
+    if (parsed.q !== queryTag(query)) throw new InputError('page_token: belongs to a list with other filters (keep state, created_from and created_to)', 'page_token');
+    return Buffer.from(parsed.t, 'base64');
+  }
 }
 
 function keyword(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): string | undefined {
@@ -142,15 +172,22 @@ function isoOf(ts: temporal.api.workflow.v1.IWorkflowExecutionInfo['startTime'])
 const STATUS_NAMES: Record<number, string> = { 1: 'RUNNING', 2: 'COMPLETED', 3: 'FAILED', 4: 'CANCELLED', 5: 'TERMINATED', 6: 'CONTINUED_AS_NEW', 7: 'TIMED_OUT' };
 
 /** One page of flows of `kinds` matching `f`. */
-export async function listFlows(client: Client, taskQueue: string, kinds: readonly FlowKind[], f: ListFilter): Promise<FlowPage> {
+export async function listFlows(client: Client, taskQueue: string, kinds: readonly FlowKind[], f: ListFilter, tokens: PageTokens): Promise<FlowPage> {
   const query = visibilityQuery(kinds, taskQueue, f);
-  const nextPageToken = f.page_token ? decodePageToken(query, f.page_token) : undefined;
-  const res = await client.workflowService.listWorkflowExecutions({
-    namespace: client.options.namespace,
-    pageSize: f.limit ?? LIST_DEFAULT_LIMIT,
-    nextPageToken,
-    query,
-  });
+  const nextPageToken = f.page_token ? tokens.decode(query, f.page_token) : undefined;
+  let res;
+  try {
+    res = await client.workflowService.listWorkflowExecutions({
+      namespace: client.options.namespace,
+      pageSize: f.limit ?? LIST_DEFAULT_LIMIT,
+      nextPageToken,
+      query,
+    });
+  } catch (err) {
+    // A token Temporal refuses (INVALID_ARGUMENT, e.g. one from before a server change): the caller's input.
+    if (nextPageToken && (err as { code?: number }).code === 3) throw new InputError('page_token: is no longer valid; start the list again', 'page_token');
+    throw err;
+  }
   const items: FlowListItem[] = (res.executions ?? []).map((info) => ({
     flow_id: info.execution?.workflowId ?? '',
     kind: (keyword(info, 'MpfFlowKind') as FlowKind | undefined) ?? kinds[0]!,
@@ -160,6 +197,6 @@ export async function listFlows(client: Client, taskQueue: string, kinds: readon
     created_at: isoOf(info.startTime),
     closed_at: isoOf(info.closeTime),
   }));
-  const token = res.nextPageToken && res.nextPageToken.length > 0 ? encodePageToken(query, res.nextPageToken) : undefined;
+  const token = res.nextPageToken && res.nextPageToken.length > 0 ? tokens.encode(query, res.nextPageToken) : undefined;
   return token ? { items, next_page_token: token } : { items };
 }

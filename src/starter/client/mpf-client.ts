@@ -22,7 +22,7 @@ import { TemporalUnavailableError } from './errors';
 import { Flows } from './flows';
 import { TemporalGate } from './health';
 import { IdempotencyStore } from './idempotency';
-import { type FlowPage, listFlows, parseListFilter } from './lists';
+import { type FlowPage, listFlows, PageTokens, parseListFilter } from './lists';
 import { deliverNotification } from './notifications';
 import type { MpfClientOptions } from './options';
 import { resolveFlow } from './reconcile';
@@ -43,12 +43,14 @@ export class MpfClient {
   private readonly gate: TemporalGate;
   private readonly tokens: ClientTokens;
   private readonly flows: Flows;
+  private readonly pageTokens: PageTokens;
 
   constructor(private readonly opts: MpfClientOptions) {
     this.temporal = opts.client;
     this.gate = new TemporalGate(opts.client, opts);
     this.tokens = new ClientTokens(opts.keys, this.gate, opts.tokenLocalWindowSeconds);
     this.flows = new Flows(opts, this.gate, this.tokens);
+    this.pageTokens = new PageTokens(opts.keys);
     this.idempotency = new IdempotencyStore({ client: opts.client, taskQueue: opts.taskQueue, keys: opts.keys });
   }
 
@@ -143,7 +145,7 @@ export class MpfClient {
     const states = kind === 'swap' ? SWAP_STATES : kind === 'payment_link' ? LINK_STATES : [...new Set([...SWAP_STATES, ...LINK_STATES])];
     const f = parseListFilter(filter, states);
     const kinds: FlowKind[] = kind === 'any' ? ['swap', 'payment_link'] : [kind];
-    return this.gate.guard(() => listFlows(this.temporal, this.opts.taskQueue, kinds, f));
+    return this.gate.guard(() => listFlows(this.temporal, this.opts.taskQueue, kinds, f, this.pageTokens));
   }
 
   // ---- tokens and notifications ----------------------------------------------------------------

@@ -252,20 +252,37 @@ export class Flows {
   async queryFlow<T extends { state: string; reason?: string }>(flowId: string, query: QueryDefinition<T>): Promise<Viewed<T>> {
     const handle = this.gate.temporal.workflow.getHandle(flowId);
     const waitMs = this.gate.queryAnswerTimeoutMs();
-    let view: T | undefined;
-    try {
-      view = await this.gate.queryWithinDeadline(flowId, query);
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowKindOf(flowId), flowId);
-      // No answer in time, or the server knows no worker polls the queue ("no poller seen").
-      if (!isDeadlineExceeded(err) && !isNoPoller(err)) throw err;
+    // The server's own word on the execution, asked beside the query: a flow that completed needs
+    // no worker (its final view is its result), so its lookup never waits out the query's deadline.
+    const describing = handle.describe().catch((err: unknown) => {
+      throw err instanceof WorkflowNotFoundError ? new FlowNotFoundError(flowKindOf(flowId), flowId) : err;
+    });
+    describing.catch(() => undefined);
+    const abort = new AbortController();
+    const querying = this.gate.temporal.withAbortSignal(abort.signal, () => this.gate.queryWithinDeadline(flowId, query)).then(
+      (view) => ({ view }),
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowKindOf(flowId), flowId);
+        // No answer in time, or the server knows no worker polls the queue ("no poller seen").
+        if (!isDeadlineExceeded(err) && !isNoPoller(err)) throw err;
+        return { view: undefined };
+      },
+    );
+    querying.catch(() => undefined);
+    const completed = describing.then(
+      (d) => (d.status.name === 'COMPLETED' ? ('completed' as const) : new Promise<never>(() => undefined)),
+      () => new Promise<never>(() => undefined),
+    );
+    const first = await Promise.race([querying, completed]);
+    if (first === 'completed') {
+      abort.abort(); // the query would only wait for a worker: end it
+      return (await handle.result()) as T;
     }
+    const { view } = first;
     // A final state is final; any other needs the execution's status: a flow terminated (or
     // cancelled, timed out) in Temporal still answers its last view to a query.
     if (view && TERMINAL_STATES.has(view.state)) return view;
-    const described = await handle.describe().catch((err: unknown) => {
-      throw err instanceof WorkflowNotFoundError ? new FlowNotFoundError(flowKindOf(flowId), flowId) : err;
-    });
+    const described = await describing;
     const status = described.status.name;
     if (status === 'RUNNING' && view) return view;
     if (status === 'COMPLETED') return view ?? ((await handle.result()) as T);

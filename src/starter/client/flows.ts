@@ -42,6 +42,9 @@ import { notificationUrl, pinUrl } from './urls';
 import { closedExecutionReason, type CreatedLink, EXECUTION_OF_STATUS, type StartedSwap, type StartOptions, TERMINAL_STATES, type Viewed } from './views';
 import type { PaymentLinkWorkflow, SwapWorkflow } from './workflow-refs';
 
+/** How long a lookup of a completed flow waits for a worker's answer before it answers from the flow's result. */
+const COMPLETED_FALLBACK_MS = 1_000;
+
 /** Temporal Web's summary and details of a flow, given at start (flow-summary.ts: no personal data). */
 interface UserMetadata {
   staticSummary: string;
@@ -269,8 +272,10 @@ export class Flows {
       },
     );
     querying.catch(() => undefined);
+    // A worker answers a query in milliseconds; only when none has within a second is the result used
+    // (and the query ended), so a worker never finds the query it is answering gone.
     const completed = describing.then(
-      (d) => (d.status.name === 'COMPLETED' ? ('completed' as const) : new Promise<never>(() => undefined)),
+      (d) => (d.status.name === 'COMPLETED' ? new Promise<'completed'>((r) => setTimeout(() => r('completed'), COMPLETED_FALLBACK_MS).unref()) : new Promise<never>(() => undefined)),
       () => new Promise<never>(() => undefined),
     );
     const first = await Promise.race([querying, completed]);

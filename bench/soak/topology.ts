@@ -100,7 +100,7 @@ export class SoakTopology {
 
   private init(): void {
     const { info, children } = this.cluster;
-    this.appCtx = { secretsDir: info.secretsDir, logDir: info.logDir, runId: info.runId };
+    this.appCtx = { secretsDir: info.secretsDir, tlsDir: info.tlsDir, logDir: info.logDir, runId: info.runId };
     const temporal = children.find((c) => c.name === 'temporal');
     if (!temporal) throw new Error('the cluster started no Temporal server');
     this.temporal = temporal.child;

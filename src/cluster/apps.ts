@@ -13,6 +13,8 @@ import { appCommand, appEnvironment, IMAGE_ENV, type AddressKey, type AppRole } 
 
 export interface AppContext {
   secretsDir: string;
+  /** The certificate directory (tls.ts): each app gets its own subdirectory, named as the app. */
+  tlsDir: string;
   logDir: string;
   runId: string;
 }
@@ -48,7 +50,7 @@ function spawnApp(ctx: AppContext, name: string, role: AppRole, argv: string[], 
   if (node !== 'node') throw new Error(`${role}: its command does not start with node`);
   return new Child(name, process.execPath, args, {
     cwd: PROJECT_ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...IMAGE_ENV, ...appEnvironment(role, addresses, ctx.secretsDir) },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...IMAGE_ENV, ...appEnvironment(role, addresses, ctx.secretsDir, path.join(ctx.tlsDir, name)) },
     logFile: path.join(ctx.logDir, `${name}.log`),
     runId: ctx.runId,
   });

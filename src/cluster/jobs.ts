@@ -57,6 +57,8 @@ export async function runSchemaJob(o: SchemaJobOptions): Promise<void> {
 export interface NamespaceJobOptions {
   temporalCli: string;
   address: string;
+  /** The CLI's envconfig TLS settings (temporalClientTlsEnv of the operator's certificate). */
+  tlsEnv: Record<string, string>;
   logDir: string;
   runId: string;
   /** compose restarts the job on failure (restart: on-failure); so do we, this many times. */
@@ -70,7 +72,7 @@ export async function runNamespaceJob(o: NamespaceJobOptions): Promise<void> {
     try {
       await runSteps('namespace job', namespaceJob(o.address), { temporal: o.temporalCli }, {
         // HOME: the state dir, so no profile of the user's (~/.config/temporalio) changes the target.
-        env: { PATH: process.env.PATH, HOME: path.dirname(o.logDir) },
+        env: { PATH: process.env.PATH, HOME: path.dirname(o.logDir), ...o.tlsEnv },
         logFile: path.join(o.logDir, 'temporal-namespace.log'),
         runId: o.runId,
       });

@@ -30,6 +30,7 @@ export function formatAddresses(info: ClusterInfo): string[] {
     row('PostgreSQL', `${info.postgres?.host ?? '?'}:${info.postgres?.port ?? '?'}  (pid ${info.postgres?.pid ?? '?'}, user ${info.postgres?.user ?? '?'})`),
     ...info.workers.map((w) => row(w.name, `pid ${w.pid}${w.metricsUrl ? `, metrics ${w.metricsUrl}/metrics, health /healthz /readyz` : ''}`)),
     row('secrets', `${info.secretsDir} (files of mode 0600, never printed)`),
+    row('certificates', `${info.tlsDir} (private CA; Temporal requires a client certificate from it)`),
     row('client settings', `set -a; . ${info.envFile}; set +a`),
     row('logs', info.logDir),
   ];

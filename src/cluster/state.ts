@@ -5,6 +5,7 @@
  *   cluster.json     run id, status, every address and pid (no secrets)
  *   cluster.env      client settings for a shell: addresses and NAME_FILE paths (no secret values)
  *   secrets/         one file per secret, 0600 (as compose's ./secrets)
+ *   tls/             the private CA and one certificate directory per component, 0700/0600
  *   logs/            one log per process and job
  *   temporal/ ui/    the servers' config files (0600: they hold the database password / codec URL)
  *   postgres/        PostgreSQL's own directory (owned by the user it runs as)
@@ -32,6 +33,8 @@ export interface ClusterInfo {
   gateways: Array<{ name: string; url: string; pid: number; metricsUrl?: string }>;
   workers: Array<{ name: string; pid: number; metricsUrl?: string }>;
   secretsDir: string;
+  /** The certificates (tls.ts): ca/, and one directory per component. */
+  tlsDir: string;
   envFile: string;
   logDir: string;
 }

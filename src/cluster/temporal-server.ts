@@ -11,7 +11,8 @@ import { Connection } from '@temporalio/client';
 import { stringify } from 'yaml';
 import { Child, ChildExitedError } from './processes';
 import { freeLowPorts } from './ports';
-import { DATABASE, HISTORY_SHARDS, TEMPORAL_SERVER_ENV } from './topology';
+import { clientTls } from './tls';
+import { DATABASE, HISTORY_SHARDS, TEMPORAL_SERVER_ENV, temporalServerTlsEnv } from './topology';
 
 export interface TemporalServerOptions {
   binary: string;
@@ -19,6 +20,8 @@ export interface TemporalServerOptions {
   logDir: string;
   postgres: { host: string; port: number; password: string };
   runId: string;
+  /** The certificate directory (tls.ts): the server's `frontend` and `internode`, the `operator`'s for the readiness check. */
+  tlsDir: string;
 }
 
 export interface RunningTemporalServer {
@@ -45,6 +48,37 @@ interface Ports {
 }
 
 const CONFIG_ENV = 'mpf-cluster';
+
+/**
+ * global.tls as the temporalio/server image's template renders it from temporalServerTlsEnv (the
+ * same variables compose sets): mTLS on the frontend (a client certificate from the CA required)
+ * and between the server's own services; the internal worker calls the frontend with the internode
+ * certificate. Certificate files are read again every refreshInterval.
+ */
+export function temporalServerTls(tlsDir: string): Record<string, unknown> {
+  const e = temporalServerTlsEnv(tlsDir);
+  return {
+    refreshInterval: e.TEMPORAL_TLS_REFRESH_INTERVAL,
+    internode: {
+      server: {
+        requireClientAuth: e.TEMPORAL_TLS_REQUIRE_CLIENT_AUTH === 'true',
+        certFile: e.TEMPORAL_TLS_SERVER_CERT,
+        keyFile: e.TEMPORAL_TLS_SERVER_KEY,
+        clientCaFiles: [e.TEMPORAL_TLS_SERVER_CA_CERT],
+      },
+      client: { serverName: e.TEMPORAL_TLS_INTERNODE_SERVER_NAME, disableHostVerification: false, rootCaFiles: [e.TEMPORAL_TLS_SERVER_CA_CERT] },
+    },
+    frontend: {
+      server: {
+        requireClientAuth: e.TEMPORAL_TLS_REQUIRE_CLIENT_AUTH === 'true',
+        certFile: e.TEMPORAL_TLS_FRONTEND_CERT,
+        keyFile: e.TEMPORAL_TLS_FRONTEND_KEY,
+        clientCaFiles: [e.TEMPORAL_TLS_CLIENT1_CA_CERT, e.TEMPORAL_TLS_CLIENT2_CA_CERT],
+      },
+      client: { serverName: e.TEMPORAL_TLS_FRONTEND_SERVER_NAME, disableHostVerification: false, rootCaFiles: [e.TEMPORAL_TLS_SERVER_CA_CERT] },
+    },
+  };
+}
 
 export function temporalServerConfig(o: TemporalServerOptions, ports: Ports): Record<string, unknown> {
   const host = '127.0.0.1';
@@ -77,6 +111,7 @@ export function temporalServerConfig(o: TemporalServerOptions, ports: Ports): Re
     global: {
       membership: { maxJoinDuration: '30s', broadcastAddress: host },
       pprof: { port: 0 },
+      tls: temporalServerTls(o.tlsDir),
     },
     services: {
       frontend: rpc(ports.grpc, ports.frontendMembership, ports.http),
@@ -100,8 +135,8 @@ export function temporalServerConfig(o: TemporalServerOptions, ports: Ports): Re
 }
 
 /** Ready: the frontend answers and the history service owns its shards (a system call that needs them works). */
-async function frontendReady(address: string): Promise<boolean> {
-  const conn = Connection.lazy({ address, connectTimeout: 1_000 });
+async function frontendReady(address: string, tlsDir: string): Promise<boolean> {
+  const conn = Connection.lazy({ address, connectTimeout: 1_000, tls: clientTls(path.join(tlsDir, 'operator')) });
   try {
     await conn.ensureConnected();
     await conn.workflowService.getSystemInfo({});
@@ -135,7 +170,7 @@ export async function startTemporalServer(o: TemporalServerOptions): Promise<Run
     );
     const address = `127.0.0.1:${ports.grpc}`;
     try {
-      await child.waitUntil(() => frontendReady(address), 90_000, 'serving');
+      await child.waitUntil(() => frontendReady(address, o.tlsDir), 90_000, 'serving');
     } catch (e) {
       await child.stop('SIGTERM', 10_000);
       if (e instanceof ChildExitedError && /address already in use/i.test(child.log()) && attempt < START_ATTEMPTS) continue;

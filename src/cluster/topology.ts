@@ -137,14 +137,154 @@ export const SECRET_FILES = {
 } as const;
 export type SecretName = keyof typeof SECRET_FILES;
 
+// ---- mTLS to Temporal -------------------------------------------------------------------------
+
 /**
- * Where an app setting comes from: the same value everywhere, an address, or a secret file. An
- * `optional` address is left out when the caller has none (a tool that runs the apps without it).
+ * Every connection to the Temporal frontend is mutual TLS: the frontend requires a client
+ * certificate signed by the topology's private CA, and the server's own services (history,
+ * matching, the internal worker) talk to each other with mTLS too. The certificates are made by
+ * the system's `openssl` with the commands below (compose's `temporal-certs` job runs the same
+ * ones; test/compose.test.ts compares them), one directory per component:
+ *
+ *   ca/key.pem ca/cert.pem               the private CA (its key never leaves this directory)
+ *   <component>/key.pem cert.pem ca.pem  a component's key, its certificate, and the CA's certificate
+ *
+ * Paths are relative: the commands run in the certificate directory (<state dir>/tls natively,
+ * the temporal-tls volume's root in compose). Each service gets only its own directory.
+ */
+export const TLS_NAMES = {
+  /** The name the frontend's certificate carries; every client checks it (TEMPORAL_TLS_SERVER_NAME). */
+  frontend: 'temporal',
+  /** The name of the internode certificate, which the server's own services check. */
+  internode: 'temporal-internode',
+} as const;
+
+/** A component's certificate: the frontend's and the internode one are servers, the rest clients. */
+export type TlsKind = 'frontend' | 'internode' | 'client';
+export interface TlsComponent {
+  name: string;
+  kind: TlsKind;
+}
+
+/** Lifetimes: the CA 10 years, a component's certificate 825 days (the longest browsers accept). */
+export const TLS_DAYS = { ca: 3650, component: 825 } as const;
+export const TLS_FILES = { key: 'key.pem', cert: 'cert.pem', ca: 'ca.pem' } as const;
+
+const SUBJECT_O = '/O=merchant-payment-flows';
+const newKey = (out: string) => ['openssl', 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', out];
+
+/** The CA's two commands: its key, then its self-signed certificate. */
+export function tlsCaJob(): JobStep[] {
+  return [
+    { argv: newKey('ca/key.pem') },
+    {
+      argv: [
+        'openssl', 'req', '-x509', '-new', '-key', 'ca/key.pem', '-sha256', '-days', String(TLS_DAYS.ca), '-subj', `${SUBJECT_O}/CN=mpf-temporal-ca`,
+        '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign', '-out', 'ca/cert.pem',
+      ],
+    },
+  ];
+}
+
+/** One component's commands (into directory `d`, its name by default): a new key, a request, the certificate the CA signs, and a copy of the CA's certificate. */
+export function tlsComponentJob(c: TlsComponent, d = c.name): JobStep[] {
+  const names =
+    c.kind === 'frontend' ? `DNS:${TLS_NAMES.frontend},DNS:localhost,IP:127.0.0.1`
+      : c.kind === 'internode' ? `DNS:${TLS_NAMES.internode},IP:127.0.0.1`
+        : `DNS:${c.name}`;
+  // The frontend's and internode certificates are clients too: the server's internal worker and
+  // services present them when they call the frontend or each other.
+  const usage = c.kind === 'client' ? 'clientAuth' : 'serverAuth,clientAuth';
+  return [
+    { argv: newKey(`${d}/${TLS_FILES.key}`) },
+    {
+      argv: [
+        'openssl', 'req', '-new', '-key', `${d}/${TLS_FILES.key}`, '-subj', `${SUBJECT_O}/CN=${c.name}`,
+        '-addext', 'basicConstraints=critical,CA:FALSE', '-addext', 'keyUsage=critical,digitalSignature',
+        '-addext', `extendedKeyUsage=${usage}`, '-addext', `subjectAltName=${names}`, '-out', `${d}/request.pem`,
+      ],
+    },
+    {
+      argv: [
+        'openssl', 'x509', '-req', '-in', `${d}/request.pem`, '-CA', 'ca/cert.pem', '-CAkey', 'ca/key.pem', '-copy_extensions', 'copyall',
+        '-days', String(TLS_DAYS.component), '-sha256', '-out', `${d}/${TLS_FILES.cert}`,
+      ],
+    },
+    { argv: ['openssl', 'x509', '-in', 'ca/cert.pem', '-out', `${d}/${TLS_FILES.ca}`] },
+  ];
+}
+
+/** The components of a topology: the server's two, then one client per process that calls the frontend. */
+export function tlsComponents(o: { workers: string[]; gateways: string[] }): TlsComponent[] {
+  return [
+    { name: 'frontend', kind: 'frontend' },
+    { name: 'internode', kind: 'internode' },
+    ...[...o.workers, ...o.gateways, 'temporal-ui', 'operator'].map((name) => ({ name, kind: 'client' as const })),
+  ];
+}
+
+/** The whole certificate job: the CA, then each component. */
+export function tlsJob(components: TlsComponent[]): JobStep[] {
+  return [...tlsCaJob(), ...components.flatMap((c) => tlsComponentJob(c))];
+}
+
+/**
+ * The Temporal server's TLS settings, as the environment the temporalio/server image renders its
+ * config from (`dir`: where the server's certificate directories are). The native config file says
+ * the same (temporal-server.ts). Both client CA slots name the one CA file: to rotate the CA, that
+ * file holds the old and the new CA's certificates while clients move.
+ */
+export function temporalServerTlsEnv(dir: string): Record<string, string> {
+  const d = dir.replace(/\/+$/, '');
+  return {
+    TEMPORAL_TLS_REQUIRE_CLIENT_AUTH: 'true',
+    TEMPORAL_TLS_SERVER_CERT: `${d}/internode/${TLS_FILES.cert}`,
+    TEMPORAL_TLS_SERVER_KEY: `${d}/internode/${TLS_FILES.key}`,
+    TEMPORAL_TLS_SERVER_CA_CERT: `${d}/internode/${TLS_FILES.ca}`,
+    TEMPORAL_TLS_INTERNODE_SERVER_NAME: TLS_NAMES.internode,
+    TEMPORAL_TLS_FRONTEND_CERT: `${d}/frontend/${TLS_FILES.cert}`,
+    TEMPORAL_TLS_FRONTEND_KEY: `${d}/frontend/${TLS_FILES.key}`,
+    TEMPORAL_TLS_CLIENT1_CA_CERT: `${d}/frontend/${TLS_FILES.ca}`,
+    TEMPORAL_TLS_CLIENT2_CA_CERT: `${d}/frontend/${TLS_FILES.ca}`,
+    TEMPORAL_TLS_FRONTEND_SERVER_NAME: TLS_NAMES.frontend,
+    // Certificate files are read again this often: a renewed certificate or CA bundle needs no restart.
+    TEMPORAL_TLS_REFRESH_INTERVAL: '30s',
+  };
+}
+
+/** The envconfig TLS settings of a Temporal client whose certificate directory is `dir` (the SDK and the `temporal` CLI read them). */
+export function temporalClientTlsEnv(dir: string): Record<string, string> {
+  const d = dir.replace(/\/+$/, '');
+  return {
+    TEMPORAL_TLS_CLIENT_CERT_PATH: `${d}/${TLS_FILES.cert}`,
+    TEMPORAL_TLS_CLIENT_KEY_PATH: `${d}/${TLS_FILES.key}`,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: `${d}/${TLS_FILES.ca}`,
+    TEMPORAL_TLS_SERVER_NAME: TLS_NAMES.frontend,
+  };
+}
+
+/** Temporal Web's TLS settings (the temporalio/ui image's variables; the native ui-server config says the same). */
+export function temporalUiTlsEnv(dir: string): Record<string, string> {
+  const d = dir.replace(/\/+$/, '');
+  return {
+    TEMPORAL_TLS_CA: `${d}/${TLS_FILES.ca}`,
+    TEMPORAL_TLS_CERT: `${d}/${TLS_FILES.cert}`,
+    TEMPORAL_TLS_KEY: `${d}/${TLS_FILES.key}`,
+    TEMPORAL_TLS_SERVER_NAME: TLS_NAMES.frontend,
+    TEMPORAL_TLS_ENABLE_HOST_VERIFICATION: 'true',
+  };
+}
+
+/**
+ * Where an app setting comes from: the same value everywhere, an address, a secret file, or a file
+ * of the app's own certificate directory. An `optional` address is left out when the caller has
+ * none (a tool that runs the apps without it).
  */
 export type EnvSource =
   | { value: string }
   | { address: AddressKey; optional?: true }
-  | { secret: SecretName };
+  | { secret: SecretName }
+  | { tls: keyof typeof TLS_FILES };
 
 /** The address-dependent settings: compose's service names and ports, or native loopback ports. */
 export type AddressKey =
@@ -169,6 +309,11 @@ export const METRICS_PORT = 9464;
 
 const temporalClient: Record<string, EnvSource> = {
   TEMPORAL_ADDRESS: { address: 'temporalAddress' },
+  // The envconfig TLS settings (what temporalClientTlsEnv says): the app's certificate directory.
+  TEMPORAL_TLS_CLIENT_CERT_PATH: { tls: 'cert' },
+  TEMPORAL_TLS_CLIENT_KEY_PATH: { tls: 'key' },
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: { tls: 'ca' },
+  TEMPORAL_TLS_SERVER_NAME: { value: TLS_NAMES.frontend },
   TEMPORAL_NAMESPACE: { value: NAMESPACE },
   TEMPORAL_TASK_QUEUE: { value: TASK_QUEUE },
   PAYLOAD_ENCRYPTION_KEYS_FILE: { secret: 'payload_encryption_keys' },
@@ -218,11 +363,17 @@ export function appEnvironment(
   role: AppRole,
   addresses: Partial<Record<AddressKey, string>>,
   secretsDir: string,
+  /** The app's own certificate directory (TLS_FILES inside); required by the roles that call Temporal. */
+  tlsDir?: string,
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, source] of Object.entries(APP_ENV[role])) {
     if ('value' in source) out[name] = source.value;
     else if ('secret' in source) out[name] = `${secretsDir.replace(/\/+$/, '')}/${SECRET_FILES[source.secret]}`;
+    else if ('tls' in source) {
+      if (tlsDir === undefined) throw new Error(`${role}: ${name} needs the app's certificate directory`);
+      out[name] = `${tlsDir.replace(/\/+$/, '')}/${TLS_FILES[source.tls]}`;
+    }
     else {
       const v = addresses[source.address];
       if (v === undefined && source.optional) continue;
@@ -234,4 +385,7 @@ export function appEnvironment(
 }
 
 /** Temporal Web (compose's temporal-ui; the native ui-server's config file says the same). */
-export const TEMPORAL_UI_ENV_NAMES = ['TEMPORAL_ADDRESS', 'TEMPORAL_CORS_ORIGINS', 'TEMPORAL_CODEC_ENDPOINT'] as const;
+export const TEMPORAL_UI_ENV_NAMES = [
+  'TEMPORAL_ADDRESS', 'TEMPORAL_CORS_ORIGINS', 'TEMPORAL_CODEC_ENDPOINT',
+  'TEMPORAL_TLS_CA', 'TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_TLS_ENABLE_HOST_VERIFICATION',
+] as const;

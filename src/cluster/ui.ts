@@ -11,7 +11,7 @@ import { request } from 'undici';
 import { stringify } from 'yaml';
 import { freePort } from '../temporal/ports';
 import { Child, ChildExitedError } from './processes';
-import { NAMESPACE, type TEMPORAL_UI_ENV_NAMES } from './topology';
+import { NAMESPACE, temporalUiTlsEnv, type TEMPORAL_UI_ENV_NAMES } from './topology';
 
 export interface UiOptions {
   binary: string;
@@ -24,6 +24,8 @@ export interface UiOptions {
   codecEndpoint: string;
   /** Port to try first (the gateways' CODEC_CORS_ORIGINS already name it); default a free one. */
   port?: number;
+  /** Temporal Web's own certificate directory (its client certificate for the frontend). */
+  tlsDir: string;
 }
 
 export interface RunningUi {
@@ -37,8 +39,11 @@ export interface RunningUi {
 const CONFIG_ENV = 'mpf-cluster';
 
 /** compose's environment of temporal-ui, as it would be here. */
-export function uiEnvironment(o: { temporalAddress: string; origin: string; codecEndpoint: string }): Record<(typeof TEMPORAL_UI_ENV_NAMES)[number], string> {
-  return { TEMPORAL_ADDRESS: o.temporalAddress, TEMPORAL_CORS_ORIGINS: o.origin, TEMPORAL_CODEC_ENDPOINT: o.codecEndpoint };
+export function uiEnvironment(o: { temporalAddress: string; origin: string; codecEndpoint: string; tlsDir: string }): Record<(typeof TEMPORAL_UI_ENV_NAMES)[number], string> {
+  return {
+    TEMPORAL_ADDRESS: o.temporalAddress, TEMPORAL_CORS_ORIGINS: o.origin, TEMPORAL_CODEC_ENDPOINT: o.codecEndpoint,
+    ...(temporalUiTlsEnv(o.tlsDir) as Record<'TEMPORAL_TLS_CA' | 'TEMPORAL_TLS_CERT' | 'TEMPORAL_TLS_KEY' | 'TEMPORAL_TLS_SERVER_NAME' | 'TEMPORAL_TLS_ENABLE_HOST_VERIFICATION', string>),
+  };
 }
 
 export function uiConfig(env: ReturnType<typeof uiEnvironment>, port: number): Record<string, unknown> {
@@ -52,6 +57,14 @@ export function uiConfig(env: ReturnType<typeof uiEnvironment>, port: number): R
     refreshInterval: '0s',
     cors: { cookieInsecure: true, unsafeAllowAllOrigins: false, allowOrigins: env.TEMPORAL_CORS_ORIGINS.split(',') },
     codec: { endpoint: env.TEMPORAL_CODEC_ENDPOINT, passAccessToken: false, includeCredentials: false },
+    // Its client certificate for the frontend's mTLS (the image's TEMPORAL_TLS_* variables).
+    tls: {
+      caFile: env.TEMPORAL_TLS_CA,
+      certFile: env.TEMPORAL_TLS_CERT,
+      keyFile: env.TEMPORAL_TLS_KEY,
+      serverName: env.TEMPORAL_TLS_SERVER_NAME,
+      enableHostVerification: env.TEMPORAL_TLS_ENABLE_HOST_VERIFICATION === 'true',
+    },
   };
 }
 
@@ -69,7 +82,7 @@ export async function startUi(o: UiOptions): Promise<RunningUi> {
   for (let attempt = 1; ; attempt++) {
     const port = attempt === 1 && o.port ? o.port : await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const env = uiEnvironment({ temporalAddress: o.temporalAddress, origin: url, codecEndpoint: o.codecEndpoint });
+    const env = uiEnvironment({ temporalAddress: o.temporalAddress, origin: url, codecEndpoint: o.codecEndpoint, tlsDir: o.tlsDir });
     fs.rmSync(configFile, { force: true });
     fs.writeFileSync(configFile, `# Written by mpf cluster up; see src/cluster/ui.ts.\n${stringify(uiConfig(env, port))}`, { mode: 0o600 });
     const child = new Child('temporal-ui', o.binary, ['--root', root, '--config', 'config', '--env', CONFIG_ENV, 'start'], {

@@ -22,9 +22,10 @@ import { startPostgres } from './postgres';
 import { killGroup, processesOfRun, waitGroupGone, type Child } from './processes';
 import { provisionCluster } from './provision';
 import { prepareSecrets, secretsDir } from './secrets';
+import { prepareTls, tlsDir } from './tls';
 import { files, readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
 import { startTemporalServer } from './temporal-server';
-import { HISTORY_SHARDS, NAMESPACE, NAMESPACE_RETENTION, TASK_QUEUE, VERSIONS } from './topology';
+import { HISTORY_SHARDS, NAMESPACE, NAMESPACE_RETENTION, TASK_QUEUE, temporalClientTlsEnv, tlsComponents, VERSIONS } from './topology';
 import { startUi, type RunningUi } from './ui';
 
 export interface ClusterOptions {
@@ -108,6 +109,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     gateways: [],
     workers: [],
     secretsDir: secretsDir(stateDir),
+    tlsDir: tlsDir(stateDir),
     envFile: f.env,
     logDir: f.logs,
   };
@@ -142,9 +144,9 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
       // The database goes, and so do the secrets and the config files that hold them.
       const t0 = Date.now();
       if (postgresRoot) fs.rmSync(postgresRoot, { recursive: true, force: true });
-      for (const dir of [secretsDir(stateDir), path.join(stateDir, 'temporal'), path.join(stateDir, 'ui')]) fs.rmSync(dir, { recursive: true, force: true });
+      for (const dir of [secretsDir(stateDir), tlsDir(stateDir), path.join(stateDir, 'temporal'), path.join(stateDir, 'ui')]) fs.rmSync(dir, { recursive: true, force: true });
       fs.rmSync(f.env, { force: true });
-      o.say(`removed the database, the secrets and the config files (${secs(Date.now() - t0)}; --keep-data keeps them)`);
+      o.say(`removed the database, the secrets, the certificates and the config files (${secs(Date.now() - t0)}; --keep-data keeps them)`);
     }
     info.status = 'stopped';
     writeInfo(info);
@@ -170,7 +172,14 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     const bins = await step('binaries', async () => ({ ...provisionCluster(), temporalCli: provisionTemporalCli() }), (b) =>
       `temporal-server ${VERSIONS.temporalServer}, temporal-sql-tool, temporal-ui-server ${VERSIONS.temporalUi}, Temporal CLI, PostgreSQL from ${b.pgBinDir}`);
     const secrets = prepareSecrets(stateDir, o.keepData);
-    const appCtx = { secretsDir: secretsDir(stateDir), ...ctxFor };
+    const names = (n: number, role: string) => Array.from({ length: n }, (_, i) => `${role}-${i + 1}`);
+    const tls = await step(
+      'certificates',
+      () => prepareTls(stateDir, tlsComponents({ workers: names(o.workers, 'worker'), gateways: names(o.gateways, 'gateway') }), o.keepData, ctxFor),
+      (t) => `private CA and ${t.issued.length} new certificate(s) in ${t.dir} (openssl; frontend and internode mTLS, one client certificate per process)`,
+    );
+    const appCtx = { secretsDir: secretsDir(stateDir), tlsDir: tls.dir, ...ctxFor };
+    const operatorTls = path.join(tls.dir, 'operator');
 
     // The simulator depends on nothing (as in compose): it starts beside the database chain.
     const simulator = parallel(
@@ -201,8 +210,8 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
 
     const temporal = await step(
       'temporal',
-      () => startTemporalServer({ binary: bins.temporalServer, stateDir, logDir: f.logs, postgres: { host: pg.host, port: pg.port, password: secrets.postgres_password }, runId }),
-      (t) => `gRPC ${t.address} (pid ${t.pid}, ${HISTORY_SHARDS} history shards, persistence and visibility on PostgreSQL)`,
+      () => startTemporalServer({ binary: bins.temporalServer, stateDir, logDir: f.logs, postgres: { host: pg.host, port: pg.port, password: secrets.postgres_password }, runId, tlsDir: tls.dir }),
+      (t) => `gRPC ${t.address} (pid ${t.pid}, ${HISTORY_SHARDS} history shards, persistence and visibility on PostgreSQL, mTLS: client certificates required)`,
     );
     tiers.set('temporal', temporal.stop);
     children.push({ name: 'temporal', child: temporal.child });
@@ -220,7 +229,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     const uiStarted = parallel(
       step(
         'temporal-ui',
-        () => startUi({ binary: bins.uiServer, stateDir, logDir: f.logs, runId, temporalAddress: temporal.address, codecEndpoint: codecFor(`http://127.0.0.1:${gw1Port}`) }),
+        () => startUi({ binary: bins.uiServer, stateDir, logDir: f.logs, runId, temporalAddress: temporal.address, codecEndpoint: codecFor(`http://127.0.0.1:${gw1Port}`), tlsDir: path.join(tls.dir, 'temporal-ui') }),
         (u) => `${u.url} (pid ${u.pid}, codec endpoint on gateway-1)`,
       ).then((u) => {
         ui = u;
@@ -232,7 +241,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     const namespaceJobDone = parallel(
       step(
         'temporal-namespace',
-        () => runNamespaceJob({ temporalCli: bins.temporalCli, address: temporal.address, ...ctxFor }),
+        () => runNamespaceJob({ temporalCli: bins.temporalCli, address: temporal.address, tlsEnv: temporalClientTlsEnv(operatorTls), ...ctxFor }),
         () => `namespace ${NAMESPACE} (retention ${NAMESPACE_RETENTION}), search attributes ${Object.keys(CUSTOM_SEARCH_ATTRIBUTES).join(', ')}`,
       ),
     );
@@ -270,7 +279,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     if (gw1 && gw1.url !== `http://127.0.0.1:${gw1Port}`) {
       const oldUi: RunningUi = ui;
       await oldUi.stop();
-      ui = await startUi({ binary: bins.uiServer, stateDir, logDir: f.logs, runId, temporalAddress: temporal.address, codecEndpoint: codecFor(gw1.url), port: oldUi.port });
+      ui = await startUi({ binary: bins.uiServer, stateDir, logDir: f.logs, runId, temporalAddress: temporal.address, codecEndpoint: codecFor(gw1.url), port: oldUi.port, tlsDir: path.join(tls.dir, 'temporal-ui') });
       const i = children.findIndex((c) => c.child === oldUi.child);
       if (i >= 0) children[i] = { name: 'temporal-ui', child: ui.child };
       info.ui = { url: ui.url, pid: ui.pid, version: VERSIONS.temporalUi };
@@ -292,13 +301,19 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
   }
 }
 
-/** cluster.env: what a shell needs to use the cluster with `mpf` (addresses and NAME_FILE paths only). */
+/**
+ * cluster.env: what a shell needs to use the cluster with `mpf` and `temporal` (addresses, NAME_FILE
+ * paths and the operator's certificate paths only).
+ */
 function writeClientEnv(info: ClusterInfo): void {
   const s = (name: string) => path.join(info.secretsDir, name);
+  const tls = Object.entries(temporalClientTlsEnv(path.join(info.tlsDir, 'operator'))).map(([k, v]) => `${k}=${v}`);
   const lines = [
     '# mpf cluster: client settings of the running topology. No secret values: secrets are NAME_FILE paths.',
     '#   set -a; . ' + info.envFile + '; set +a',
     `TEMPORAL_ADDRESS=${info.temporal?.address ?? ''}`,
+    "# The operator's client certificate: the frontend accepts only certificates of the cluster's CA (mpf and temporal read these).",
+    ...tls,
     `TEMPORAL_NAMESPACE=${NAMESPACE}`,
     `TEMPORAL_TASK_QUEUE=${TASK_QUEUE}`,
     `TEMPORAL_UI_URL=${info.ui?.url ?? ''}`,

@@ -87,6 +87,11 @@ export const EnvSchema = z
     TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
     /** The task queue the worker polls and the clients start flows on. */
     TEMPORAL_TASK_QUEUE: z.string().min(1).default('merchant-payment-flows'),
+    /** mTLS to Temporal: the envconfig settings the SDK reads itself (src/temporal/connection.ts checks the files). */
+    TEMPORAL_TLS_CLIENT_CERT_PATH: optionalNonEmpty,
+    TEMPORAL_TLS_CLIENT_KEY_PATH: optionalNonEmpty,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: optionalNonEmpty,
+    TEMPORAL_TLS_SERVER_NAME: optionalNonEmpty,
     /** Temporal Web's base URL, for the links `mpf demo` prints when TEMPORAL_ADDRESS is set. */
     TEMPORAL_UI_URL: httpUrl.optional(),
     /** The gateway's HTTP port (`mpf gateway --port` wins; 0 = a free one). */

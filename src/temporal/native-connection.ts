@@ -3,12 +3,12 @@
  * connection.ts so that the gateway and the CLI never load @temporalio/worker.
  */
 import { NativeConnection } from '@temporalio/worker';
-import { TemporalConnectError, type TemporalTarget } from './connection';
+import { connectError, type TemporalTarget } from './connection';
 
 export async function connectNative(target: TemporalTarget): Promise<NativeConnection> {
   try {
     return await NativeConnection.connect({ ...target.profile, address: target.address });
   } catch (e) {
-    throw new TemporalConnectError(target, e);
+    throw await connectError(target, e);
   }
 }

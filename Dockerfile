@@ -23,6 +23,8 @@ COPY --from=build --chown=root:root /app/bin ./bin
 # The sources stay beside dist/ so stack traces and the workflow bundler can point at them.
 COPY --from=build --chown=root:root /app/src ./src
 COPY --from=build --chown=root:root /app/tsconfig.json /app/tsconfig.build.json ./
+# openssl: docker-compose.yml's temporal-certs job makes the certificates of mTLS to Temporal with it.
+RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
 # Unprivileged; the code is owned by root and read-only for this user.
 USER node
 # gateway 8080; simulator: provider API 8090, hosted checkout 8091

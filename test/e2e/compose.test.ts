@@ -14,10 +14,12 @@ import { parse } from 'yaml';
 import { EnvSchema, isLoopbackUrl, loadEnv } from '../../src/config/env';
 import { providerClientFromEnv } from '../../src/provider/client';
 import { buildProgram } from '../../src/starter/cli/program';
-import { temporalServerConfig } from '../../src/cluster/temporal-server';
+import { temporalServerConfig, temporalServerTls } from '../../src/cluster/temporal-server';
+import { uiConfig, uiEnvironment } from '../../src/cluster/ui';
 import {
   APP_ENV, appCommand, appEnvironment, HISTORY_SHARDS, IMAGE_ENV, IMAGES, METRICS_PORT, namespaceJob, schemaJob, SECRET_FILES, TEMPORAL_SERVER_ENV,
-  TEMPORAL_UI_ENV_NAMES, VERSIONS, type AddressKey, type AppRole, type JobStep,
+  TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv, temporalUiTlsEnv, tlsComponents, tlsJob, VERSIONS,
+  type AddressKey, type AppRole, type JobStep,
 } from '../../src/cluster/topology';
 
 const root = path.join(__dirname, '..', '..');
@@ -37,6 +39,7 @@ interface Service {
   depends_on?: Record<string, { condition: string }> | string[];
   healthcheck?: { test: string[] | string };
   ports?: string[];
+  volumes?: string[];
   network_mode?: string;
   networks?: unknown;
   hostname?: string;
@@ -409,9 +412,19 @@ describe('docker-compose.yml and the native topology (src/cluster/topology.ts)',
     same('simulator command', c.services.simulator?.command, appCommand('simulator', { port: 8090, checkoutPort: 8091, host: '0.0.0.0' }));
     for (const role of ['worker', 'gateway', 'simulator'] as AppRole[]) {
       same(`${role} variables`, Object.keys(composeEnv(c, role)).sort(), Object.keys(APP_ENV[role]).sort());
-      same(`${role} environment`, composeEnv(c, role), appEnvironment(role, COMPOSE_ADDRESSES, '/run/secrets'));
+      same(`${role} environment`, composeEnv(c, role), appEnvironment(role, COMPOSE_ADDRESSES, '/run/secrets', '/tls'));
     }
     same('temporal-ui variables', Object.keys(composeEnv(c, 'temporal-ui')).sort(), [...TEMPORAL_UI_ENV_NAMES].sort());
+    // mTLS: the certificate job's commands, the server's TLS settings, each client's certificate volume.
+    same('temporal-certs commands', jobSteps(c, 'temporal-certs', 'openssl'), tlsJob(tlsComponents({ workers: ['worker'], gateways: ['gateway'] })));
+    const tlsOf = (env: Record<string, string>) => Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('TEMPORAL_TLS_')));
+    same('temporal TLS settings', tlsOf(composeEnv(c, 'temporal')), temporalServerTlsEnv('/tls'));
+    same('temporal-ui TLS settings', tlsOf(composeEnv(c, 'temporal-ui')), temporalUiTlsEnv('/tls'));
+    same('temporal-namespace TLS settings', tlsOf(composeEnv(c, 'temporal-namespace')), temporalClientTlsEnv('/tls'));
+    for (const [service, volume] of [['worker', 'tls-worker'], ['gateway', 'tls-gateway'], ['temporal-ui', 'tls-temporal-ui'], ['temporal-namespace', 'tls-operator']]) {
+      same(`${service} certificate volume`, c.services[service as string]?.volumes, [`${volume}:/tls:ro`]);
+    }
+    same('temporal certificate volumes', c.services.temporal?.volumes, ['tls-frontend:/tls/frontend:ro', 'tls-internode:/tls/internode:ro']);
     same('secrets', Object.keys(c.secrets ?? {}).sort(), Object.keys(SECRET_FILES).sort());
     for (const [name, file] of Object.entries(SECRET_FILES)) same(`secret ${name}`, c.secrets?.[name]?.file, `./secrets/${file}`);
     return problems;
@@ -432,8 +445,15 @@ describe('docker-compose.yml and the native topology (src/cluster/topology.ts)',
     changed.services['temporal-namespace']!.command = [
       String(changed.services['temporal-namespace']!.command).replace(' --name MpfTxnRef --type Keyword', ''),
     ];
+    // mTLS weakened three ways: client certificates not required, a longer-lived certificate, a gateway without its certificate.
+    changed.services.temporal!.environment = { ...changed.services.temporal!.environment, TEMPORAL_TLS_REQUIRE_CLIENT_AUTH: 'false' };
+    changed.services['temporal-certs']!.command = [String(changed.services['temporal-certs']!.command).replace('-days 825', '-days 9999')];
+    changed.services.gateway!.volumes = [];
     const problems = drift(changed);
-    for (const what of ['temporal-ui image', 'temporal NUM_HISTORY_SHARDS', 'gateway command', 'worker variables', 'temporal-namespace commands']) {
+    for (const what of [
+      'temporal-ui image', 'temporal NUM_HISTORY_SHARDS', 'gateway command', 'worker variables', 'temporal-namespace commands',
+      'temporal TLS settings', 'temporal-certs commands', 'gateway certificate volume',
+    ]) {
       assert.ok(problems.some((p) => p.startsWith(`${what}:`)), `${what} not noticed: ${problems.join('\n')}`);
     }
   });
@@ -449,7 +469,7 @@ describe('docker-compose.yml and the native topology (src/cluster/topology.ts)',
 
   test("the native Temporal server's config has compose's history shards, and the apps get the image's NODE_ENV", () => {
     const cfg = temporalServerConfig(
-      { binary: 'x', stateDir: '/x', logDir: '/x', runId: 'x', postgres: { host: '127.0.0.1', port: 5432, password: 'x' } },
+      { binary: 'x', stateDir: '/x', logDir: '/x', runId: 'x', postgres: { host: '127.0.0.1', port: 5432, password: 'x' }, tlsDir: '/x/tls' },
       { grpc: 1, http: 2, frontendMembership: 3, historyGrpc: 4, historyMembership: 5, matchingGrpc: 6, matchingMembership: 7, workerGrpc: 8, workerMembership: 9 },
     ) as { persistence: { numHistoryShards: number; datastores: Record<string, { sql: { pluginName: string; databaseName: string } }> } };
     assert.equal(cfg.persistence.numHistoryShards, Number(env('temporal').NUM_HISTORY_SHARDS));
@@ -458,5 +478,23 @@ describe('docker-compose.yml and the native topology (src/cluster/topology.ts)',
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     for (const [k, v] of Object.entries(IMAGE_ENV)) assert.match(dockerfile, new RegExp(`^ENV .*\\b${k}=${v}\\b`, 'm'));
     assert.equal(VERSIONS.temporalServer, IMAGES.temporal.split(':')[1]);
+  });
+  test("the native Temporal server and Temporal Web get from their config files the TLS that compose's variables give the images", () => {
+    const e = temporalServerTlsEnv('/s/tls');
+    const t = temporalServerTls('/s/tls') as {
+      refreshInterval: string;
+      frontend: { server: { requireClientAuth: boolean; certFile: string; keyFile: string; clientCaFiles: string[] }; client: { serverName: string; rootCaFiles: string[] } };
+      internode: { server: { requireClientAuth: boolean; certFile: string; keyFile: string; clientCaFiles: string[] }; client: { serverName: string; rootCaFiles: string[] } };
+    };
+    // As the temporalio/server image's config template renders these variables.
+    assert.deepEqual(t.frontend.server, {
+      requireClientAuth: true, certFile: e.TEMPORAL_TLS_FRONTEND_CERT, keyFile: e.TEMPORAL_TLS_FRONTEND_KEY, clientCaFiles: [e.TEMPORAL_TLS_CLIENT1_CA_CERT, e.TEMPORAL_TLS_CLIENT2_CA_CERT],
+    });
+    assert.deepEqual(t.internode.server, { requireClientAuth: true, certFile: e.TEMPORAL_TLS_SERVER_CERT, keyFile: e.TEMPORAL_TLS_SERVER_KEY, clientCaFiles: [e.TEMPORAL_TLS_SERVER_CA_CERT] });
+    assert.equal(t.frontend.client.serverName, e.TEMPORAL_TLS_FRONTEND_SERVER_NAME);
+    assert.equal(t.internode.client.serverName, e.TEMPORAL_TLS_INTERNODE_SERVER_NAME);
+    assert.equal(t.refreshInterval, e.TEMPORAL_TLS_REFRESH_INTERVAL);
+    const ui = uiConfig(uiEnvironment({ temporalAddress: 'x:1', origin: 'http://x', codecEndpoint: 'http://x/codec', tlsDir: '/s/tls/temporal-ui' }), 1) as { tls: Record<string, unknown> };
+    assert.deepEqual(ui.tls, { caFile: '/s/tls/temporal-ui/ca.pem', certFile: '/s/tls/temporal-ui/cert.pem', keyFile: '/s/tls/temporal-ui/key.pem', serverName: 'temporal', enableHostVerification: true });
   });
 });

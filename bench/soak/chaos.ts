@@ -126,7 +126,7 @@ export class Chaos {
   }
 
   private async connection(): Promise<Connection> {
-    this.conn ??= await Connection.connect({ address: this.o.topology.temporalAddress, connectTimeout: 2_000 });
+    this.conn ??= await Connection.connect({ address: this.o.topology.temporalAddress, connectTimeout: 2_000, tls: this.o.topology.temporalTls() });
     return this.conn;
   }
 

@@ -13,6 +13,9 @@
  * - the Temporal server: SIGKILLed and restarted with its own command line, config file (same
  *   ports) and environment, on the same PostgreSQL.
  *
+ * Every connection to Temporal is mutual TLS with the cluster's certificates (the gateways' are
+ * issued here from the cluster's CA, the soak's own connection uses the operator's).
+ *
  * Every process carries the cluster's run marker (MPF_CLUSTER_RUN), so stop() can prove nothing
  * is left, and processes.ts's exit hook SIGKILLs every child still running if the soak dies.
  */
@@ -22,6 +25,7 @@ import { Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { startWorker, type AppContext, type RunningApp } from '../../src/cluster/apps';
 import { Child, processesOfRun } from '../../src/cluster/processes';
+import { clientTls, issueCertificate } from '../../src/cluster/tls';
 import { SECRET_FILES, appCommand, appEnvironment, IMAGE_ENV, NAMESPACE } from '../../src/cluster/topology';
 import { startCluster, type RunningCluster } from '../../src/cluster/up';
 import { freePort } from '../../src/temporal/ports';
@@ -57,9 +61,9 @@ async function readyz(url: string): Promise<boolean> {
   return res.statusCode === 200;
 }
 
-/** Ready: the frontend answers and the namespace is served (as the cluster's own readiness check). */
-async function temporalReady(address: string): Promise<boolean> {
-  const conn = Connection.lazy({ address, connectTimeout: 1_000 });
+/** Ready: the frontend answers (over mTLS, with `tls`) and the namespace is served (as the cluster's own readiness check). */
+async function temporalReady(address: string, tls: ReturnType<typeof clientTls>): Promise<boolean> {
+  const conn = Connection.lazy({ address, connectTimeout: 1_000, tls });
   try {
     await conn.ensureConnected();
     await conn.workflowService.getSystemInfo({});
@@ -126,7 +130,15 @@ export class SoakTopology {
     return fs.readFileSync(path.join(this.info.secretsDir, SECRET_FILES.gateway_api_key), 'utf8').trim();
   }
 
+  /** The operator's connection options: every connection to the cluster's Temporal is mutual TLS. */
+  temporalTls(): ReturnType<typeof clientTls> {
+    return clientTls(path.join(this.info.tlsDir, 'operator'));
+  }
+
   private async spawnGateway(name: string, port?: number): Promise<GatewayProc> {
+    // The cluster made certificates for its own processes only (it started no gateway): this one's, from its CA.
+    const tlsDir = path.join(this.info.tlsDir, name);
+    if (!fs.existsSync(path.join(tlsDir, 'cert.pem'))) await issueCertificate(this.info.tlsDir, { name, kind: 'client' }, { logDir: this.info.logDir, runId: this.runId });
     for (let attempt = 1; ; attempt++) {
       const p = port ?? (await freePort());
       const url = `http://${LOOPBACK}:${p}`;
@@ -147,6 +159,7 @@ export class SoakTopology {
             temporalWebOrigin: this.info.ui?.url ?? url,
           },
           this.appCtx.secretsDir,
+          tlsDir,
         ),
         ...this.o.gatewayEnv,
       };
@@ -201,7 +214,7 @@ export class SoakTopology {
     const child = new Child(old.name, old.command, old.args, old.opts);
     this.mine.add(child);
     this.temporal = child;
-    await child.waitUntil(() => temporalReady(this.temporalAddress), 90_000, 'serving');
+    await child.waitUntil(() => temporalReady(this.temporalAddress, this.temporalTls()), 90_000, 'serving');
     return Date.now() - t0;
   }
 

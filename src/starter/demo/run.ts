@@ -154,6 +154,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
       namespace = server.namespace;
       uiUrl = server.uiUrl;
       say(`Temporal dev server at ${address} (pid ${server.pid}); Temporal Web at ${uiUrl}`);
+      say('the dev server is plain text on loopback, without TLS (a local sandbox); `mpf cluster up` runs Temporal with mTLS');
     }
     const webLink = (workflowId: string): string =>
       uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}` : `(set TEMPORAL_UI_URL for a link) workflow ${workflowId}`;

@@ -87,10 +87,13 @@ export const EnvSchema = z
     TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
     /** The task queue the worker polls and the clients start flows on. */
     TEMPORAL_TASK_QUEUE: z.string().min(1).default('merchant-payment-flows'),
-    /** mTLS to Temporal: the envconfig settings the SDK reads itself (src/temporal/connection.ts checks the files). */
+    /** mTLS to Temporal: this process's client certificate (PEM). Read by the SDK's envconfig; checked at start-up, a missing file is named. */
     TEMPORAL_TLS_CLIENT_CERT_PATH: optionalNonEmpty,
+    /** mTLS to Temporal: the private key of that certificate (PEM). Set with TEMPORAL_TLS_CLIENT_CERT_PATH. */
     TEMPORAL_TLS_CLIENT_KEY_PATH: optionalNonEmpty,
+    /** mTLS to Temporal: the CA that signed the frontend's certificate (PEM); unset = the system's roots. */
     TEMPORAL_TLS_SERVER_CA_CERT_PATH: optionalNonEmpty,
+    /** mTLS to Temporal: the name the frontend's certificate must carry when it differs from TEMPORAL_ADDRESS's host (`temporal` in `mpf cluster up`). */
     TEMPORAL_TLS_SERVER_NAME: optionalNonEmpty,
     /** Temporal Web's base URL, for the links `mpf demo` prints when TEMPORAL_ADDRESS is set. */
     TEMPORAL_UI_URL: httpUrl.optional(),

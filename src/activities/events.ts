@@ -12,6 +12,8 @@ import type { MerchantEventsConfig } from '../merchant-events/config';
 import { signatureHeaders } from '../merchant-events/signing';
 import { recordEventDelivery } from '../metrics/activity-metrics';
 import { endpointHost } from '../contract/merchant-events';
+import { hostRefusal, webhookEgressFromEnv } from '../config/webhook-egress';
+import { guardedAgent, type LookupFunction, REFUSED_ADDRESS_CODE } from './egress-agent';
 import {
   DELIVERY_FAILED_TYPE,
   type DeliverEventInput,
@@ -25,17 +27,46 @@ export const USER_AGENT = 'merchant-payment-flows-events/1';
 /** Bytes of an endpoint's answer that are read (and dropped): the status is what counts. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-function failure(message: string, details: DeliveryFailureDetails = {}): ApplicationFailure {
+/**
+ * What a failed attempt shows in the flow's view (`last_error`): a coarse class, never the raw
+ * network error (which would let a caller map addresses behind the worker). The worker's log
+ * keeps the detail for operators.
+ */
+export type DeliveryErrorClass = 'not_signed' | 'refused_address' | 'timeout' | 'connection_failed' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'http_error';
+
+function failure(message: DeliveryErrorClass, details: DeliveryFailureDetails = {}): ApplicationFailure {
   return ApplicationFailure.create({ type: DELIVERY_FAILED_TYPE, message, details: [details], nonRetryable: true });
+}
+
+function httpClass(status: number): DeliveryErrorClass {
+  return status >= 300 && status < 600 ? (`http_${Math.floor(status / 100)}xx` as DeliveryErrorClass) : 'http_error';
+}
+
+/** The error's own code, or its cause's (undici wraps connection errors). */
+function codeOf(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
+    if (typeof e.code === 'string') return e.code;
+  }
+  return undefined;
 }
 
 export interface EventActivityHandles extends EventActivities {
   close(): Promise<void>;
 }
 
-export function createEventActivities(config: MerchantEventsConfig): EventActivityHandles {
+export interface EventActivityOptions {
+  /** The resolver of flows' own endpoints (default dns.lookup); tests give one that answers what they need. */
+  lookup?: LookupFunction;
+}
+
+export function createEventActivities(config: MerchantEventsConfig, opts: EventActivityOptions = {}): EventActivityHandles {
   // No redirects are followed (undici's request follows none): a 3xx is a failed attempt.
+  // The worker's configured endpoints (its operator chose them, inside the network or not) ...
   const agent = new Agent({ connections: 16, keepAliveTimeout: 10_000, connect: { timeout: config.schedule.attempt_timeout_ms } });
+  // ... and flows' own endpoints (chosen by an API caller): only addresses the policy allows.
+  const egress = config.egress ?? webhookEgressFromEnv({ NODE_ENV: config.production ? 'production' : undefined });
+  const flowAgent = guardedAgent(egress, { connectTimeoutMs: config.schedule.attempt_timeout_ms, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
+  const configured = new Set(config.urls);
 
   return {
     async eventSettings(input): Promise<EventSettings> {
@@ -54,38 +85,49 @@ export function createEventActivities(config: MerchantEventsConfig): EventActivi
       const counted = (result: 'delivered' | 'failed'): void => recordEventDelivery({ eventType: event.type, result, seconds: (performance.now() - started) / 1000 });
       if (config.secrets.length === 0) {
         counted('failed');
-        throw failure('MERCHANT_WEBHOOK_SECRET is not set on the worker: the event cannot be signed');
+        log.warn('deliverEvent: MERCHANT_WEBHOOK_SECRET is not set on the worker: the event cannot be signed', refs);
+        throw failure('not_signed');
       }
-      if (config.production && isLoopbackEndpoint(url)) {
+      const own = !configured.has(url);
+      if ((config.production && isLoopbackEndpoint(url)) || (own && hostRefusal(egress, url) !== undefined)) {
+        log.warn('deliverEvent: endpoint refused by the webhook host policy', refs);
         counted('failed');
-        throw failure('a loopback endpoint is refused under NODE_ENV=production');
+        throw failure('refused_address');
       }
       const body = JSON.stringify(event);
       const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signatureHeaders(config.secrets, event.id, new Date(), body) };
       let status: number;
       try {
         const signal = AbortSignal.any([AbortSignal.timeout(config.schedule.attempt_timeout_ms), cancelledSignal()]);
-        const res = await request(url, { method: 'POST', body, headers, dispatcher: agent, signal });
+        const res = await request(url, { method: 'POST', body, headers, dispatcher: own ? flowAgent : agent, signal });
         status = res.statusCode;
         await res.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined); // the status is what counts
       } catch (err) {
         const e = err as Error & { code?: string };
-        const what = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${config.schedule.attempt_timeout_ms} ms` : `${e.code ?? e.name}: ${e.message}`;
-        log.warn('deliverEvent: attempt failed', { ...refs, error: what });
+        const code = codeOf(err);
+        const cls: DeliveryErrorClass =
+          code === REFUSED_ADDRESS_CODE
+            ? 'refused_address'
+            : e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT'
+              ? 'timeout'
+              : 'connection_failed';
+        log.warn('deliverEvent: attempt failed', { ...refs, class: cls, error: `${code ?? e.name}: ${e.message}`.slice(0, 300) });
         counted('failed');
-        throw failure(what.slice(0, 300));
+        throw failure(cls);
       }
       if (status < 200 || status >= 300) {
         log.warn('deliverEvent: endpoint answered an error', { ...refs, status });
         counted('failed');
-        throw failure(`the endpoint answered HTTP ${status}`, { status });
+        throw failure(httpClass(status), { status });
       }
       log.info('deliverEvent: delivered', { ...refs, status });
       counted('delivered');
       return { status, delivered_at: new Date().toISOString() };
     },
 
-    close: () => agent.close(),
+    close: async () => {
+      await Promise.all([agent.close(), flowAgent.close()]);
+    },
   };
 }
 

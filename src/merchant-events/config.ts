@@ -1,5 +1,6 @@
 /** The worker's merchant-event configuration, from the environment (see config/merchant-events-env.ts). */
 import type { AppEnv } from '../config/env';
+import { type WebhookEgressPolicy, webhookEgressFromEnv } from '../config/webhook-egress';
 import type { DeliverySchedule } from '../contract/merchant-events';
 import { splitSecrets } from './signing';
 
@@ -11,6 +12,11 @@ export interface MerchantEventsConfig {
   schedule: DeliverySchedule;
   /** NODE_ENV=production: loopback endpoints are refused (a flow's own webhook_url included). */
   production: boolean;
+  /**
+   * Where flows' own webhook_url endpoints may go (MERCHANT_WEBHOOK_ALLOWED_HOSTS, checked again at
+   * connect time); default: from `production` as webhookEgressFromEnv does with the variable unset.
+   */
+  egress?: WebhookEgressPolicy;
 }
 
 /** Without the flow's eventsClosed, a delivery workflow with nothing left ends after this long idle. */
@@ -28,6 +34,7 @@ export function merchantEventsFromEnv(env: AppEnv): MerchantEventsConfig {
       idle_close_ms: DELIVERY_IDLE_CLOSE_MS,
     },
     production: env.NODE_ENV === 'production',
+    egress: webhookEgressFromEnv(env),
   };
 }
 

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { secretProblem, splitSecrets } from './signing';
+import { parseAllowedHosts } from '../config/webhook-egress';
 
 const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/i;
 
@@ -37,6 +38,11 @@ export const MERCHANT_EVENTS_ENV = {
   MERCHANT_WEBHOOK_RETRY_INITIAL_SECONDS: seconds(0.01, 3_600, 5),
   /** The longest delay between two attempts (default 1 h). */
   MERCHANT_WEBHOOK_RETRY_MAX_INTERVAL_SECONDS: seconds(0.01, 86_400, 3_600),
+  /**
+   * Hosts a flow's own webhook_url may name: `host`, `*.suffix`, `*`, addresses and ranges
+   * (config/webhook-egress.ts). Unset: none under NODE_ENV=production, else any public host and loopback.
+   */
+  MERCHANT_WEBHOOK_ALLOWED_HOSTS: z.string().optional(),
   /** One attempt's timeout (default 10 s). */
   MERCHANT_WEBHOOK_TIMEOUT_SECONDS: seconds(0.5, 120, 10),
 };
@@ -46,12 +52,20 @@ interface EventsEnv {
   MERCHANT_WEBHOOK_URL: string[];
   MERCHANT_WEBHOOK_URLS: string[];
   MERCHANT_WEBHOOK_SECRET?: string;
+  MERCHANT_WEBHOOK_ALLOWED_HOSTS?: string;
 }
 
 export function checkMerchantEventsEnv(env: EventsEnv, ctx: z.RefinementCtx): void {
   if (env.MERCHANT_WEBHOOK_SECRET !== undefined) {
     const problems = splitSecrets(env.MERCHANT_WEBHOOK_SECRET).map(secretProblem).filter(Boolean);
     if (problems.length) ctx.addIssue({ code: 'custom', path: ['MERCHANT_WEBHOOK_SECRET'], message: problems[0]! });
+  }
+  if (env.MERCHANT_WEBHOOK_ALLOWED_HOSTS !== undefined) {
+    try {
+      parseAllowedHosts(env.MERCHANT_WEBHOOK_ALLOWED_HOSTS);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', path: ['MERCHANT_WEBHOOK_ALLOWED_HOSTS'], message: (err as Error).message });
+    }
   }
   const urls = [...env.MERCHANT_WEBHOOK_URL, ...env.MERCHANT_WEBHOOK_URLS];
   if (urls.length && !env.MERCHANT_WEBHOOK_SECRET) {

@@ -25,18 +25,19 @@ export function retryDelayMs(n: number, initialMs: number, maxMs: number): numbe
   return Math.min(maxMs, initialMs * 2 ** Math.min(n - 1, 40));
 }
 
-/** What a failed attempt said: the HTTP status when there was one, and words. */
+/** What a failed attempt said: the HTTP status when there was one, and its class (never a raw network error). */
 export function describeAttemptFailure(err: unknown): { status?: number; error: string } {
   if (err instanceof ActivityFailure) {
     const cause = err.cause;
     if (cause instanceof ApplicationFailure) {
       const details = cause.details?.[0] as DeliveryFailureDetails | undefined;
-      return { status: details?.status, error: cause.message.slice(0, 300) };
+      // A class (activities/events.ts); an attempt recorded by an older worker may hold a raw network error: not shown.
+      return { status: details?.status, error: /^[a-z0-9_]{1,40}$/.test(cause.message) ? cause.message : 'delivery_failed' };
     }
-    if (cause instanceof TimeoutFailure) return { error: 'the attempt timed out (no answer in time, or the worker stopped during it)' };
-    return { error: (cause?.message ?? err.message).slice(0, 300) };
+    if (cause instanceof TimeoutFailure) return { error: 'timeout' };
+    return { error: 'delivery_failed' };
   }
-  return { error: String(err).slice(0, 300) };
+  return { error: 'delivery_failed' };
 }
 
 class Lane {

@@ -34,6 +34,7 @@ import { DuplicateFlowError, FlowClosedError, FlowNotFoundError, FlowPendingErro
 import { WorkerUnavailableError } from './errors';
 import { flowKindOf, type TemporalGate } from './health';
 import { checkWebhookUrl, readDeliveries, withDeliveries } from './merchant-events';
+import { type WebhookEgressPolicy, webhookEgressFromEnv } from '../../config/webhook-egress';
 import type { MpfClientOptions } from './options';
 import { LinkCreateBody, type LinkCreateRequest, parseOrThrow, PinBody, type PinRequest, SwapStartBody, type SwapStartRequest } from './requests';
 import { isAlreadyStarted, isDeadlineExceeded, isNoPoller } from './temporal-errors';
@@ -55,6 +56,7 @@ export class Flows {
   private readonly sealer: Sealer;
   private publicUrl: string;
   private readonly notificationBaseUrl: string | undefined;
+  private readonly webhookEgress: WebhookEgressPolicy;
 
   constructor(
     private readonly opts: MpfClientOptions,
@@ -64,6 +66,7 @@ export class Flows {
     this.sealer = createSealer(opts.keys);
     this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
     this.notificationBaseUrl = opts.notificationBaseUrl?.replace(/\/+$/, '');
+    this.webhookEgress = opts.webhookEgress ?? webhookEgressFromEnv({ NODE_ENV: opts.production ? 'production' : undefined });
   }
 
   /** The gateway's public base URL (set after it listens when its port was 0). */
@@ -81,7 +84,7 @@ export class Flows {
 
   async startSwap(body: SwapStartRequest, start: StartOptions = {}): Promise<StartedSwap> {
     const { webhook_url, ...req } = parseOrThrow(SwapStartBody, body);
-    checkWebhookUrl(webhook_url, this.opts.production ?? false);
+    await checkWebhookUrl(webhook_url, this.webhookEgress, this.opts.production ?? false, this.opts.resolveHost);
     const workflowId = swapWorkflowId(req.txn_ref);
     const { token: pinToken, seed } = this.tokens.issue('pin', workflowId);
     const notifyToken = this.tokens.issue('notify', workflowId).token;
@@ -160,7 +163,7 @@ export class Flows {
 
   async createLink(body: LinkCreateRequest, start: StartOptions = {}): Promise<CreatedLink> {
     const { webhook_url, ...req } = parseOrThrow(LinkCreateBody, body);
-    checkWebhookUrl(webhook_url, this.opts.production ?? false);
+    await checkWebhookUrl(webhook_url, this.webhookEgress, this.opts.production ?? false, this.opts.resolveHost);
     const workflowId = linkWorkflowId(req.txn_merchant_ref);
     const notifyToken = this.tokens.issue('notify', workflowId).token;
     const input: LinkWorkflowInput = {

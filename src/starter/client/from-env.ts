@@ -6,6 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { type AppEnv, isProduction, requireKeys } from '../../config/env';
+import { webhookEgressFromEnv } from '../../config/webhook-egress';
 import { connectClient, type TemporalTarget, temporalTargetFromEnv } from '../../temporal/connection';
 import { MpfClient, type MpfClientOptions } from './mpf-client';
 import { gatewayPublicUrl } from './urls';
@@ -32,6 +33,7 @@ function mpfClientOptionsFromEnv(env: AppEnv, client: Client, overrides: Partial
     linkLifetimeSeconds: env.LINK_LIFETIME_SECONDS,
     linkLateNotificationGraceSeconds: env.LINK_LATE_NOTIFICATION_GRACE_SECONDS,
     production: isProduction(env),
+    webhookEgress: webhookEgressFromEnv(env),
     ...defined,
   };
 }

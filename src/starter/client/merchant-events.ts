@@ -1,11 +1,13 @@
 /**
  * Merchant events seen from the client: the optional `webhook_url` of a start body (validated: an
- * http(s) URL; production refuses loopback) and the delivery records of a flow's events, read
+ * http(s) URL whose host the deployment allows, config/webhook-egress.ts) and the delivery records of a flow's events, read
  * from its delivery workflow `events-<flow_id>` and merged into the flow's view.
  */
+import { lookup } from 'node:dns/promises';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { isLoopbackEndpoint } from '../../merchant-events/env';
+import { addressAllowed, addressOf, hostRefusal, refusalMessage, type WebhookEgressPolicy } from '../../config/webhook-egress';
 import { deliveriesQuery, eventDeliveryWorkflowId, type EventDeliveryView, type FlowEventSummary } from '../../workflows/event-types';
 import { InputError } from './errors';
 
@@ -14,11 +16,35 @@ export const WebhookUrl = z
   .max(2000, 'must be at most 2000 characters')
   .describe("this flow's own endpoint for its signed events, besides the worker's MERCHANT_WEBHOOK_URL");
 
-/** Production refuses a loopback webhook_url: the merchant's backend is another host. */
-export function checkWebhookUrl(url: string | undefined, production: boolean): void {
-  if (url !== undefined && production && isLoopbackEndpoint(url)) {
-    throw new InputError('webhook_url: must not be a loopback address in production', 'webhook_url');
+/** A resolver of a host name to its addresses (default: the system's, as the worker's dns.lookup). */
+export type ResolveHost = (hostname: string) => Promise<string[]>;
+
+const systemResolve: ResolveHost = async (hostname) => (await lookup(hostname, { all: true })).map((a) => a.address);
+/** How long the API waits for a name to resolve before it lets the worker's connect-time check decide. */
+const RESOLVE_WAIT_MS = 2_000;
+
+/**
+ * Refuses (InputError naming webhook_url) a URL the deployment's policy does not allow: per-flow
+ * endpoints off, a host not listed, an address (literal, or one the name resolves to now) that is
+ * not public unless listed. A name that does not resolve in time is left to the worker, which
+ * checks the address it dials. Production also refuses loopback names outright.
+ */
+export async function checkWebhookUrl(url: string | undefined, policy: WebhookEgressPolicy, production: boolean, resolve: ResolveHost = systemResolve): Promise<void> {
+  if (url === undefined) return;
+  const refusal = hostRefusal(policy, url) ?? (production && isLoopbackEndpoint(url) ? 'address' : undefined);
+  if (refusal) throw new InputError(refusalMessage(refusal), 'webhook_url');
+  const host = new URL(url).hostname;
+  if (addressOf(host)) return; // a literal: checked above
+  let addresses: string[] | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    addresses = await Promise.race([resolve(host), new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), RESOLVE_WAIT_MS)))]);
+  } catch {
+    addresses = undefined; // does not resolve (now): nothing is dialled until it does, and then only an allowed address
+  } finally {
+    clearTimeout(timer);
   }
+  if (addresses?.some((a) => !addressAllowed(policy, a))) throw new InputError(refusalMessage('address'), 'webhook_url');
 }
 
 /**

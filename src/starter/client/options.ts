@@ -1,5 +1,7 @@
 /** How a client is set up (MpfClient's constructor argument): the Temporal client, the queue, keys, URLs and bounds. */
 import type { Client } from '@temporalio/client';
+import type { WebhookEgressPolicy } from '../../config/webhook-egress';
+import type { ResolveHost } from './merchant-events';
 
 export interface MpfClientOptions {
   client: Client;
@@ -37,6 +39,13 @@ export interface MpfClientOptions {
   temporalProbeIntervalMs?: number;
   /** NODE_ENV=production: a loopback webhook_url in a start body is refused. */
   production?: boolean;
+  /**
+   * Where a start body's webhook_url may point (MERCHANT_WEBHOOK_ALLOWED_HOSTS); default: the
+   * variable unset (none in production, else any public host and loopback).
+   */
+  webhookEgress?: WebhookEgressPolicy;
+  /** Resolves a webhook_url's host name for the check at the API (default: the system resolver). */
+  resolveHost?: ResolveHost;
   /**
    * How long after its issue a pin_token or notification token is checked with the payload keys
    * alone (no Temporal call); older ones are checked against the flow's memo (default 3600 s; keep

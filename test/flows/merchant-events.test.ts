@@ -12,6 +12,7 @@ import { EVENT_TYPES, eventTypeFor } from '../../src/contract/merchant-events';
 import type { LinkView, SwapView } from '../../src/workflows/messages';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { eventually, startStack, type Stack } from '../helpers/stack';
+import { parseAllowedHosts } from '../../src/config/webhook-egress';
 
 const CANARY_PIN = 'canary-PIN-4711';
 const SECRET = generateSecret();
@@ -195,10 +196,14 @@ describe('merchant events of real flows (real Temporal, simulator over HTTP)', (
     await assert.rejects(stack.client.workflow.getHandle(`swap-${txn}`).describe(), /not found/i);
   });
 
-  test('production refuses a loopback webhook_url at creation', async () => {
+  test('production refuses a per-flow webhook_url unless MERCHANT_WEBHOOK_ALLOWED_HOSTS lists its host, and a loopback one even then', async () => {
     const prod = new MpfClient({ client: stack.client, taskQueue: stack.taskQueue, keys: stack.keys, publicUrl: 'https://pay.example.test', production: true });
-    await assert.rejects(prod.createLink(linkBody(uniqueRef('ev-prod'), { webhook_url: 'http://127.0.0.1:9/hooks' })), (err: InputError) =>
-      err.field === 'webhook_url' && /loopback/.test(err.message),
+    await assert.rejects(prod.createLink(linkBody(uniqueRef('ev-prod'), { webhook_url: 'https://hooks.shop.example/x' })), (err: InputError) =>
+      err.field === 'webhook_url' && /not enabled/.test(err.message),
+    );
+    const listed = new MpfClient({ client: stack.client, taskQueue: stack.taskQueue, keys: stack.keys, publicUrl: 'https://pay.example.test', production: true, webhookEgress: parseAllowedHosts('127.0.0.1') });
+    await assert.rejects(listed.createLink(linkBody(uniqueRef('ev-prod'), { webhook_url: 'http://127.0.0.1:9/hooks' })), (err: InputError) =>
+      err.field === 'webhook_url' && /address that is not allowed/.test(err.message),
     );
   });
 

@@ -154,6 +154,9 @@ export class PageTokens {
   }
 }
 
+const GRPC_UNKNOWN = 2;
+const GRPC_INVALID_ARGUMENT = 3;
+
 function keyword(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): string | undefined {
   const p = info.searchAttributes?.indexedFields?.[name];
   if (!p?.data) return undefined;
@@ -185,8 +188,17 @@ export async function listFlows(client: Client, taskQueue: string, kinds: readon
       query,
     });
   } catch (err) {
-    // A token Temporal refuses (INVALID_ARGUMENT, e.g. one from before a server change): the caller's input.
-    if (nextPageToken && (err as { code?: number }).code === 3) throw new InputError('page_token: is no longer valid; start the list again', 'page_token');
+    // An authentic token Temporal does not take (e.g. after a visibility store change; the dev
+    // server answers UNKNOWN, others INVALID_ARGUMENT): the caller's input, when the same query
+    // without the token is answered.
+    const code = (err as { code?: unknown }).code;
+    if (nextPageToken && (code === GRPC_INVALID_ARGUMENT || code === GRPC_UNKNOWN)) {
+      const fine = await client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, pageSize: 1, query }).then(
+        () => true,
+        () => false,
+      );
+      if (fine) throw new InputError('page_token: has expired or is no longer valid; start the list again without it', 'page_token');
+    }
     throw err;
   }
   const items: FlowListItem[] = (res.executions ?? []).map((info) => ({

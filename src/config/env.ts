@@ -131,6 +131,8 @@ export const EnvSchema = z
      * port, so it can stay on an internal interface; unset = no metrics listener.
      */
     GATEWAY_METRICS_ADDRESS: listenAddress,
+    /** Live Idempotency-Key records (each a workflow kept 24 h) one API key may hold; past it, a new key is 429 (default 1000). */
+    GATEWAY_IDEMPOTENCY_MAX_LIVE_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
     /** Where the worker serves GET /metrics (the SDK's and ours), /healthz and /readyz; unset = none. */
     WORKER_METRICS_ADDRESS: listenAddress,
     /**

@@ -4,3 +4,4 @@ export { paymentLinkWorkflow } from './payment-link';
 export { categoriesWorkflow } from './categories';
 export { idempotencyWorkflow } from './idempotency';
 export { eventDeliveryWorkflow } from './event-delivery';
+export { pinBudgetWorkflow } from './pin-budget';

@@ -7,10 +7,13 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 export const FLOW_KIND = defineSearchAttributeKey('MpfFlowKind', SearchAttributeType.KEYWORD);
 export const FLOW_STATE = defineSearchAttributeKey('MpfState', SearchAttributeType.KEYWORD);
 export const FLOW_REF = defineSearchAttributeKey('MpfTxnRef', SearchAttributeType.KEYWORD);
+/** The public id of the API key an Idempotency-Key record belongs to (never the key itself): the live records per key are counted by it. */
+export const API_KEY_ID = defineSearchAttributeKey('MpfApiKeyId', SearchAttributeType.KEYWORD);
 
 /** Name -> Temporal type name, as the dev server's --search-attribute flag wants it. */
 export const CUSTOM_SEARCH_ATTRIBUTES: Record<string, 'Keyword'> = {
   MpfFlowKind: 'Keyword',
   MpfState: 'Keyword',
   MpfTxnRef: 'Keyword',
+  MpfApiKeyId: 'Keyword',
 };

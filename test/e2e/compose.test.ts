@@ -463,7 +463,7 @@ describe('docker-compose.yml and the native topology (src/cluster/topology.ts)',
     const create = steps.find((s) => s.argv.slice(0, 4).join(' ') === 'temporal operator search-attribute create');
     assert.ok(create, 'the namespace job creates search attributes');
     const names = create.argv.flatMap((a, i) => (create.argv[i - 1] === '--name' ? [a] : []));
-    assert.deepEqual(names.sort(), ['MpfFlowKind', 'MpfState', 'MpfTxnRef']);
+    assert.deepEqual(names.sort(), ['MpfApiKeyId', 'MpfFlowKind', 'MpfState', 'MpfTxnRef']);
     assert.ok(steps.some((s) => s.orElse?.includes('create') && s.orElse.includes('--retention')), 'the namespace is created when missing');
   });
 

@@ -100,7 +100,7 @@ describe("the worker's connect-time check", () => {
 
     const allowed = createEventActivities({ ...NO_MERCHANT_EVENTS, secrets: [SECRET], egress: parseAllowedHosts('hooks.shop.example,127.0.0.1') }, { lookup: answering('127.0.0.1') });
     const res = await run(allowed, { event, url: `http://hooks.shop.example:${port}/`, attempt: 1 });
-    assert.equal(res.status, 200);
+    assert.equal((res as { status: number }).status, 200);
     // The connection went to the address the lookup answered; the request named the host.
     assert.equal(listener.deliveries.length, 1);
     assert.ok(listener.deliveries[0]!.verified, 'signed');

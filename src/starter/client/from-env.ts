@@ -34,6 +34,7 @@ function mpfClientOptionsFromEnv(env: AppEnv, client: Client, overrides: Partial
     linkLateNotificationGraceSeconds: env.LINK_LATE_NOTIFICATION_GRACE_SECONDS,
     production: isProduction(env),
     webhookEgress: webhookEgressFromEnv(env),
+    idempotencyMaxLivePerKey: env.GATEWAY_IDEMPOTENCY_MAX_LIVE_PER_KEY,
     ...defined,
   };
 }

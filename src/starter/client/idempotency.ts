@@ -9,7 +9,7 @@
  * named field by field.
  */
 import { createHash, createHmac, hkdfSync, randomUUID } from 'node:crypto';
-import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
+import { type Client, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import { toKeyRing, type KeyRing } from '../../codec/keys';
 import {
   type ClaimAnswer,
@@ -19,6 +19,7 @@ import {
   idempotencyReleaseUpdate,
   type StoredAnswer,
 } from '../../workflows/idempotency';
+import { API_KEY_ID } from '../../workflows/search-attributes';
 import { isDeadlineExceeded } from './temporal-errors';
 import { WorkerUnavailableError } from './errors';
 
@@ -37,6 +38,23 @@ export interface IdempotencyOptions {
   staleAfterMs?: number;
   /** How long a claim waits for a worker to answer (default 10 s). */
   answerTimeoutMs?: number;
+  /** Live records one API key id may hold (GATEWAY_IDEMPOTENCY_MAX_LIVE_PER_KEY, default 1000). */
+  maxLivePerKey?: number;
+  /** How long a count of an API key's live records is used before it is counted again (default 1 s). */
+  countCacheMs?: number;
+}
+
+export const DEFAULT_IDEMPOTENCY_MAX_LIVE_PER_KEY = 1000;
+
+/** A new key past the API key id's cap of live records: answered 429 (nothing started). */
+export class IdempotencyCapError extends Error {
+  override name = 'IdempotencyCapError';
+  constructor(
+    readonly apiKeyId: string,
+    readonly max: number,
+  ) {
+    super(`Idempotency-Key: this API key already holds ${max} live idempotency records (the most allowed); each is kept ${DEFAULT_IDEMPOTENCY_TTL_SECONDS / 3600} h — reuse keys only for retries, or retry later`);
+  }
 }
 
 export type Claimed = Exclude<ClaimAnswer, { kind: 'rekey' }> & { workflowId: string; claimId: string };
@@ -63,6 +81,8 @@ export function canonicalJson(v: unknown): string {
 export class IdempotencyStore {
   private readonly ring: KeyRing;
   private readonly hmacKeys = new Map<string, Buffer>();
+  /** Per API key id: live records as last counted (plus the new ones claimed here since), and when. */
+  private readonly counts = new Map<string, { live: number; at: number }>();
 
   constructor(private readonly opts: IdempotencyOptions) {
     this.ring = toKeyRing(opts.keys);
@@ -85,15 +105,20 @@ export class IdempotencyStore {
    * Claims `key` in `scope` for this request: 'claimed' (run it, then complete or release),
    * 'replay' (the first answer), 'in_progress' (the first request still runs), 'mismatch'.
    */
-  async claim(scope: string, key: string, route: string, fields: Record<string, unknown>): Promise<Claimed> {
+  async claim(scope: string, key: string, route: string, fields: Record<string, unknown>, apiKeyId?: string): Promise<Claimed> {
     const workflowId = idempotencyWorkflowId(scope, key);
     const claimId = randomUUID();
+    if (apiKeyId !== undefined) await this.checkCap(apiKeyId, workflowId);
     let keyId = this.ring.activeKeyId;
     for (let round = 0; round < 2; round++) {
       const hashed = this.fingerprint(fields, keyId);
       // The record was hashed under a key no longer in the ring: it cannot be compared.
       if (!hashed) return { kind: 'mismatch', fields: Object.keys(fields), workflowId, claimId };
-      const answer = await this.update(workflowId, claimId, route, hashed, keyId);
+      const answer = await this.update(workflowId, claimId, route, hashed, keyId, apiKeyId);
+      if (answer.kind === 'claimed' && !answer.takeover && apiKeyId !== undefined) {
+        const c = this.counts.get(apiKeyId);
+        if (c) c.live++; // a new record, most likely: counted here until the next count
+      }
       if (answer.kind !== 'rekey') return { ...answer, workflowId, claimId };
       keyId = answer.key_id;
     }
@@ -108,10 +133,49 @@ export class IdempotencyStore {
     await this.within(workflowId, () => this.opts.client.workflow.getHandle(workflowId).executeUpdate(idempotencyReleaseUpdate, { args: [{ claim_id: claimId }] }));
   }
 
-  private update(workflowId: string, claimId: string, route: string, fields: Record<string, string>, keyId: string): Promise<ClaimAnswer> {
+  /** The visibility query of an API key id's live records (the key id is public; the query is built from validated parts). */
+  liveQuery(apiKeyId: string): string {
+    const q = (v: string): string => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+    return `WorkflowType = ${q(IDEMPOTENCY_WORKFLOW_TYPE)} AND ExecutionStatus = 'Running' AND MpfApiKeyId = ${q(apiKeyId)} AND TaskQueue = ${q(this.opts.taskQueue)}`;
+  }
+
+  /** The API key id's live records, counted in visibility (shared by every gateway; seconds behind at most). */
+  async countLive(apiKeyId: string): Promise<number> {
+    const res = await this.within('idempotency count', () =>
+      this.opts.client.workflowService.countWorkflowExecutions({ namespace: this.opts.client.options.namespace, query: this.liveQuery(apiKeyId) }),
+    );
+    return Number(res.count ?? 0);
+  }
+
+  /**
+   * Throws IdempotencyCapError when `apiKeyId` holds the most live records allowed and `workflowId`
+   * is not one of them (a retry of a live key still gets its answer). The count is cached for
+   * countCacheMs and counted again whenever it reaches the cap, so the cap holds within the
+   * visibility store's lag across gateways.
+   */
+  private async checkCap(apiKeyId: string, workflowId: string): Promise<void> {
+    const max = this.opts.maxLivePerKey ?? DEFAULT_IDEMPOTENCY_MAX_LIVE_PER_KEY;
+    const now = Date.now();
+    let c = this.counts.get(apiKeyId);
+    if (!c || now - c.at > (this.opts.countCacheMs ?? 1_000) || c.live >= max) {
+      c = { live: await this.countLive(apiKeyId), at: Date.now() };
+      this.counts.set(apiKeyId, c);
+      if (this.counts.size > 10_000) this.counts.delete(this.counts.keys().next().value as string);
+    }
+    if (c.live < max) return;
+    const existing = await this.within(workflowId, () => this.opts.client.workflow.getHandle(workflowId).describe()).catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    });
+    if (existing?.status.name === 'RUNNING') return;
+    throw new IdempotencyCapError(apiKeyId, max);
+  }
+
+  private update(workflowId: string, claimId: string, route: string, fields: Record<string, string>, keyId: string, apiKeyId?: string): Promise<ClaimAnswer> {
     const startWorkflowOperation = new WithStartWorkflowOperation(IDEMPOTENCY_WORKFLOW_TYPE, {
       workflowId,
       taskQueue: this.opts.taskQueue,
+      ...(apiKeyId !== undefined ? { typedSearchAttributes: [{ key: API_KEY_ID, value: apiKeyId }] } : {}),
       args: [{ ttl_seconds: this.opts.ttlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS }],
       // The first request starts the record; every later one (any gateway) meets the same run.
       workflowIdConflictPolicy: 'USE_EXISTING',

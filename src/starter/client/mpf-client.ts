@@ -22,6 +22,8 @@ import { TemporalUnavailableError } from './errors';
 import { Flows } from './flows';
 import { TemporalGate } from './health';
 import { IdempotencyStore } from './idempotency';
+import { SharedPinBudget } from './pin-budget';
+import { SharedPinBudget } from './pin-budget';
 import { type FlowPage, listFlows, PageTokens, parseListFilter } from './lists';
 import { deliverNotification } from './notifications';
 import type { MpfClientOptions } from './options';
@@ -51,7 +53,12 @@ export class MpfClient {
     this.tokens = new ClientTokens(opts.keys, this.gate, opts.tokenLocalWindowSeconds);
     this.flows = new Flows(opts, this.gate, this.tokens);
     this.pageTokens = new PageTokens(opts.keys);
-    this.idempotency = new IdempotencyStore({ client: opts.client, taskQueue: opts.taskQueue, keys: opts.keys });
+    this.idempotency = new IdempotencyStore({
+      client: opts.client,
+      taskQueue: opts.taskQueue,
+      keys: opts.keys,
+      ...(opts.idempotencyMaxLivePerKey !== undefined ? { maxLivePerKey: opts.idempotencyMaxLivePerKey } : {}),
+    });
   }
 
   /** The task queue this client starts flows on (the gateway's readiness checks its pollers). */
@@ -141,6 +148,11 @@ export class MpfClient {
   }
 
   /** One page of swaps or payment links (visibility query on MpfFlowKind/MpfState and start time). */
+  /** The wrong-PIN budget per user shared by every gateway on this Temporal (pin-budget.ts). */
+  sharedPinBudget(limits: { max: number; timeWindowMs: number }): SharedPinBudget {
+    return new SharedPinBudget({ client: this.temporal, taskQueue: this.opts.taskQueue, keys: this.opts.keys, ...limits });
+  }
+
   async listFlows(kind: FlowKind | 'any', filter: unknown): Promise<FlowPage> {
     const states = kind === 'swap' ? SWAP_STATES : kind === 'payment_link' ? LINK_STATES : [...new Set([...SWAP_STATES, ...LINK_STATES])];
     const f = parseListFilter(filter, states);

@@ -46,6 +46,8 @@ export interface MpfClientOptions {
   webhookEgress?: WebhookEgressPolicy;
   /** Resolves a webhook_url's host name for the check at the API (default: the system resolver). */
   resolveHost?: ResolveHost;
+  /** GATEWAY_IDEMPOTENCY_MAX_LIVE_PER_KEY: live Idempotency-Key records per API key id (default 1000). */
+  idempotencyMaxLivePerKey?: number;
   /**
    * How long after its issue a pin_token or notification token is checked with the payload keys
    * alone (no Temporal call); older ones are checked against the flow's memo (default 3600 s; keep

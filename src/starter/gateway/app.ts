@@ -17,7 +17,6 @@ import { checkRequestKey } from './auth';
 import type { GatewayContext } from './context';
 import { frameworkErrors, installErrorHandlers, sendError } from './errors';
 import { NotificationGuard } from './notification-guard';
-import { UserPinBudget } from './pin-budget';
 import { gatewayLoggerOptions } from './logging';
 import { gatewayDocsOptions } from './docs';
 import { gatewaySwaggerOptions, isRateLimitExempt } from './openapi';
@@ -47,7 +46,7 @@ export interface GatewayAppOptions {
    * missing or wrong token are not counted, so they cannot lock the owner out); default 5 per minute.
    */
   pinRateLimit?: { max: number; timeWindowMs: number };
-  /** Wrong PINs per user_ref across all their swaps, per gateway process; default 10 per 15 minutes. */
+  /** Wrong PINs per user_ref across all their swaps, shared by every gateway (kept in Temporal); default 10 per 15 minutes. */
   userPinBudget?: { max: number; timeWindowMs: number };
   /**
    * Requests per client address and time window on every route but the health checks and the docs
@@ -84,7 +83,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   const ctx: GatewayContext = {
     mpf: opts.mpf,
     pinRateLimit: opts.pinRateLimit ?? DEFAULT_PIN_RATE_LIMIT,
-    userPinBudget: new UserPinBudget(opts.userPinBudget ?? DEFAULT_USER_PIN_BUDGET),
+    userPinBudget: opts.mpf.sharedPinBudget(opts.userPinBudget ?? DEFAULT_USER_PIN_BUDGET),
     notificationGuard: new NotificationGuard({ maxSignalsPerFlow: opts.notificationSignalsPerFlow }),
     metrics: opts.metrics ?? new GatewayMetrics({ mpf: opts.mpf }),
   };

@@ -9,7 +9,7 @@ import { bearerToken } from './auth';
 import { sendError } from './errors';
 import type { GatewayMetrics } from './metrics';
 import type { NotificationGuard } from './notification-guard';
-import type { UserPinBudget } from './pin-budget';
+import type { SharedPinBudget } from '../client/pin-budget';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,7 +32,8 @@ declare module 'fastify' {
 export interface GatewayContext {
   mpf: MpfClient;
   pinRateLimit: { max: number; timeWindowMs: number };
-  userPinBudget: UserPinBudget;
+  /** Wrong PINs per user_ref across their swaps, kept in Temporal: every gateway counts against one budget. */
+  userPinBudget: SharedPinBudget;
   notificationGuard: NotificationGuard;
   metrics: GatewayMetrics;
 }

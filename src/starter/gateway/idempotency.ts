@@ -12,7 +12,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { IDEMPOTENCY_KEY_PATTERN } from '../client/idempotency';
+import { IDEMPOTENCY_KEY_PATTERN, IdempotencyCapError } from '../client/idempotency';
 import type { StoredAnswer } from '../../workflows/idempotency';
 import type { GatewayContext } from './context';
 import { sendError } from './errors';
@@ -70,6 +70,17 @@ export function apiKeyScope(_req: FastifyRequest): string {
 }
 export const MERCHANT_SCOPE = 'merchant';
 
+/**
+ * The public id of the API key a request presented: its records are counted under it (the cap of
+ * live Idempotency-Key records per key). 'default' until the gateway knows several keys by id.
+ */
+export function keyIdOf(req: FastifyRequest): string {
+  return (req as FastifyRequest & { apiKey?: { id?: string } }).apiKey?.id ?? 'default';
+}
+
+/** Seconds a caller past the cap waits before trying a new key again (records expire one by one). */
+const CAP_RETRY_AFTER_SECONDS = 60;
+
 /** A fastify handler running `def` with Idempotency-Key semantics when the request carries a key. */
 export function idempotent<Req extends FastifyRequest>(ctx: GatewayContext, def: IdempotentRoute<Req>) {
   return async (req: Req, reply: FastifyReply): Promise<FastifyReply> => {
@@ -83,7 +94,15 @@ export function idempotent<Req extends FastifyRequest>(ctx: GatewayContext, def:
       return sendError(reply, 400, 'invalid_request', 'Idempotency-Key: must be 1-255 visible ASCII characters (e.g. a UUID)', { field: 'Idempotency-Key' });
     }
     const store = ctx.mpf.idempotency;
-    const claim = await store.claim((def.scope ?? apiKeyScope)(req as Req), key, def.route, def.fields(req));
+    let claim;
+    try {
+      // Records of API-key routes are counted per key id; a PIN's (scoped to its swap) are bounded by the swap's own limits.
+      claim = await store.claim((def.scope ?? apiKeyScope)(req as Req), key, def.route, def.fields(req), def.scope ? undefined : keyIdOf(req));
+    } catch (err) {
+      if (!(err instanceof IdempotencyCapError)) throw err;
+      reply.header('retry-after', String(CAP_RETRY_AFTER_SECONDS));
+      return sendError(reply, 429, 'rate_limited', err.message, { field: 'Idempotency-Key' });
+    }
     switch (claim.kind) {
       case 'mismatch': {
         const what = claim.route ? `was first used for ${claim.route}` : `was first used with a different ${claim.fields.join(', ')}`;

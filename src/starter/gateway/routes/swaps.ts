@@ -218,31 +218,37 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
     },
     async (req, reply) => {
       const swapId = req.params.swap_id;
-      // The per-user budget of wrong PINs (across the user's swaps, this process).
+      // The per-user budget of wrong PINs (across the user's swaps and every gateway): a slot is
+      // taken before the PIN goes on, kept when the provider says it was wrong, else given back.
       const userRef = await userRefOf(swapId);
-      const wait = userRef === undefined ? 0 : ctx.userPinBudget.retryAfterSeconds(userRef);
-      if (wait > 0) {
-        reply.header('retry-after', String(wait));
+      const taken = userRef === undefined ? undefined : await ctx.userPinBudget.take(userRef);
+      if (taken && 'retryAfterSeconds' in taken) {
+        reply.header('retry-after', String(taken.retryAfterSeconds));
         return sendError(reply, 429, 'rate_limited', 'too many wrong PINs for this user; try again later');
       }
-      return idempotent(ctx, {
-        route: 'POST /v1/swaps/{swap_id}/pin',
-        // The pin_token was checked: a PIN's key belongs to the swap it authorises.
-        scope: () => `pin:${swapId}`,
-        fields: () => ({ swap_id: swapId, ...req.body }),
-        run: async (_req, idempotencyId) => {
-          try {
-            const outcome = (await mpf.submitPin(swapId, req.body, idempotencyId ? { submissionId: idempotencyId } : {}))!;
-            if (outcome.outcome === 'pin_rejected' && userRef !== undefined) ctx.userPinBudget.recordWrong(userRef);
-            return { status: 200, body: outcome };
-          } catch (err) {
-            // The swap closed between the token check and the update.
-            if (err instanceof FlowClosedError) return gone(`this swap is no longer awaiting a PIN (it is ${err.finalState ?? 'closed'})`);
-            if (err instanceof FlowNotFoundError) return gone('this swap is no longer awaiting a PIN');
-            throw err;
-          }
-        },
-      })(req, reply);
+      let wrong = false;
+      try {
+        return await idempotent(ctx, {
+          route: 'POST /v1/swaps/{swap_id}/pin',
+          // The pin_token was checked: a PIN's key belongs to the swap it authorises.
+          scope: () => `pin:${swapId}`,
+          fields: () => ({ swap_id: swapId, ...req.body }),
+          run: async (_req, idempotencyId) => {
+            try {
+              const outcome = (await mpf.submitPin(swapId, req.body, idempotencyId ? { submissionId: idempotencyId } : {}))!;
+              wrong = outcome.outcome === 'pin_rejected';
+              return { status: 200, body: outcome };
+            } catch (err) {
+              // The swap closed between the token check and the update.
+              if (err instanceof FlowClosedError) return gone(`this swap is no longer awaiting a PIN (it is ${err.finalState ?? 'closed'})`);
+              if (err instanceof FlowNotFoundError) return gone('this swap is no longer awaiting a PIN');
+              throw err;
+            }
+          },
+        })(req, reply);
+      } finally {
+        await taken?.slot.settle(wrong).catch((e: unknown) => req.log.warn({ err: String(e) }, 'PIN budget slot not settled (given back after its hold time)'));
+      }
     },
   );
 

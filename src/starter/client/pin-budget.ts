@@ -1,0 +1,79 @@
+/**
+ * The wrong-PIN budget per user, kept in Temporal (workflows/pin-budget.ts) so that every gateway
+ * counts against the same budget. The workflow id is `pin-budget-<HMAC(user_ref)>` under a key
+ * derived (HKDF) from the active payload key: no user_ref in Temporal, in plaintext or as a plain
+ * hash anyone could compute from a guessed user_ref. (A new active payload key starts fresh budgets.)
+ */
+import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
+import { type Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { toKeyRing } from '../../codec/keys';
+import { BUDGET_EXHAUSTED, PIN_BUDGET_WORKFLOW_TYPE, pinBudgetSettleUpdate, pinBudgetTakeUpdate } from '../../workflows/pin-budget';
+import { isDeadlineExceeded } from './temporal-errors';
+import { WorkerUnavailableError } from './errors';
+
+export const PIN_BUDGET_HKDF_INFO = 'mpf-pin-budget-v1';
+
+export interface PinBudgetOptions {
+  client: Client;
+  taskQueue: string;
+  keys: string;
+  /** Wrong PINs per user in `timeWindowMs` (PINs in flight count until answered). */
+  max: number;
+  timeWindowMs: number;
+  /** How long a call waits for a worker (default 10 s). */
+  answerTimeoutMs?: number;
+}
+
+/** A slot taken: settle it once the provider answered (wrong: kept; otherwise given back). */
+export interface PinSlot {
+  settle(wrong: boolean): Promise<void>;
+}
+
+export class SharedPinBudget {
+  private readonly idKey: Buffer;
+
+  constructor(private readonly opts: PinBudgetOptions) {
+    const ring = toKeyRing(opts.keys);
+    this.idKey = Buffer.from(hkdfSync('sha256', ring.keys.get(ring.activeKeyId)!, Buffer.alloc(0), PIN_BUDGET_HKDF_INFO, 32));
+  }
+
+  workflowId(userRef: string): string {
+    return `pin-budget-${createHmac('sha256', this.idKey).update(userRef).digest('hex').slice(0, 40)}`;
+  }
+
+  /** A slot for one PIN of the user, or the seconds to wait when the budget is spent. */
+  async take(userRef: string): Promise<{ slot: PinSlot } | { retryAfterSeconds: number }> {
+    const workflowId = this.workflowId(userRef);
+    const attemptId = randomUUID();
+    const startWorkflowOperation = new WithStartWorkflowOperation(PIN_BUDGET_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: this.opts.taskQueue,
+      args: [{ max: this.opts.max, window_ms: this.opts.timeWindowMs }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
+    try {
+      await this.within(workflowId, () => this.opts.client.workflow.executeUpdateWithStart(pinBudgetTakeUpdate, { args: [{ attempt_id: attemptId }], startWorkflowOperation }));
+    } catch (err) {
+      const m = err instanceof WorkflowUpdateFailedError ? new RegExp(`${BUDGET_EXHAUSTED}:(\\d+)`).exec(String((err.cause as Error | undefined)?.message)) : null;
+      if (m) return { retryAfterSeconds: Number(m[1]) };
+      throw err;
+    }
+    return {
+      slot: {
+        settle: (wrong) =>
+          this.within(workflowId, () => this.opts.client.workflow.getHandle(workflowId).executeUpdate(pinBudgetSettleUpdate, { args: [{ attempt_id: attemptId, wrong }] })),
+      },
+    };
+  }
+
+  private async within<T>(workflowId: string, fn: () => Promise<T>): Promise<T> {
+    const waitMs = this.opts.answerTimeoutMs ?? 10_000;
+    try {
+      return await this.opts.client.withDeadline(Date.now() + waitMs, fn);
+    } catch (err) {
+      if (isDeadlineExceeded(err)) throw new WorkerUnavailableError('PIN budget', workflowId, waitMs, undefined);
+      throw err;
+    }
+  }
+}

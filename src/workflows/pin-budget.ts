@@ -1,0 +1,85 @@
+/**
+ * The wrong-PIN budget of one user (`pin-budget-<keyed hash of user_ref>`; the user_ref itself is
+ * never in Temporal), shared by every gateway: before a PIN goes to the provider a gateway
+ * `take`s a slot (refused, by the update's validator, when the user's wrong PINs in the window
+ * plus the PINs in flight reach `max`: a refused take leaves no trace in history); once the
+ * provider answered it `settle`s the slot: kept as a wrong PIN, or given back. A slot never
+ * settled (its gateway died) is given back after `hold_ms`. Updates are handled one at a time,
+ * so the check and the count are one step: concurrent PINs on several gateways cannot overrun it.
+ * The workflow ends once it holds nothing; the next take starts it again.
+ */
+import { allHandlersFinished, condition, continueAsNew, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
+
+export const PIN_BUDGET_WORKFLOW_TYPE = 'pinBudgetWorkflow';
+
+export interface PinBudgetInput {
+  max: number;
+  window_ms: number;
+  /** How long a slot taken and not settled counts (default 120 s). */
+  hold_ms?: number;
+  /** Carried over by continue-as-new. */
+  entries?: PinBudgetEntry[];
+}
+
+export interface PinBudgetEntry {
+  id: string;
+  at: number;
+  /** True while the PIN is with the provider; false: a wrong PIN. */
+  held: boolean;
+}
+
+export const pinBudgetTakeUpdate = defineUpdate<void, [{ attempt_id: string }]>('take');
+export const pinBudgetSettleUpdate = defineUpdate<void, [{ attempt_id: string; wrong: boolean }]>('settle');
+/** The message of a refused take: `budget_exhausted:<seconds until a slot frees>`. */
+export const BUDGET_EXHAUSTED = 'budget_exhausted';
+
+/** The entries still counting at `now`. Pure. */
+export function liveEntries(entries: readonly PinBudgetEntry[], now: number, windowMs: number, holdMs: number): PinBudgetEntry[] {
+  return entries.filter((e) => now - e.at < (e.held ? holdMs : windowMs));
+}
+
+/** Seconds until the oldest counting entry stops counting (at least 1). Pure. */
+export function secondsUntilFree(entries: readonly PinBudgetEntry[], now: number, windowMs: number, holdMs: number): number {
+  const ends = entries.map((e) => e.at + (e.held ? holdMs : windowMs));
+  return Math.max(1, Math.ceil((Math.min(...ends) - now) / 1000));
+}
+
+export async function pinBudgetWorkflow(input: PinBudgetInput): Promise<void> {
+  const holdMs = input.hold_ms ?? 120_000;
+  let entries: PinBudgetEntry[] = input.entries ?? [];
+  let changes = 0;
+  const live = (): PinBudgetEntry[] => liveEntries(entries, Date.now(), input.window_ms, holdMs);
+
+  setHandler(
+    pinBudgetTakeUpdate,
+    ({ attempt_id }) => {
+      entries = [...live().filter((e) => e.id !== attempt_id), { id: attempt_id, at: Date.now(), held: true }];
+      changes++;
+    },
+    {
+      validator: (_arg: { attempt_id: string }) => {
+        const now = live();
+        if (now.length >= input.max) throw new Error(`${BUDGET_EXHAUSTED}:${secondsUntilFree(now, Date.now(), input.window_ms, holdMs)}`);
+      },
+    },
+  );
+  setHandler(pinBudgetSettleUpdate, ({ attempt_id, wrong }) => {
+    entries = live().flatMap((e) => (e.id !== attempt_id ? [e] : wrong ? [{ id: e.id, at: Date.now(), held: false }] : []));
+    changes++;
+  });
+
+  for (;;) {
+    const seen = changes;
+    const current = live();
+    if (current.length === 0 && seen > 0) break;
+    // Wake when something changes, or when the oldest entry stops counting.
+    const wait = current.length === 0 ? input.window_ms : Math.min(...current.map((e) => e.at + (e.held ? holdMs : input.window_ms))) - Date.now() + 1;
+    const moved = await condition(() => changes !== seen, Math.max(1, wait));
+    if (!moved && live().length === 0) break;
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2_000) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof pinBudgetWorkflow>({ ...input, entries: live() });
+    }
+  }
+  await condition(allHandlersFinished);
+}

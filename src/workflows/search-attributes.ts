@@ -1,6 +1,7 @@
 /**
  * Typed custom search attributes for operators (Temporal Web filters). They are NOT encrypted, so
- * they carry no personal data: flow kind, state and the merchant's transaction reference only.
+ * they carry no personal data: flow kind, state, the merchant's transaction reference, and the public id
+ * of the API key an idempotency record belongs to.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 

@@ -14,6 +14,7 @@ import { type KeyRing, toKeyRing } from '../../codec/keys';
 import { describeZodError } from '../../contract/provider';
 import type { FlowKind } from '../../workflows/flow-ids';
 import { InputError } from './errors';
+import { isDeadlineExceeded } from './temporal-errors';
 
 export const LIST_MAX_LIMIT = 100;
 export const LIST_DEFAULT_LIMIT = 20;
@@ -155,6 +156,8 @@ export class PageTokens {
 }
 
 const GRPC_UNKNOWN = 2;
+/** How long a list call with a page token may take before the token is suspected (see listFlows). */
+const TOKEN_CALL_MS = 5_000;
 const GRPC_INVALID_ARGUMENT = 3;
 
 function keyword(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): string | undefined {
@@ -180,19 +183,16 @@ export async function listFlows(client: Client, taskQueue: string, kinds: readon
   const query = visibilityQuery(kinds, taskQueue, f);
   const nextPageToken = f.page_token ? tokens.decode(query, f.page_token) : undefined;
   let res;
+  const call = () => client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, pageSize: f.limit ?? LIST_DEFAULT_LIMIT, nextPageToken, query });
   try {
-    res = await client.workflowService.listWorkflowExecutions({
-      namespace: client.options.namespace,
-      pageSize: f.limit ?? LIST_DEFAULT_LIMIT,
-      nextPageToken,
-      query,
-    });
+    // With a token, a bounded wait: the client retries a refusal answered UNKNOWN for many seconds.
+    res = nextPageToken ? await client.withDeadline(Date.now() + TOKEN_CALL_MS, call) : await call();
   } catch (err) {
     // An authentic token Temporal does not take (e.g. after a visibility store change; the dev
     // server answers UNKNOWN, others INVALID_ARGUMENT): the caller's input, when the same query
     // without the token is answered.
     const code = (err as { code?: unknown }).code;
-    if (nextPageToken && (code === GRPC_INVALID_ARGUMENT || code === GRPC_UNKNOWN)) {
+    if (nextPageToken && (code === GRPC_INVALID_ARGUMENT || code === GRPC_UNKNOWN || isDeadlineExceeded(err))) {
       const fine = await client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, pageSize: 1, query }).then(
         () => true,
         () => false,

@@ -11,9 +11,9 @@ import { loadEnv } from '../../src/config/env';
 import { addressAllowed, hostRefusal, parseAllowedHosts, webhookEgressFromEnv } from '../../src/config/webhook-egress';
 import { guardedAgent, type LookupFunction, REFUSED_ADDRESS_CODE } from '../../src/activities/egress-agent';
 import { createEventActivities } from '../../src/activities/events';
-import { NO_MERCHANT_EVENTS } from '../../src/events/config';
-import { startEventListener, type RunningListener } from '../../src/events/listener';
-import { generateSecret } from '../../src/events/signing';
+import { NO_MERCHANT_EVENTS } from '../../src/merchant-events/config';
+import { startEventListener, type RunningListener } from '../../src/merchant-events/listener';
+import { generateSecret } from '../../src/merchant-events/signing';
 import type { DeliverEventInput } from '../../src/activities/event-types';
 import type { FlowEvent } from '../../src/workflows/event-types';
 

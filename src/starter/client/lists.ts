@@ -7,7 +7,6 @@
  */
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { toKeyRing, type KeyRing } from '../../codec/keys';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import { type KeyRing, toKeyRing } from '../../codec/keys';

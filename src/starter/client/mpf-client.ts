@@ -23,7 +23,6 @@ import { Flows } from './flows';
 import { TemporalGate } from './health';
 import { IdempotencyStore } from './idempotency';
 import { SharedPinBudget } from './pin-budget';
-import { SharedPinBudget } from './pin-budget';
 import { type FlowPage, listFlows, PageTokens, parseListFilter } from './lists';
 import { deliverNotification } from './notifications';
 import type { MpfClientOptions } from './options';

@@ -71,11 +71,11 @@ export function apiKeyScope(_req: FastifyRequest): string {
 export const MERCHANT_SCOPE = 'merchant';
 
 /**
- * The public id of the API key a request presented: its records are counted under it (the cap of
- * live Idempotency-Key records per key). 'default' until the gateway knows several keys by id.
+ * The public id of the API key a request presented (the keyring's id, never the secret): its
+ * records are counted under it (the cap of live Idempotency-Key records per key).
  */
 export function keyIdOf(req: FastifyRequest): string {
-  return (req as FastifyRequest & { apiKey?: { id?: string } }).apiKey?.id ?? 'default';
+  return req.apiKey?.id ?? 'unknown';
 }
 
 /** Seconds a caller past the cap waits before trying a new key again (records expire one by one). */

@@ -128,14 +128,15 @@ describe('page_token on GET /v1/swaps', () => {
     const query = visibilityQuery(['swap'], h.stack.taskQueue, { created_from: since });
     const tag = createHash('sha256').update(query).digest('base64url').slice(0, 16);
     const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64url');
-    const inner = JSON.parse(Buffer.from(first.next_page_token, 'base64url').toString()) as Record<string, string>;
+    const [body, sig] = first.next_page_token.split('.') as [string, string];
+    const inner = JSON.parse(Buffer.from(body, 'base64url').toString()) as Record<string, unknown>;
     const forged = [
       // The former shape: its tag is a plain hash anyone can compute, and the rest went to Temporal.
       b64({ v: 1, q: tag, t: randomBytes(24).toString('base64') }),
       // The current shape with Temporal's token changed and the MAC kept, or a MAC made up.
-      b64({ ...inner, t: randomBytes(24).toString('base64') }),
-      b64({ ...inner, m: randomBytes(32).toString('base64url') }),
-      b64({ ...inner, k: 'no-such-key' }),
+      `${b64({ ...inner, t: randomBytes(24).toString('base64') })}.${sig}`,
+      `${body}.${randomBytes(32).toString('base64url')}`,
+      `${body}.${sig}.extra`,
       // Made with another deployment's payload keys.
       new PageTokens(`other:${randomBytes(32).toString('base64')}`).encode(query, randomBytes(24)),
     ];

@@ -4,6 +4,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { LEGACY_KEY_ID } from '../../src/auth/keyring';
 import { MpfClient } from '../../src/starter/client/mpf-client';
 import { type RunningGateway, startGateway } from '../../src/starter/gateway/main';
 import { swapBody, uniqueRef } from '../helpers/fixtures';
@@ -92,7 +93,7 @@ describe('live Idempotency-Key records per API key', () => {
     const b = uniqueRef('b');
     assert.equal((await start(`k-${b}`, b)).status, 201);
     // Counted in visibility (shared by every gateway), which is a moment behind.
-    await eventually(async () => (await h.stack.mpf.idempotency.countLive('default')) >= 2, 15_000, 'two live records counted');
+    await eventually(async () => (await h.stack.mpf.idempotency.countLive(LEGACY_KEY_ID)) >= 2, 15_000, 'two live records counted');
     const c = uniqueRef('c');
     const refused = await start(`k-${c}`, c);
     assert.equal(refused.status, 429, refused.text);

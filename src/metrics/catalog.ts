@@ -86,7 +86,12 @@ export const METRICS = {
     where: 'worker',
   } as MetricDef,
   // ---- gateway ----------------------------------------------------------------------------------
-  httpRequests: counter('mpf_gateway_http_requests', 'HTTP requests answered by the gateway, by method, route pattern and status code', ['method', 'route', 'status_code'], 'gateway'),
+  httpRequests: counter(
+    'mpf_gateway_http_requests',
+    'HTTP requests answered by the gateway, by method, route pattern, status code and API key id (key_id: the keyring\'s public id, "none" without a known key)',
+    ['method', 'route', 'status_code', 'key_id'],
+    'gateway',
+  ),
   httpRequestDuration: {
     name: 'mpf_gateway_http_request_duration_seconds',
     base: 'mpf_gateway_http_request_duration_seconds',

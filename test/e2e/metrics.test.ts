@@ -168,6 +168,8 @@ describe('metrics and health of `mpf worker` and `mpf gateway` started from envi
     assert.match(g.contentType, /^text\/plain/);
     const expectGateway: Array<[string, Record<string, string>, number]> = [
       ['mpf_gateway_http_requests_total', { method: 'POST', route: '/v1/swaps', status_code: '201' }, 2],
+      // Counted per API key id (the public id, never the secret); a route without a key is "none".
+      ['mpf_gateway_http_requests_total', { method: 'POST', route: '/v1/swaps', status_code: '201', key_id: 'gateway-api-key' }, 2],
       ['mpf_gateway_http_requests_total', { method: 'POST', route: '/v1/swaps/:swap_id/pin', status_code: '200' }, 2],
       ['mpf_gateway_http_requests_total', { method: 'POST', route: '/v1/swaps/:swap_id/cancel', status_code: '200' }, 1],
       ['mpf_gateway_http_requests_total', { method: 'POST', route: '/v1/payment-links', status_code: '201' }, 1],
@@ -181,6 +183,8 @@ describe('metrics and health of `mpf worker` and `mpf gateway` started from envi
       ['mpf_gateway_ready', {}, 1],
     ];
     for (const [name, labels, value] of expectGateway) assert.equal(sumOf(g.samples, name, labels), value, `${name}${JSON.stringify(labels)}`);
+    // The provider's notifications carry no API key: counted under key_id "none".
+    assert.ok(sumOf(g.samples, 'mpf_gateway_http_requests_total', { method: 'POST', key_id: 'none' }) >= linkDeliveries + 1);
     assert.ok(sumOf(g.samples, 'mpf_gateway_task_queue_pollers', { task_queue_type: 'workflow' }) >= 1);
     assert.ok(sumOf(g.samples, 'mpf_gateway_task_queue_pollers', { task_queue_type: 'activity' }) >= 1);
     assert.ok(g.samples.some((s) => s.name === 'process_resident_memory_bytes'));

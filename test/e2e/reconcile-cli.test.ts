@@ -5,10 +5,13 @@
  * notification held back, is left in needs_reconciliation; `mpf reconcile list` shows it and
  * `mpf reconcile resolve` ends it with the audit record in its view, and the merchant's endpoint
  * (MERCHANT_WEBHOOK_URL on the worker, a loopback receiver here) gets the signed events.
+ * `mpf reconcile resolve --gateway` goes through an `mpf gateway` process with a keyring: a backend
+ * key is told it needs operator, an operator key resolves and the audit record names that key.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
+import { newKey } from '../../src/auth/keyring';
 import { generateDevKeys } from '../../src/codec/keys';
 import { startEventListener, type RunningListener } from '../../src/merchant-events/listener';
 import { generateSecret } from '../../src/merchant-events/signing';
@@ -33,7 +36,11 @@ describe('mpf reconcile, lists and link cancel against a worker process', () => 
   let env: NodeJS.ProcessEnv;
   let receiver: RunningListener;
   let workerUrl = '';
+  let gateway: MpfProcess;
+  let gatewayUrl = '';
   const secret = generateSecret();
+  const ops = newKey({ id: 'ops-ada', role: 'operator', label: 'Ada (ops)' });
+  const backend = newKey({ id: 'shop-backend', role: 'backend' });
 
   before(async () => {
     const temporal = await getTestTemporal();
@@ -58,8 +65,11 @@ describe('mpf reconcile, lists and link cancel against a worker process', () => 
     worker = spawnMpf(['worker'], { ...env, WORKER_METRICS_ADDRESS: '127.0.0.1:0' });
     workerUrl = (await worker.waitFor(/worker: metrics and health on (http:\/\/127\.0\.0\.1:\d+)/, 120_000))[1]!;
     await worker.waitFor(/worker: polling task queue /, 120_000);
+    gateway = spawnMpf(['gateway', '--port', '0'], { ...env, GATEWAY_API_KEYS: JSON.stringify([ops.entry, backend.entry]) });
+    gatewayUrl = (await gateway.waitFor(/listening on (http:\/\/\S+)/, 120_000))[1]!;
   });
   after(async () => {
+    await gateway?.kill('SIGTERM');
     await worker?.kill('SIGTERM');
     await sim?.close();
     await receiver?.close();
@@ -94,30 +104,46 @@ describe('mpf reconcile, lists and link cancel against a worker process', () => 
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /outcome: must be one of confirmed, failed/);
 
-    const resolved = await mpf([
-      'reconcile', 'resolve', swapId,
-      '--outcome', 'confirmed',
-      '--provider-reference', paymentRef,
-      '--operator', 'Ada (ops)',
-      '--note', 'provider statement shows the conversion; credited the user',
-    ]);
+    const resolveArgs = ['reconcile', 'resolve', swapId, '--outcome', 'confirmed', '--provider-reference', paymentRef, '--gateway', gatewayUrl];
+    // Through the gateway, a backend key may not resolve: told which role it needs, nothing changes.
+    const asBackend = await runMpf([...resolveArgs, '--note', 'checked'], { ...env, MPF_API_KEY: backend.key }, { timeoutMs: 90_000 });
+    assert.equal(asBackend.code, 1);
+    assert.match(asBackend.stderr, /403 forbidden: mpf reconcile resolve needs an API key of role operator in MPF_API_KEY/);
+    assert.ok(!asBackend.stderr.includes(backend.key) && !asBackend.stdout.includes(backend.key), 'the key is never echoed');
+    const noKey = await mpf([...resolveArgs, '--note', 'checked']);
+    assert.equal(noKey.code, 1);
+    assert.match(noKey.stderr, /MPF_API_KEY: is required to resolve through the gateway/);
+    assert.equal(JSON.parse((await mpf(['swap', 'status', swapId, '--json'])).stdout).state, 'needs_reconciliation', 'untouched');
+
+    // An operator key resolves; the audit record names the key (its id and label), the words go in the note.
+    const resolved = await runMpf(
+      [...resolveArgs, '--operator', 'Ada on call', '--note', 'provider statement shows the conversion; credited the user'],
+      { ...env, MPF_API_KEY: ops.key },
+      { timeoutMs: 90_000 },
+    );
     assert.equal(resolved.code, 0, resolved.stderr);
     assert.match(resolved.stdout, new RegExp(`^${swapId}: reconciled`));
-    assert.match(resolved.stdout, /operator\s+Ada \(ops\)/);
+    assert.match(resolved.stdout, /operator\s+key ops-ada \(Ada \(ops\)\)/);
+    assert.ok(!resolved.stdout.includes(ops.key) && !resolved.stderr.includes(ops.key), 'the key is never echoed');
 
     const status = await mpf(['swap', 'status', swapId, '--json']);
     const view = JSON.parse(status.stdout);
     assert.equal(view.state, 'reconciled');
     assert.equal(view.reconciliation.outcome, 'confirmed');
     assert.equal(view.reconciliation.provider_reference, paymentRef);
-    assert.equal(view.reconciliation.operator, 'Ada (ops)');
-    assert.equal(view.reconciliation.note, 'provider statement shows the conversion; credited the user');
+    assert.equal(view.reconciliation.operator, 'key ops-ada (Ada (ops))');
+    assert.match(view.reconciliation.note, /provider statement shows the conversion; credited the user/);
+    assert.match(view.reconciliation.note, /Ada on call/);
     assert.match(view.reconciliation.reason_before, /no notification from the provider settled it/);
     assert.ok(Date.parse(view.reconciliation.resolved_at) > 0);
 
+    // Straight to Temporal (the holder of Temporal credentials), the record says so.
     const again = await mpf(['reconcile', 'resolve', swapId, '--outcome', 'failed', '--provider-reference', paymentRef, '--operator', 'Bo', '--note', 'second try']);
     assert.equal(again.code, 1);
-    assert.match(again.stderr, /cannot be resolved: it was already reconciled by Ada \(ops\) at .* \(confirmed\)/);
+    assert.match(again.stderr, /cannot be resolved: it was already reconciled by key ops-ada \(Ada \(ops\)\) at .* \(confirmed\)/);
+    const direct = await mpf(['reconcile', 'resolve', swapId, '--outcome', 'failed', '--provider-reference', paymentRef, '--note', 'no operator']);
+    assert.equal(direct.code, 1);
+    assert.match(direct.stderr, /--operator: is required without a gateway/);
 
     const reconciled = await eventually(async () => {
       const r = await mpf(['swap', 'list', '--state', 'reconciled', '--json']);
@@ -146,7 +172,7 @@ describe('mpf reconcile, lists and link cancel against a worker process', () => 
     const rec = ended.data.reconciliation as Record<string, unknown>;
     assert.equal(rec.outcome, 'confirmed');
     assert.equal(rec.provider_reference, paymentRef);
-    assert.equal(rec.operator, 'Ada (ops)');
+    assert.equal(rec.operator, 'key ops-ada (Ada (ops))');
     // No secret value in any of them: the pin_token, the notification token the provider was
     // handed, the provider credentials, the signing secret, a sealed value.
     const init = (await control.ledger({ endpoint: 'swap.init' })).requests.find((r) => (r.body as { txn_ref?: string }).txn_ref === txn);

@@ -81,7 +81,8 @@ export class GatewayMetrics {
     app.addHook('onResponse', async (req, reply) => {
       const route = req.routeOptions.url ?? 'unmatched';
       const tags = { method: req.method, route, status_code: String(reply.statusCode) };
-      this.httpRequests.inc(tags);
+      // The key's public id (never the secret): bounded by the number of keys the keyring holds.
+      this.httpRequests.inc({ ...tags, key_id: req.apiKey?.id ?? 'none' });
       this.httpDuration.observe(tags, reply.elapsedTime / 1000);
       if (route === NOTIFICATION_ROUTE) {
         const kind = kindOfNotificationSegment((req.params as { kind?: string }).kind ?? '') ?? 'unknown';

@@ -1,7 +1,16 @@
 /**
  * `mpf reconcile list|resolve`: the flows in needs_reconciliation, and an operator's resolution
  * (the workflows' `resolve` update) with the audit record it leaves in the flow's view.
+ *
+ * `resolve` goes through the gateway when one is named (`--gateway URL` or MPF_GATEWAY_URL) with
+ * the operator's API key (MPF_API_KEY or MPF_API_KEY_FILE; never an option, since a command line
+ * is visible to every user of the machine): the audit record then names that key, and a key of
+ * another role is told it needs `operator`. Without a gateway it sends the update straight to
+ * Temporal, as anyone holding the Temporal credentials (in `mpf cluster up`, the operator's client
+ * certificate) can: the record then names `--operator` and says it came through Temporal.
  */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { NotResolvableError } from '../../client/errors';
 import type { LinkView, SwapView } from '../../../workflows/messages';
@@ -23,8 +32,9 @@ interface ReconcileListOptions {
 interface ResolveOptions {
   outcome: string;
   providerReference: string;
-  operator: string;
+  operator?: string;
   note: string;
+  gateway?: string;
   json?: boolean;
 }
 
@@ -59,16 +69,22 @@ export function reconcileCommand(): Command {
     .argument('<flow_id>', 'swap-<txn_ref> or paylink-<txn_merchant_ref>')
     .requiredOption('--outcome <outcome>', 'confirmed | failed (swap), paid | failed (payment link): what the provider shows')
     .requiredOption('--provider-reference <ref>', "the provider's reference you checked (payment_ref, statement line)")
-    .requiredOption('--operator <name>', 'who decides')
+    .option('--operator <name>', 'who decides, in words (required without a gateway; through one the audit record names the API key)')
     .requiredOption('--note <text>', 'what was checked and done (no tokens or secrets)')
+    .option('--gateway <url>', "resolve through this gateway with the operator's API key in MPF_API_KEY (default: MPF_GATEWAY_URL)")
     .option('--json', JSON_HELP)
     .action(async (flowId: string, opts: ResolveOptions) => {
+      const gateway = opts.gateway ?? process.env.MPF_GATEWAY_URL;
+      const body = { outcome: opts.outcome, provider_reference: opts.providerReference, note: opts.note, ...(opts.operator ? { operator: opts.operator } : {}) };
+      if (gateway) return printResolved(flowId, await resolveThroughGateway(gateway, flowId, body), opts.json);
+      if (!opts.operator) throw new Error('--operator: is required without a gateway (who decides); or resolve through the gateway with --gateway and an operator key in MPF_API_KEY');
+      const operator = opts.operator;
       const { withClient, answerWithin } = connect();
       await withClient(async (c) => {
         let view: SwapView | LinkView;
         try {
           view = await answerWithin(
-            c.mpf.resolveFlow(flowId, { outcome: opts.outcome, provider_reference: opts.providerReference, operator: opts.operator, note: opts.note }),
+            c.mpf.resolveFlow(flowId, { ...body, operator: `${operator} (through Temporal, not an API key)` }),
             DEFAULT_WAIT_SECONDS,
             c,
           );
@@ -76,20 +92,70 @@ export function reconcileCommand(): Command {
           if (err instanceof NotResolvableError) throw new NotResolvable(err.message);
           throw err;
         }
-        if (opts.json) return printJson(view);
-        const r = view.reconciliation;
-        printLines([
-          `${flowId}: ${view.state}`,
-          ...rows([
-            ['outcome', r?.outcome],
-            ['provider_reference', r?.provider_reference],
-            ['operator', r?.operator],
-            ['resolved_at', r?.resolved_at],
-            ['note', r?.note],
-            ['was', r?.reason_before],
-          ]),
-        ]);
+        printResolved(flowId, view, opts.json);
       });
     });
   return reconcile;
+}
+
+function printResolved(flowId: string, view: SwapView | LinkView, json: boolean | undefined): void {
+  if (json) return printJson(view);
+  const r = view.reconciliation;
+  printLines([
+    `${flowId}: ${view.state}`,
+    ...rows([
+      ['outcome', r?.outcome],
+      ['provider_reference', r?.provider_reference],
+      ['operator', r?.operator],
+      ['resolved_at', r?.resolved_at],
+      ['note', r?.note],
+      ['was', r?.reason_before],
+    ]),
+  ]);
+}
+
+/** MPF_API_KEY, or the file MPF_API_KEY_FILE names. */
+function operatorKey(): string {
+  const direct = process.env.MPF_API_KEY;
+  if (direct) return direct;
+  const file = process.env.MPF_API_KEY_FILE;
+  if (file) {
+    try {
+      return readFileSync(file, 'utf8').trim();
+    } catch (e) {
+      throw new Error(`MPF_API_KEY_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { cause: e });
+    }
+  }
+  throw new Error('MPF_API_KEY: is required to resolve through the gateway (an API key of role operator: mpf keys new --role operator)');
+}
+
+/** POST /v1/admin/flows/{flow_id}/resolve with the operator's key; a clear error for 401/403/409/400. */
+async function resolveThroughGateway(gateway: string, flowId: string, body: Record<string, string>): Promise<SwapView | LinkView> {
+  let base: URL;
+  try {
+    base = new URL(gateway);
+  } catch {
+    throw new Error("--gateway: must be the gateway's base URL, e.g. http://127.0.0.1:8080");
+  }
+  const key = operatorKey();
+  const url = new URL(`v1/admin/flows/${encodeURIComponent(flowId)}/resolve`, base.href.endsWith('/') ? base.href : `${base.href}/`);
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key, 'idempotency-key': randomUUID() },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(DEFAULT_WAIT_SECONDS * 1000 + 5_000),
+    });
+  } catch (err) {
+    throw new Error(`the gateway at ${base.origin} did not answer (${(err as Error).name})`, { cause: err });
+  }
+  const answer = (await res.json().catch(() => ({}))) as { error?: string; message?: string; field?: string };
+  if (res.ok) return answer as unknown as SwapView | LinkView;
+  const said = answer.message ?? answer.error ?? `HTTP ${res.status}`;
+  if (res.status === 403 && answer.error === 'forbidden') throw new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs an API key of role operator in MPF_API_KEY (${said})`);
+  if (res.status === 401) throw new Error(`the gateway refused MPF_API_KEY (${answer.error ?? 'unauthorized'}): ${said}`);
+  if (res.status === 409 && answer.error === 'not_resolvable') throw new NotResolvable(said);
+  if (res.status === 400) throw new Error(`invalid --${(answer.field ?? 'input').replace(/_/g, '-')} (${said})`);
+  throw new Error(`the gateway answered ${res.status} ${answer.error ?? ''}: ${said}`);
 }

@@ -26,6 +26,9 @@ COPY --from=build --chown=root:root /app/tsconfig.json /app/tsconfig.build.json 
 # openssl: docker-compose.yml's temporal-certs job makes the certificates of mTLS to Temporal with it.
 RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
 # Unprivileged; the code is owned by root and read-only for this user.
+# The simulator's state (SIMULATOR_STATE_FILE in compose): a directory the unprivileged user owns,
+# so the named volume mounted on it is writable.
+RUN mkdir -p /var/lib/mpf-simulator && chown node:node /var/lib/mpf-simulator
 USER node
 # gateway 8080; simulator: provider API 8090, hosted checkout 8091
 EXPOSE 8080 8090 8091 9464

@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { request } from 'undici';
-import { startWorker, type AppContext, type RunningApp } from '../../src/cluster/apps';
+import { appContextOf, startWorker, type AppContext, type RunningApp } from '../../src/cluster/apps';
 import { Child, processesOfRun } from '../../src/cluster/processes';
 import { clientTls, issueCertificate } from '../../src/cluster/tls';
 import { SECRET_FILES, appCommand, appEnvironment, IMAGE_ENV, NAMESPACE } from '../../src/cluster/topology';
@@ -104,7 +104,7 @@ export class SoakTopology {
 
   private init(): void {
     const { info, children } = this.cluster;
-    this.appCtx = { secretsDir: info.secretsDir, tlsDir: info.tlsDir, logDir: info.logDir, runId: info.runId };
+    this.appCtx = appContextOf(info);
     const temporal = children.find((c) => c.name === 'temporal');
     if (!temporal) throw new Error('the cluster started no Temporal server');
     this.temporal = temporal.child;

@@ -6,9 +6,10 @@
  */
 import path from 'node:path';
 import { request } from 'undici';
-import { freePort } from '../temporal/ports';
 import { PROJECT_ROOT } from '../temporal/provision';
 import { Child, ChildExitedError } from './processes';
+import { PortBook } from './ports';
+import { files, type ClusterInfo } from './state';
 import { appCommand, appEnvironment, IMAGE_ENV, type AddressKey, type AppRole } from './topology';
 
 export interface AppContext {
@@ -17,6 +18,10 @@ export interface AppContext {
   tlsDir: string;
   logDir: string;
   runId: string;
+  /** Ports by component, the same again after a --keep-data restart (ports.ts). */
+  ports: PortBook;
+  /** The simulator's state file (it stands for a provider that persists). */
+  simulatorStateFile: string;
 }
 
 export interface RunningApp {
@@ -42,24 +47,30 @@ export interface RunningWorker extends RunningApp {
   metricsUrl: string;
 }
 
+/** The context to start one more app of a running cluster with (a replacement, a restart). */
+export function appContextOf(info: ClusterInfo): AppContext {
+  const f = files(info.stateDir);
+  return { secretsDir: info.secretsDir, tlsDir: info.tlsDir, logDir: info.logDir, runId: info.runId, ports: new PortBook(f.ports, true), simulatorStateFile: f.simulatorState };
+}
+
 const LOOPBACK = '127.0.0.1';
 const START_ATTEMPTS = 3;
 
-function spawnApp(ctx: AppContext, name: string, role: AppRole, argv: string[], addresses: Partial<Record<AddressKey, string>>): Child {
+function spawnApp(ctx: AppContext, name: string, role: AppRole, argv: string[], addresses: Partial<Record<AddressKey, string>>, extraEnv: Record<string, string> = {}): Child {
   const [node, ...args] = argv;
   if (node !== 'node') throw new Error(`${role}: its command does not start with node`);
   return new Child(name, process.execPath, args, {
     cwd: PROJECT_ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...IMAGE_ENV, ...appEnvironment(role, addresses, ctx.secretsDir, path.join(ctx.tlsDir, name)) },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...IMAGE_ENV, ...appEnvironment(role, addresses, ctx.secretsDir, path.join(ctx.tlsDir, name)), ...extraEnv },
     logFile: path.join(ctx.logDir, `${name}.log`),
     runId: ctx.runId,
   });
 }
 
 /** Runs `start` again when the child lost a port it was given to another process (EADDRINUSE). */
-async function withPortRetry<T>(child: () => Promise<{ child: Child; ready: Promise<T> }>): Promise<T> {
+async function withPortRetry<T>(child: (fresh: boolean) => Promise<{ child: Child; ready: Promise<T> }>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    const started = await child();
+    const started = await child(attempt > 1);
     try {
       return await started.ready;
     } catch (e) {
@@ -73,12 +84,13 @@ async function withPortRetry<T>(child: () => Promise<{ child: Child; ready: Prom
 const READY_MS = 120_000;
 
 export function startSimulator(ctx: AppContext): Promise<RunningSimulator> {
-  return withPortRetry(async () => {
-    const [port, checkoutPort] = [await freePort(), await freePort()];
+  return withPortRetry(async (fresh) => {
+    const [port, checkoutPort] = (await ctx.ports.take('simulator', 2, { fresh })) as [number, number];
     const child = spawnApp(ctx, 'simulator', 'simulator', appCommand('simulator', { port, checkoutPort, host: LOOPBACK }), {
       checkoutPublicUrl: `http://${LOOPBACK}:${checkoutPort}`,
       // Its notifications go to the gateways on loopback, which it always may reach: no other host.
       notificationAllowHosts: '',
+      simulatorStateFile: ctx.simulatorStateFile,
     });
     const ready = (async () => {
       const url = (await child.waitForLog(/listening on (http:\/\/\S+)/, READY_MS))[1] as string;
@@ -89,14 +101,14 @@ export function startSimulator(ctx: AppContext): Promise<RunningSimulator> {
   });
 }
 
-export function startWorker(ctx: AppContext, name: string, o: { temporalAddress: string; providerBaseUrl: string }): Promise<RunningWorker> {
-  return withPortRetry(async () => {
-    const metricsUrl = `http://${LOOPBACK}:${await freePort()}`;
+export function startWorker(ctx: AppContext, name: string, o: { temporalAddress: string; providerBaseUrl: string; extraEnv?: Record<string, string> }): Promise<RunningWorker> {
+  return withPortRetry(async (fresh) => {
+    const metricsUrl = `http://${LOOPBACK}:${await ctx.ports.one(`${name}-metrics`, { fresh })}`;
     const child = spawnApp(ctx, name, 'worker', appCommand('worker'), {
       temporalAddress: o.temporalAddress,
       providerBaseUrl: o.providerBaseUrl,
       workerMetricsAddress: metricsUrl.slice('http://'.length),
-    });
+    }, o.extraEnv);
     const ready = (async () => {
       await child.waitForLog(/polling task queue/, READY_MS);
       // compose's healthcheck: GET /readyz on the metrics port.
@@ -117,14 +129,14 @@ async function readyz(url: string): Promise<boolean> {
 export function startGateway(
   ctx: AppContext,
   name: string,
-  o: { temporalAddress: string; temporalWebOrigin: string; port?: number },
+  o: { temporalAddress: string; temporalWebOrigin: string; port?: number; extraEnv?: Record<string, string> },
 ): Promise<RunningGateway> {
   let first = true;
-  return withPortRetry(async () => {
-    const port = first && o.port ? o.port : await freePort();
+  return withPortRetry(async (fresh) => {
+    const port = first && o.port ? o.port : await ctx.ports.one(name, { fresh });
     first = false;
     const url = `http://${LOOPBACK}:${port}`;
-    const metricsUrl = `http://${LOOPBACK}:${await freePort()}`;
+    const metricsUrl = `http://${LOOPBACK}:${await ctx.ports.one(`${name}-metrics`, { fresh })}`;
     const child = spawnApp(ctx, name, 'gateway', appCommand('gateway', { port, host: LOOPBACK }), {
       gatewayMetricsAddress: metricsUrl.slice('http://'.length),
       temporalAddress: o.temporalAddress,
@@ -134,7 +146,7 @@ export function startGateway(
       gatewayPublicUrl: url,
       gatewayNotificationBaseUrl: url,
       temporalWebOrigin: o.temporalWebOrigin,
-    });
+    }, o.extraEnv);
     const ready = (async () => {
       const listening = (await child.waitForLog(/listening on (http:\/\/\S+)/, READY_MS))[1] as string;
       // compose's healthcheck: GET /readyz (Temporal answers and a worker polls the task queue).

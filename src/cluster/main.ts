@@ -4,7 +4,7 @@
  * reverse order) and `mpf cluster down` (stops a running `up` and waits until nothing is left).
  */
 import path from 'node:path';
-import { isRunning, processesOfRun } from './processes';
+import { isRunning, processesOfRun, type Child } from './processes';
 import { readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
 import { ClusterAlreadyRunning, ClusterStartAborted, cleanLeftovers, startCluster, type RunningCluster } from './up';
 import { NAMESPACE, TASK_QUEUE } from './topology';
@@ -14,7 +14,14 @@ export interface UpOptions {
   workers: number;
   gateways: number;
   keepData: boolean;
+  /** Flow settings for every worker and gateway (`--app-env`). */
+  appEnv?: Record<string, string>;
 }
+
+/** Restart backoff (compose restarts at once, then backs off too): 1 s, doubled to 30 s; back to 1 s after a minute up. */
+const RESTART_MIN_MS = 1_000;
+const RESTART_MAX_MS = 30_000;
+const RESTART_RESET_AFTER_MS = 60_000;
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -56,7 +63,7 @@ export async function runClusterUp(o: UpOptions): Promise<number> {
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onSignal);
 
   try {
-    cluster = await startCluster({ ...o, stateDir, say: (l) => out(`  ${l}`), aborted: () => stopRequested !== undefined });
+    cluster = await startCluster({ ...o, stateDir, say: (l) => out(`  ${l}`), aborted: () => stopRequested !== undefined, ...(o.appEnv && Object.keys(o.appEnv).length ? { appEnv: o.appEnv } : {}) });
   } catch (e) {
     if (e instanceof ClusterStartAborted) {
       out(`stopped before it was ready (${secs(Date.now() - t0)}); no process left`);
@@ -74,14 +81,32 @@ export async function runClusterUp(o: UpOptions): Promise<number> {
   for (const line of formatAddresses(cluster.info)) out(line);
   out(`Ctrl-C, or \`mpf cluster down --state-dir ${stateDir}\`, stops everything.`);
 
-  // Say so when a process dies on its own (no restart policy here, unlike compose's).
-  for (const { name, child } of cluster.children) {
-    void child.exited.then((exit) => {
-      if (!child.stopping && !stopRequested) {
-        out(`${name} (pid ${child.pid}) exited on its own (${exit.signal ?? `code ${String(exit.code)}`}); see ${child.opts.logFile}`);
+  // A component that exits without being asked (a crash, a kill, `mpf cluster restart`) is started
+  // again as it was, like compose's `restart: unless-stopped`, with a backoff.
+  const running = cluster;
+  const supervise = (name: string, child: Child, delayMs = RESTART_MIN_MS): void => {
+    const startedAt = Date.now();
+    void child.exited.then(async (exit) => {
+      if (child.stopping || stopRequested) return;
+      const delay = Date.now() - startedAt > RESTART_RESET_AFTER_MS ? RESTART_MIN_MS : delayMs;
+      out(`${name} (pid ${child.pid}) exited (${exit.signal ?? `code ${String(exit.code)}`}); restarting it in ${secs(delay)}; see ${child.opts.logFile}`);
+      for (let wait = delay; ; wait = Math.min(wait * 2, RESTART_MAX_MS)) {
+        await sleep(wait);
+        if (stopRequested) return;
+        try {
+          const t = Date.now();
+          const next = await running.restart(name);
+          out(`${name} restarted (pid ${next.pid}, ready in ${secs(Date.now() - t)})`);
+          supervise(name, next, Math.min(wait * 2, RESTART_MAX_MS));
+          return;
+        } catch (e) {
+          if (stopRequested) return;
+          out(`${name}: restart failed (${(e as Error).message.split('\n')[0]}); trying again`);
+        }
       }
     });
-  }
+  };
+  for (const { name, child } of cluster.children) supervise(name, child);
 
   if (!stopRequested) await new Promise<void>((resolve) => (wake = resolve));
   const s0 = Date.now();
@@ -119,4 +144,42 @@ export async function runClusterDown(o: { stateDir: string; timeoutSeconds?: num
   }
   if (upPid !== undefined || cleaned) out(`cluster stopped in ${secs(Date.now() - t0)}; no process left`);
   return 0;
+}
+
+/**
+ * `mpf cluster restart <component>`: stops one component of a running `up` (SIGTERM), which `up`
+ * starts again as it was (same command line, ports, certificate and environment: cluster.json's
+ * `components`); answers once cluster.json shows the new process ready.
+ */
+export async function runClusterRestart(o: { stateDir: string; component: string; timeoutSeconds?: number }): Promise<number> {
+  const stateDir = path.resolve(o.stateDir);
+  const upPid = runningUpPid(stateDir);
+  const info = readInfo(stateDir);
+  if (upPid === undefined || !info) {
+    process.stderr.write(`mpf cluster restart: no mpf cluster up is running from ${stateDir}\n`);
+    return 1;
+  }
+  const c = info.components?.[o.component];
+  if (!c) {
+    process.stderr.write(`mpf cluster restart: no component ${o.component}; one of: ${Object.keys(info.components ?? {}).join(', ')}\n`);
+    return 1;
+  }
+  const t0 = Date.now();
+  out(`restarting ${o.component} (pid ${c.pid}): ${c.command.join(' ')}`);
+  try {
+    process.kill(c.pid, 'SIGTERM');
+  } catch {
+    // already gone: up restarts it anyway
+  }
+  const deadline = Date.now() + (o.timeoutSeconds ?? 180) * 1000;
+  while (Date.now() < deadline) {
+    await sleep(200);
+    const now = readInfo(stateDir)?.components?.[o.component];
+    if (now && now.pid !== c.pid && isRunning(now.pid)) {
+      out(`${o.component} restarted in ${secs(Date.now() - t0)} (pid ${now.pid}); log ${now.log}`);
+      return 0;
+    }
+  }
+  process.stderr.write(`mpf cluster restart: ${o.component} was not back within ${o.timeoutSeconds ?? 180} s; see the log of mpf cluster up and ${c.log}\n`);
+  return 1;
 }

@@ -10,8 +10,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../temporal/ports';
 import { Child, ChildExitedError } from './processes';
+import type { PortBook } from './ports';
 import { DATABASE } from './topology';
 
 export interface PostgresOptions {
@@ -22,6 +22,8 @@ export interface PostgresOptions {
   /** Keep an existing data directory (and its databases); otherwise start from an empty one. */
   keepData: boolean;
   runId: string;
+  /** Where its port is chosen and kept (the same one again after --keep-data when free). */
+  ports: PortBook;
 }
 
 export interface RunningPostgres {
@@ -119,7 +121,7 @@ export async function startPostgres(o: PostgresOptions): Promise<RunningPostgres
   if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) initdb(o, runAs, root, dataDir);
 
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+    const port = await o.ports.one('postgresql', { fresh: attempt > 1 });
     const child = new Child(
       'postgresql',
       path.join(o.binDir, 'postgres'),

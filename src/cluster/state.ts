@@ -9,6 +9,8 @@
  *   logs/            one log per process and job
  *   temporal/ ui/    the servers' config files (0600: they hold the database password / codec URL)
  *   postgres/        PostgreSQL's own directory (owned by the user it runs as)
+ *   ports.json       the ports of the last run, taken again by `up --keep-data` (ports.ts)
+ *   simulator/       the simulator's records (state.json), kept with --keep-data
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,6 +39,8 @@ export interface ClusterInfo {
   tlsDir: string;
   envFile: string;
   logDir: string;
+  /** Each long-running component: its pid, its command line and its log (restart one: `mpf cluster restart <name>`). */
+  components?: Record<string, { pid: number; command: string[]; log: string }>;
 }
 
 export const files = (stateDir: string) => ({
@@ -44,6 +48,10 @@ export const files = (stateDir: string) => ({
   info: path.join(stateDir, 'cluster.json'),
   env: path.join(stateDir, 'cluster.env'),
   logs: path.join(stateDir, 'logs'),
+  /** The ports each component had (ports.ts): the same again after `up --keep-data`. */
+  ports: path.join(stateDir, 'ports.json'),
+  /** The simulator's swaps, links and ledger (it stands for a provider that persists). */
+  simulatorState: path.join(stateDir, 'simulator', 'state.json'),
 });
 
 export function readInfo(stateDir: string): ClusterInfo | undefined {

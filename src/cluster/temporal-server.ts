@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { stringify } from 'yaml';
 import { Child, ChildExitedError } from './processes';
-import { freeLowPorts } from './ports';
+import type { PortBook } from './ports';
 import { clientTls } from './tls';
 import { DATABASE, HISTORY_SHARDS, TEMPORAL_SERVER_ENV, temporalServerTlsEnv } from './topology';
 
@@ -22,6 +22,8 @@ export interface TemporalServerOptions {
   runId: string;
   /** The certificate directory (tls.ts): the server's `frontend` and `internode`, the `operator`'s for the readiness check. */
   tlsDir: string;
+  /** Its 9 ports (gRPC, HTTP, each service's gRPC and membership), kept across --keep-data restarts. */
+  ports: PortBook;
 }
 
 export interface RunningTemporalServer {
@@ -80,7 +82,7 @@ export function temporalServerTls(tlsDir: string): Record<string, unknown> {
   };
 }
 
-export function temporalServerConfig(o: TemporalServerOptions, ports: Ports): Record<string, unknown> {
+export function temporalServerConfig(o: Omit<TemporalServerOptions, 'ports'>, ports: Ports): Record<string, unknown> {
   const host = '127.0.0.1';
   const sql = (databaseName: string, maxConns: number) => ({
     sql: {
@@ -155,7 +157,8 @@ export async function startTemporalServer(o: TemporalServerOptions): Promise<Run
   fs.mkdirSync(configDir, { recursive: true, mode: 0o700 });
   const configFile = path.join(configDir, `${CONFIG_ENV}.yaml`);
   for (let attempt = 1; ; attempt++) {
-    const p = await freeLowPorts(9);
+    // The same ports as the last run when kept: its membership rows in PostgreSQL then name this server.
+    const p = await o.ports.take('temporal', 9, { low: true, fresh: attempt > 1 });
     const ports: Ports = {
       grpc: p[0]!, http: p[1]!, frontendMembership: p[2]!, historyGrpc: p[3]!, historyMembership: p[4]!,
       matchingGrpc: p[5]!, matchingMembership: p[6]!, workerGrpc: p[7]!, workerMembership: p[8]!,

@@ -108,6 +108,17 @@ export function namespaceJob(temporalAddress: string): JobStep[] {
 
 export type AppRole = 'worker' | 'gateway' | 'simulator';
 
+/**
+ * The flow settings an operator may give every worker and gateway of `mpf cluster up`
+ * (`--app-env NAME=VALUE`), as compose's environment would: how long a confirmation in doubt
+ * waits, a link's lifetime and grace, the PIN cap. Nothing else: addresses, secrets and
+ * certificates are the topology's.
+ */
+export const FLOW_SETTINGS = [
+  'SWAP_SETTLE_WAIT_SECONDS', 'SWAP_NOTIFICATION_WAIT_SECONDS', 'SWAP_PIN_MAX_ATTEMPTS',
+  'LINK_LIFETIME_SECONDS', 'LINK_LATE_NOTIFICATION_GRACE_SECONDS', 'LOG_LEVEL',
+] as const;
+
 /** The image's own environment (Dockerfile ENV, less MPF_USE_DIST: natively the sources run through tsx). */
 export const IMAGE_ENV = { NODE_ENV: 'production' } as const;
 
@@ -297,6 +308,7 @@ export type AddressKey =
   | 'temporalWebOrigin'
   | 'checkoutPublicUrl'
   | 'notificationAllowHosts'
+  | 'simulatorStateFile'
   | 'workerMetricsAddress'
   | 'gatewayMetricsAddress';
 
@@ -347,6 +359,7 @@ export const APP_ENV: Record<AppRole, Record<string, EnvSource>> = {
   simulator: {
     SIMULATOR_CHECKOUT_PUBLIC_URL: { address: 'checkoutPublicUrl' },
     SIMULATOR_NOTIFICATION_ALLOW_HOSTS: { address: 'notificationAllowHosts' },
+    SIMULATOR_STATE_FILE: { address: 'simulatorStateFile' },
     MPS_MERCHANT_REF: { value: SIMULATOR_MERCHANT_REF },
     MPS_SECRET_KEY_FILE: { secret: 'mps_secret_key' },
     MPS_ACCESS_TOKEN_FILE: { secret: 'mps_access_token' },

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
 import { stringify } from 'yaml';
-import { freePort } from '../temporal/ports';
 import { Child, ChildExitedError } from './processes';
+import type { PortBook } from './ports';
 import { NAMESPACE, temporalUiTlsEnv, type TEMPORAL_UI_ENV_NAMES } from './topology';
 
 export interface UiOptions {
@@ -26,6 +26,7 @@ export interface UiOptions {
   port?: number;
   /** Temporal Web's own certificate directory (its client certificate for the frontend). */
   tlsDir: string;
+  ports: PortBook;
 }
 
 export interface RunningUi {
@@ -80,7 +81,7 @@ export async function startUi(o: UiOptions): Promise<RunningUi> {
   fs.mkdirSync(configDir, { recursive: true, mode: 0o700 });
   const configFile = path.join(configDir, `${CONFIG_ENV}.yaml`);
   for (let attempt = 1; ; attempt++) {
-    const port = attempt === 1 && o.port ? o.port : await freePort();
+    const port = attempt === 1 && o.port ? o.port : await o.ports.one('temporal-ui', { fresh: attempt > 1 });
     const url = `http://127.0.0.1:${port}`;
     const env = uiEnvironment({ temporalAddress: o.temporalAddress, origin: url, codecEndpoint: o.codecEndpoint, tlsDir: o.tlsDir });
     fs.rmSync(configFile, { force: true });

@@ -13,13 +13,13 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { codecWebEndpoint } from '../codec/codec-server';
-import { freePort } from '../temporal/ports';
 import { provisionTemporalCli } from '../temporal/provision';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { startGateway, startSimulator, startWorker, type RunningGateway, type RunningWorker } from './apps';
 import { runNamespaceJob, runSchemaJob } from './jobs';
 import { startPostgres } from './postgres';
-import { killGroup, processesOfRun, waitGroupGone, type Child } from './processes';
+import { PortBook } from './ports';
+import { isRunning, killGroup, processesOfRun, waitGroupGone, type Child } from './processes';
 import { provisionCluster } from './provision';
 import { prepareSecrets, secretsDir } from './secrets';
 import { prepareTls, tlsDir } from './tls';
@@ -38,13 +38,24 @@ export interface ClusterOptions {
   say: (line: string) => void;
   /** Checked between steps: a Ctrl-C while starting stops what has started. */
   aborted?: () => boolean;
+  /** Flow settings given to every worker and gateway (`mpf cluster up --app-env NAME=VALUE`, topology.ts FLOW_SETTINGS). */
+  appEnv?: Record<string, string>;
 }
 
 export interface RunningCluster {
   info: ClusterInfo;
-  /** Every long-running child, in start order (for monitoring). */
+  /** Every long-running child, in start order (for monitoring); a restart replaces its entry. */
   children: Array<{ name: string; child: Child }>;
+  /** Starts a component again, as it was started (same ports, certificate, environment). */
+  restart(name: string): Promise<Child>;
   stop(): Promise<void>;
+}
+
+/** A running component: its process, how to stop it, and how to start it again. */
+interface Component {
+  child: Child;
+  stop(): Promise<void>;
+  restart(): Promise<{ child: Child; stop(): Promise<void> }>;
 }
 
 export class ClusterStartAborted extends Error {
@@ -57,24 +68,53 @@ export class ClusterAlreadyRunning extends Error {
 
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-/** Kills what a previous `up` of this state dir left running (it was SIGKILLed, say). */
+/** PostgreSQL's postmaster is stopped with SIGINT (its "fast" shutdown: no crash recovery on the next start). */
+function isPostmaster(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres' && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('-D');
+  } catch {
+    return false;
+  }
+}
+
+/** The postmaster running on this state dir's data directory (postmaster.pid), whoever started it. */
+function postmasterOf(dataDir: string | undefined): number | undefined {
+  if (!dataDir) return undefined;
+  try {
+    const pid = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 && isRunning(pid) && isPostmaster(pid) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Stops what runs on this state dir without a running `up`: the processes a previous `up` left
+ * (it was SIGKILLed, say; each carries the run's marker, including a component `up` restarted),
+ * and a PostgreSQL an operator started by hand on its data directory. Gracefully first (SIGTERM;
+ * SIGINT for PostgreSQL, so its next start needs no crash recovery), SIGKILL after 10 s.
+ */
 export async function cleanLeftovers(stateDir: string, say: (line: string) => void): Promise<number> {
   const prev = readInfo(stateDir);
-  if (!prev?.runId) return 0;
-  const pids = processesOfRun(prev.runId);
+  const ofRun = prev?.runId ? processesOfRun(prev.runId) : [];
+  const postmaster = postmasterOf(prev?.postgres?.dataDir);
+  const pids = [...new Set([...ofRun, ...(postmaster ? [postmaster] : [])])];
   if (pids.length === 0) return 0;
-  say(`stopping ${pids.length} process(es) left by an earlier run (${prev.runId}): ${pids.join(', ')}`);
-  for (const pid of pids) killGroup(pid, 'SIGTERM');
+  say(`stopping ${pids.length} process(es) left running on ${stateDir}${prev?.runId ? ` (run ${prev.runId})` : ''}: ${pids.join(', ')}`);
+  const signalOf = (pid: number): NodeJS.Signals => (isPostmaster(pid) ? 'SIGINT' : 'SIGTERM');
   for (const pid of pids) {
+    const sig = signalOf(pid);
+    if (sig === 'SIGTERM') killGroup(pid, sig);
     try {
-      process.kill(pid, 'SIGTERM');
+      process.kill(pid, sig);
     } catch {
       // gone
     }
   }
+  const alive = () => pids.filter((p) => isRunning(p));
   const deadline = Date.now() + 10_000;
-  while (processesOfRun(prev.runId).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  for (const pid of processesOfRun(prev.runId)) {
+  while (alive().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  for (const pid of [...alive(), ...(prev?.runId ? processesOfRun(prev.runId) : [])]) {
     killGroup(pid, 'SIGKILL');
     try {
       process.kill(pid, 'SIGKILL');
@@ -118,8 +158,35 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
   // Each tier (all gateways, all workers together) is stopped in the reverse of compose's order,
   // whatever order they happened to become ready in.
   const STOP_RANK = ['postgresql', 'temporal', 'temporal-ui', 'simulator', 'workers', 'gateways'] as const;
-  const tiers = new Map<(typeof STOP_RANK)[number], () => Promise<void>>();
+  const tiers = new Map<(typeof STOP_RANK)[number], string[]>();
+  const running = new Map<string, Component>();
   const children: RunningCluster['children'] = [];
+  /** Registers a started component: stopped with its tier, restartable, its command line in cluster.json. */
+  const register = (tier: (typeof STOP_RANK)[number], name: string, c: Component): void => {
+    running.set(name, c);
+    tiers.set(tier, [...(tiers.get(tier) ?? []).filter((n) => n !== name), name]);
+    const i = children.findIndex((x) => x.name === name);
+    if (i >= 0) children[i] = { name, child: c.child };
+    else children.push({ name, child: c.child });
+    (info.components ??= {})[name] = { pid: c.child.pid, command: [c.child.command, ...c.child.args], log: c.child.opts.logFile };
+  };
+  const restart = async (name: string): Promise<Child> => {
+    const c = running.get(name);
+    if (!c) throw new Error(`no component ${name} (one of: ${[...running.keys()].join(', ')})`);
+    const tier = [...tiers].find(([, names]) => names.includes(name))![0];
+    if (c.child.running) await c.stop();
+    const next = await c.restart();
+    register(tier, name, { ...next, restart: c.restart });
+    const pid = next.child.pid;
+    for (const w of info.workers) if (w.name === name) w.pid = pid;
+    for (const g of info.gateways) if (g.name === name) g.pid = pid;
+    if (name === 'simulator' && info.simulator) info.simulator.pid = pid;
+    if (name === 'postgresql' && info.postgres) info.postgres.pid = pid;
+    if (name === 'temporal' && info.temporal) info.temporal.pid = pid;
+    if (name === 'temporal-ui' && info.ui) info.ui.pid = pid;
+    writeInfo(info);
+    return next.child;
+  };
   let postgresRoot: string | undefined;
   let stopped = false;
   const stop = async () => {
@@ -128,11 +195,11 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     info.status = 'stopping';
     writeInfo(info);
     for (const name of [...STOP_RANK].reverse()) {
-      const stopTier = tiers.get(name);
-      if (!stopTier) continue;
+      const names = tiers.get(name);
+      if (!names) continue;
       const t0 = Date.now();
       try {
-        await stopTier();
+        await Promise.all(names.map((n) => running.get(n)?.stop()));
         o.say(`stopped ${name} (${secs(Date.now() - t0)})`);
       } catch (e) {
         o.say(`stopping ${name}: ${(e as Error).message}`);
@@ -144,9 +211,9 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
       // The database goes, and so do the secrets and the config files that hold them.
       const t0 = Date.now();
       if (postgresRoot) fs.rmSync(postgresRoot, { recursive: true, force: true });
-      for (const dir of [secretsDir(stateDir), tlsDir(stateDir), path.join(stateDir, 'temporal'), path.join(stateDir, 'ui')]) fs.rmSync(dir, { recursive: true, force: true });
-      fs.rmSync(f.env, { force: true });
-      o.say(`removed the database, the secrets, the certificates and the config files (${secs(Date.now() - t0)}; --keep-data keeps them)`);
+      for (const dir of [secretsDir(stateDir), tlsDir(stateDir), path.join(stateDir, 'temporal'), path.join(stateDir, 'ui'), path.dirname(f.simulatorState)]) fs.rmSync(dir, { recursive: true, force: true });
+      for (const file of [f.env, f.ports]) fs.rmSync(file, { force: true });
+      o.say(`removed the database, the simulator's records, the secrets, the certificates, the ports and the config files (${secs(Date.now() - t0)}; --keep-data keeps them)`);
     }
     info.status = 'stopped';
     writeInfo(info);
@@ -178,14 +245,14 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
       () => prepareTls(stateDir, tlsComponents({ workers: names(o.workers, 'worker'), gateways: names(o.gateways, 'gateway') }), o.keepData, ctxFor),
       (t) => `private CA and ${t.issued.length} new certificate(s) in ${t.dir} (openssl; frontend and internode mTLS, one client certificate per process)`,
     );
-    const appCtx = { secretsDir: secretsDir(stateDir), tlsDir: tls.dir, ...ctxFor };
+    const ports = new PortBook(f.ports, o.keepData, o.say);
+    const appCtx = { secretsDir: secretsDir(stateDir), tlsDir: tls.dir, ports, simulatorStateFile: f.simulatorState, ...ctxFor };
     const operatorTls = path.join(tls.dir, 'operator');
 
     // The simulator depends on nothing (as in compose): it starts beside the database chain.
     const simulator = parallel(
       step('simulator', () => startSimulator(appCtx), (s) => `API ${s.url}, checkout ${s.checkoutUrl} (pid ${s.pid})`).then((sim) => {
-        tiers.set('simulator', sim.stop);
-        children.push({ name: 'simulator', child: sim.child });
+        register('simulator', 'simulator', { child: sim.child, stop: sim.stop, restart: () => startSimulator(appCtx) });
         info.simulator = { url: sim.url, checkoutUrl: sim.checkoutUrl, pid: sim.pid };
         return sim;
       }),
@@ -193,12 +260,16 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
 
     const pg = await step(
       'postgresql',
-      () => startPostgres({ binDir: bins.pgBinDir, stateDir, logDir: f.logs, password: secrets.postgres_password, keepData: o.keepData, runId }),
+      () => startPostgres({ binDir: bins.pgBinDir, stateDir, logDir: f.logs, password: secrets.postgres_password, keepData: o.keepData, runId, ports }),
       (p) => `127.0.0.1:${p.port} (pid ${p.pid}, as user ${p.user}, data ${p.dataDir})`,
     );
     postgresRoot = pg.root;
-    tiers.set('postgresql', pg.stop);
-    children.push({ name: 'postgresql', child: pg.child });
+    // A restart never wipes the data: the database of this run is kept whatever --keep-data says.
+    register('postgresql', 'postgresql', {
+      child: pg.child,
+      stop: pg.stop,
+      restart: () => startPostgres({ binDir: bins.pgBinDir, stateDir, logDir: f.logs, password: secrets.postgres_password, keepData: true, runId, ports }),
+    });
     info.postgres = { host: pg.host, port: pg.port, pid: pg.pid, dataDir: pg.dataDir, user: pg.user, binDir: bins.pgBinDir };
     writeInfo(info);
 
@@ -208,13 +279,13 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
       () => 'databases temporal and temporal_visibility created and on the latest schema',
     );
 
+    const temporalOpts = { binary: bins.temporalServer, stateDir, logDir: f.logs, postgres: { host: pg.host, port: pg.port, password: secrets.postgres_password }, runId, tlsDir: tls.dir, ports };
     const temporal = await step(
       'temporal',
-      () => startTemporalServer({ binary: bins.temporalServer, stateDir, logDir: f.logs, postgres: { host: pg.host, port: pg.port, password: secrets.postgres_password }, runId, tlsDir: tls.dir }),
+      () => startTemporalServer(temporalOpts),
       (t) => `gRPC ${t.address} (pid ${t.pid}, ${HISTORY_SHARDS} history shards, persistence and visibility on PostgreSQL, mTLS: client certificates required)`,
     );
-    tiers.set('temporal', temporal.stop);
-    children.push({ name: 'temporal', child: temporal.child });
+    register('temporal', 'temporal', { child: temporal.child, stop: temporal.stop, restart: () => startTemporalServer(temporalOpts) });
     info.temporal = {
       address: temporal.address, httpAddress: temporal.httpAddress, pid: temporal.pid, namespace: NAMESPACE, taskQueue: TASK_QUEUE,
       historyShards: HISTORY_SHARDS, version: VERSIONS.temporalServer,
@@ -223,18 +294,18 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
 
     // Temporal Web needs only the server (as in compose), so it starts beside the namespace job.
     // It decodes through gateway-1's codec endpoint: that gateway's port is chosen now.
-    const gw1Port = await freePort();
+    const gw1Port = await ports.one('gateway-1');
     const codecFor = (gatewayUrl: string) => codecWebEndpoint(gatewayUrl, secrets.codec_auth_token);
     let ui: RunningUi | undefined;
+    let codecEndpoint = codecFor(`http://127.0.0.1:${gw1Port}`);
+    const uiOpts = () => ({ binary: bins.uiServer, stateDir, logDir: f.logs, runId, temporalAddress: temporal.address, codecEndpoint, tlsDir: path.join(tls.dir, 'temporal-ui'), ports, ...(ui ? { port: ui.port } : {}) });
+    const registerUi = (u: RunningUi): void => {
+      ui = u;
+      register('temporal-ui', 'temporal-ui', { child: u.child, stop: u.stop, restart: () => startUi(uiOpts()) });
+    };
     const uiStarted = parallel(
-      step(
-        'temporal-ui',
-        () => startUi({ binary: bins.uiServer, stateDir, logDir: f.logs, runId, temporalAddress: temporal.address, codecEndpoint: codecFor(`http://127.0.0.1:${gw1Port}`), tlsDir: path.join(tls.dir, 'temporal-ui') }),
-        (u) => `${u.url} (pid ${u.pid}, codec endpoint on gateway-1)`,
-      ).then((u) => {
-        ui = u;
-        tiers.set('temporal-ui', () => (ui as RunningUi).stop());
-        children.push({ name: 'temporal-ui', child: u.child });
+      step('temporal-ui', () => startUi(uiOpts()), (u) => `${u.url} (pid ${u.pid}, codec endpoint on gateway-1)`).then((u) => {
+        registerUi(u);
         return u;
       }),
     );
@@ -255,16 +326,16 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     const started = await step(
       'workers, gateways',
       async () => {
-        const workerJobs = Array.from({ length: o.workers }, (_, i) =>
-          startWorker(appCtx, `worker-${i + 1}`, { temporalAddress: temporal.address, providerBaseUrl: sim.url }));
-        const gatewayJobs = Array.from({ length: o.gateways }, (_, i) =>
-          startGateway(appCtx, `gateway-${i + 1}`, { temporalAddress: temporal.address, temporalWebOrigin: firstUi.url, ...(i === 0 ? { port: gw1Port } : {}) }));
+        const workerOpts = { temporalAddress: temporal.address, providerBaseUrl: sim.url, ...(o.appEnv ? { extraEnv: o.appEnv } : {}) };
+        const gatewayOpts = (port?: number) => ({ temporalAddress: temporal.address, temporalWebOrigin: firstUi.url, ...(port ? { port } : {}), ...(o.appEnv ? { extraEnv: o.appEnv } : {}) });
+        const workerJobs = Array.from({ length: o.workers }, (_, i) => startWorker(appCtx, `worker-${i + 1}`, workerOpts));
+        const gatewayJobs = Array.from({ length: o.gateways }, (_, i) => startGateway(appCtx, `gateway-${i + 1}`, gatewayOpts(i === 0 ? gw1Port : undefined)));
         const [w, g] = await Promise.all([Promise.allSettled(workerJobs), Promise.allSettled(gatewayJobs)]);
         const workers = w.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
         const gateways = g.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-        tiers.set('workers', async () => void (await Promise.all(workers.map((x) => x.stop()))));
-        tiers.set('gateways', async () => void (await Promise.all(gateways.map((x) => x.stop()))));
-        for (const x of [...workers, ...gateways]) children.push({ name: x.name, child: x.child });
+        for (const x of workers) register('workers', x.name, { child: x.child, stop: x.stop, restart: () => startWorker(appCtx, x.name, workerOpts) });
+        // A gateway comes back on its own port: the notification URLs the provider holds point at it.
+        for (const x of gateways) register('gateways', x.name, { child: x.child, stop: x.stop, restart: () => startGateway(appCtx, x.name, gatewayOpts(Number(new URL(x.url).port))) });
         const failed = [...w, ...g].find((r) => r.status === 'rejected');
         if (failed) throw failed.reason;
         return { workers, gateways };
@@ -277,11 +348,9 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     // gateway-1 lost the port chosen for it to another process: Temporal Web must follow it.
     const gw1 = gateways[0];
     if (gw1 && gw1.url !== `http://127.0.0.1:${gw1Port}`) {
-      const oldUi: RunningUi = ui;
-      await oldUi.stop();
-      ui = await startUi({ binary: bins.uiServer, stateDir, logDir: f.logs, runId, temporalAddress: temporal.address, codecEndpoint: codecFor(gw1.url), port: oldUi.port, tlsDir: path.join(tls.dir, 'temporal-ui') });
-      const i = children.findIndex((c) => c.child === oldUi.child);
-      if (i >= 0) children[i] = { name: 'temporal-ui', child: ui.child };
+      await ui.stop();
+      codecEndpoint = codecFor(gw1.url);
+      registerUi(await startUi(uiOpts()));
       info.ui = { url: ui.url, pid: ui.pid, version: VERSIONS.temporalUi };
     }
 
@@ -290,7 +359,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     writeClientEnv(info);
     info.status = 'ready';
     writeInfo(info);
-    return { info, children, stop };
+    return { info, children, stop, restart };
   } catch (e) {
     // Steps still running in parallel register what they start; wait for them, then stop it all.
     await Promise.all(pending);

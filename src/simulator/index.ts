@@ -12,6 +12,7 @@ import { Ledger } from './ledger';
 import { Lifecycle } from './lifecycle';
 import { Notifier } from './notifier';
 import { type SimulatorOptions, resolveConfig } from './options';
+import { SimStateFile } from './persistence';
 import { buildProviderApp } from './server';
 import { SimState } from './state';
 
@@ -26,6 +27,8 @@ export interface RunningSimulator {
   baseUrl: string; // provider API + control API, e.g. http://127.0.0.1:PORT
   checkoutUrl: string; // hosted checkout host, e.g. http://127.0.0.1:PORT2
   close(): Promise<void>; // stops both servers, cancels pending notification timers
+  /** With a state file: what it held at start (undefined: no file yet, or no state file). */
+  restored?: { swaps: number; links: number };
 }
 
 const urlOf = (host: string, port: number): string => {
@@ -40,6 +43,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
   const faults = new FaultEngine(config.seed);
   const notifier = new Notifier(config, ledger, faults);
   const state = new SimState(config, ledger, notifier);
+  const stateFile = opts.stateFile ? new SimStateFile(opts.stateFile, state, ledger) : undefined;
+  const restored = stateFile?.load();
+  // A committed effect (a swap initialised or confirmed, a link created or paid) is on disk before
+  // the provider answers, as a provider's database commit would be; a request record follows soon.
+  if (stateFile) ledger.onChange = (kind) => (kind === 'effect' ? stateFile.saveNow() : stateFile.schedule());
   const life = new Lifecycle();
   const ctx: SimContext = { config, ledger, faults, notifier, state, life, checkoutBase: '' };
 
@@ -54,6 +62,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     life.close();
     await notifier.close();
     await Promise.allSettled([provider.close(), checkout.close()]);
+    stateFile?.saveNow();
   };
 
   try {
@@ -62,7 +71,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     ctx.checkoutBase = (opts.checkoutPublicUrl ?? checkoutUrl).replace(/\/+$/, '');
     await provider.listen({ host: config.host, port: opts.port ?? 0 });
     const baseUrl = urlOf(config.host, (provider.server.address() as AddressInfo).port);
-    return { baseUrl, checkoutUrl, close };
+    return { baseUrl, checkoutUrl, close, ...(restored ? { restored } : {}) };
   } catch (e) {
     await close();
     throw e;

@@ -80,10 +80,33 @@ export function maskBody(body: unknown): unknown {
   return out;
 }
 
+/** What a state file keeps of the ledger (persistence.ts). */
+export interface LedgerSnapshot {
+  seq: number;
+  requests: RequestEntry[];
+  effects: EffectEntry[];
+}
+
 export class Ledger {
   private seq = 0;
   private requests: RequestEntry[] = [];
   private effects: EffectEntry[] = [];
+  /**
+   * Called after every change: 'effect' (and 'clear') when the provider's records changed too
+   * (every change of a swap or link records an effect in the same tick), 'request' for a request
+   * received. A state file saves effects at once and requests soon after (persistence.ts).
+   */
+  onChange: (kind: 'request' | 'effect') => void = () => undefined;
+
+  snapshot(): LedgerSnapshot {
+    return { seq: this.seq, requests: this.requests, effects: this.effects };
+  }
+
+  restore(s: LedgerSnapshot): void {
+    this.seq = s.seq;
+    this.requests = s.requests;
+    this.effects = s.effects;
+  }
 
   recordRequest(e: Omit<RequestEntry, 'seq' | 'at' | 'status' | 'headers' | 'body'> & {
     headers: Record<string, string | string[] | undefined>;
@@ -101,6 +124,7 @@ export class Ledger {
     };
     this.requests.push(entry);
     if (this.requests.length > MAX_ENTRIES) this.requests.shift();
+    this.onChange('request');
     return entry;
   }
 
@@ -110,6 +134,7 @@ export class Ledger {
     if (details !== undefined) entry.details = maskBody(details) as Record<string, unknown>;
     this.effects.push(entry);
     if (this.effects.length > MAX_ENTRIES) this.effects.shift();
+    this.onChange('effect');
     return entry;
   }
 
@@ -126,5 +151,6 @@ export class Ledger {
   clear(): void {
     this.requests = [];
     this.effects = [];
+    this.onChange('effect');
   }
 }

@@ -34,6 +34,9 @@ export async function runSimulatorCli(opts: SimulatorCliOptions): Promise<Runnin
   const onSignal = (): void => void stop();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  if (simOpts.stateFile) {
+    write(sim.restored ? `state restored from ${simOpts.stateFile}: ${sim.restored.swaps} swap(s), ${sim.restored.links} link(s)` : `state kept in ${simOpts.stateFile} (new)`);
+  }
   write(`listening on ${sim.baseUrl}`);
   write(`checkout on ${sim.checkoutUrl}`);
   return { ...sim, close: stop, stopped };

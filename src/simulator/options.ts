@@ -37,6 +37,8 @@ export interface SimulatorOptions {
   notificationAllowHosts?: string[];
   seed?: number; // seeds every random choice (faults, refs, unknown rates); random when absent
   logger?: boolean | object; // fastify logger option, default false
+  /** Keep swaps, links and the ledger in this file across restarts (persistence.ts); default: memory only. */
+  stateFile?: string;
 }
 
 /** What PUT /_sim/config may change (a partial update; `pins` replaces the whole map). */

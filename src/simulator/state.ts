@@ -71,6 +71,13 @@ export function redirectWith(url: string, paymentRef: string, status: 'successfu
   return u.toString();
 }
 
+/** What a state file keeps of the records (persistence.ts); dates as ISO strings. */
+export interface StateSnapshot {
+  counter: number;
+  swaps: Array<Omit<Swap, 'createdAt'> & { createdAt: string }>;
+  links: Array<Omit<Link, 'createdAt'> & { createdAt: string }>;
+}
+
 export class SimState {
   private swaps = new Map<string, Swap>();
   private tokens = new Map<string, Swap>();
@@ -90,6 +97,30 @@ export class SimState {
   /** A fresh reference: a never-reset counter (unique) and seeded hex (reproducible). */
   private newRef(prefix: string): string {
     return `${prefix}-${String(++this.counter).padStart(6, '0')}-${this.refs.hex(8)}`;
+  }
+
+  snapshot(): StateSnapshot {
+    return {
+      counter: this.counter,
+      swaps: [...this.swaps.values()].map((w) => ({ ...w, createdAt: w.createdAt.toISOString() })),
+      links: [...this.links.values()].map((l) => ({ ...l, createdAt: l.createdAt.toISOString() })),
+    };
+  }
+
+  /** Replaces every record with a snapshot's (a provider that persists: a restart forgets nothing). */
+  restore(s: StateSnapshot): void {
+    this.reset();
+    this.counter = s.counter;
+    for (const w of s.swaps) {
+      const swap: Swap = { ...w, createdAt: new Date(w.createdAt) };
+      this.swaps.set(swap.txn_ref, swap);
+      this.tokens.set(swap.authToken, swap);
+    }
+    for (const l of s.links) {
+      const link: Link = { ...l, createdAt: new Date(l.createdAt) };
+      this.links.set(link.payment_ref, link);
+      this.linkRefs.add(link.txn_merchant_ref);
+    }
   }
 
   reset(): void {

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { payloadToJson } from '../../src/codec/codec-server';
-import { startWorker } from '../../src/cluster/apps';
+import { appContextOf, startWorker } from '../../src/cluster/apps';
 import { isRunning, processesOfRun } from '../../src/cluster/processes';
 import type { ClusterInfo } from '../../src/cluster/state';
 import { clientTls, issueCertificate, prepareTls } from '../../src/cluster/tls';
@@ -432,7 +432,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     await issueCertificate(info.tlsDir, { name: old.name, kind: 'client' }, { logDir: info.logDir, runId: info.runId });
     const after = fs.readFileSync(path.join(info.tlsDir, old.name, 'cert.pem'), 'utf8');
     assert.notEqual(after, before, 'a new certificate');
-    const ctx = { secretsDir: info.secretsDir, tlsDir: info.tlsDir, logDir: info.logDir, runId: info.runId };
+    const ctx = appContextOf(info);
     const t0 = Date.now();
     const next = await startWorker(ctx, old.name, { temporalAddress: info.temporal!.address, providerBaseUrl: info.simulator!.url });
     try {

@@ -370,6 +370,7 @@ describe('docker-compose.yml and the native topology (src/cluster/topology.ts)',
     temporalWebOrigin: 'http://localhost:8233',
     checkoutPublicUrl: 'http://localhost:8091',
     notificationAllowHosts: 'gateway',
+    simulatorStateFile: '/var/lib/mpf-simulator/state.json',
     workerMetricsAddress: `0.0.0.0:${METRICS_PORT}`,
     gatewayMetricsAddress: `0.0.0.0:${METRICS_PORT}`,
   };

@@ -19,8 +19,19 @@ function parseReplicas(value: string): number {
 const DEFAULT_STATE_DIR = path.join(PROJECT_ROOT, '.data', 'cluster');
 
 interface ClusterMain {
-  runClusterUp(o: { workers: number; gateways: number; stateDir: string; keepData: boolean }): Promise<number>;
+  runClusterUp(o: { workers: number; gateways: number; stateDir: string; keepData: boolean; appEnv: Record<string, string> }): Promise<number>;
   runClusterDown(o: { stateDir: string }): Promise<number>;
+  runClusterRestart(o: { stateDir: string; component: string }): Promise<number>;
+}
+
+/** The flow settings `--app-env` may set (src/cluster/topology.ts FLOW_SETTINGS; listed here so --help loads no launcher code). */
+const APP_ENV_NAMES = ['SWAP_SETTLE_WAIT_SECONDS', 'SWAP_NOTIFICATION_WAIT_SECONDS', 'SWAP_PIN_MAX_ATTEMPTS', 'LINK_LIFETIME_SECONDS', 'LINK_LATE_NOTIFICATION_GRACE_SECONDS', 'LOG_LEVEL'];
+
+function collectAppEnv(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const i = value.indexOf('=');
+  const name = i > 0 ? value.slice(0, i) : '';
+  if (!APP_ENV_NAMES.includes(name)) throw new InvalidArgumentError(`must be NAME=VALUE with NAME one of ${APP_ENV_NAMES.join(', ')}`);
+  return { ...previous, [name]: value.slice(i + 1) };
 }
 
 /** The launcher's sources (a checkout run through tsx); absent from the published package. */
@@ -45,10 +56,19 @@ export function clusterCommand(): Command {
     .option('--workers <n>', 'worker processes (replicas sharing the task queue)', parseReplicas, 2)
     .option('--gateways <n>', 'gateway processes (stateless replicas)', parseReplicas, 2)
     .option('--state-dir <dir>', 'logs, secrets, config files and the database', DEFAULT_STATE_DIR)
-    .option('--keep-data', "keep PostgreSQL's data (and the secrets that go with it) for the next run")
-    .action(async (opts: { workers: number; gateways: number; stateDir: string; keepData?: boolean }) => {
+    .option('--keep-data', "keep PostgreSQL's data, the simulator's records, the secrets, certificates and ports for the next run")
+    .option('--app-env <NAME=VALUE>', `a flow setting for every worker and gateway, repeatable (${APP_ENV_NAMES.join(', ')})`, collectAppEnv)
+    .action(async (opts: { workers: number; gateways: number; stateDir: string; keepData?: boolean; appEnv?: Record<string, string> }) => {
       // Everything it started is stopped by now: exit without waiting for idle keep-alive sockets.
-      process.exit(await main().runClusterUp({ ...opts, keepData: Boolean(opts.keepData) }));
+      process.exit(await main().runClusterUp({ ...opts, keepData: Boolean(opts.keepData), appEnv: opts.appEnv ?? {} }));
+    });
+  cluster
+    .command('restart')
+    .description('restart one component of a running `mpf cluster up` (worker-1, gateway-2, simulator, temporal, temporal-ui, postgresql) as it was started')
+    .argument('<component>', 'its name, as `mpf cluster up` printed it')
+    .option('--state-dir <dir>', 'the state dir the cluster was started with', DEFAULT_STATE_DIR)
+    .action(async (component: string, opts: { stateDir: string }) => {
+      process.exit(await main().runClusterRestart({ ...opts, component }));
     });
   cluster
     .command('down')

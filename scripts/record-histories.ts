@@ -26,6 +26,7 @@ export const CORPUS_PATHS = [
   'swap-cancelled',
   'swap-cancelled-in-temporal',
   'swap-needs-reconciliation-then-reconciled',
+  'swap-in-doubt-settled-by-notification',
   'paylink-paid',
   'paylink-paid-with-duplicates-and-out-of-order',
   'paylink-failed',
@@ -35,6 +36,7 @@ export const CORPUS_PATHS = [
   'paylink-needs-reconciliation-then-reconciled',
   'events-delivered-after-retries',
   'idempotency-record',
+  'pin-budget',
 ] as const;
 
 const ROOT = path.resolve(__dirname, '..');
@@ -128,6 +130,15 @@ async function main(): Promise<void> {
       await save('swap-needs-reconciliation-then-reconciled', doubt.swap.swap_id);
     }
 
+    // A confirmation whose answer is lost, settled by the provider's notification while the swap
+    // waits for it (before needs_reconciliation).
+    const settled = await stack.mpf.startSwap(swap('rec-settled'));
+    await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 10 }], notifications: { delayMs: 300 } });
+    await stack.mpf.submitPin(settled.swap.swap_id, { wallet_pin: '2468' }).catch(() => undefined);
+    await stack.control.clearFaults();
+    await untilState(() => stack.mpf.getSwap(settled.swap.swap_id), 'confirmed');
+    if ((await stack.mpf.getSwap(settled.swap.swap_id)).state === 'confirmed') await save('swap-in-doubt-settled-by-notification', settled.swap.swap_id);
+
     const paid = await stack.mpf.createLink(link('rec-paid'));
     await stack.control.completeLink(paid.link.payment_ref!);
     await save('paylink-paid', paid.link.link_id);
@@ -168,6 +179,14 @@ async function main(): Promise<void> {
       await stack.client.workflow.getHandle(claim.workflowId).terminate('recorded: the corpus needs a closed record, not a 24 h wait');
       await save('idempotency-record', claim.workflowId);
     }
+
+    // The wrong-PIN budget of one user (shared by every gateway): a wrong PIN kept, a right one given back.
+    const budget = stack.mpf.sharedPinBudget({ max: 3, timeWindowMs: 2_000 });
+    for (const wrong of [true, false]) {
+      const taken = await budget.take(`user-budget-${stamp}`);
+      if ('slot' in taken) await taken.slot.settle(wrong);
+    }
+    await save('pin-budget', budget.workflowId(`user-budget-${stamp}`));
   } finally {
     await stack.stop();
     await receiver.close();

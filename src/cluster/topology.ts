@@ -359,7 +359,7 @@ export const APP_ENV: Record<AppRole, Record<string, EnvSource>> = {
   simulator: {
     SIMULATOR_CHECKOUT_PUBLIC_URL: { address: 'checkoutPublicUrl' },
     SIMULATOR_NOTIFICATION_ALLOW_HOSTS: { address: 'notificationAllowHosts' },
-    SIMULATOR_STATE_FILE: { address: 'simulatorStateFile' },
+    SIMULATOR_STATE_PATH: { address: 'simulatorStateFile' },
     MPS_MERCHANT_REF: { value: SIMULATOR_MERCHANT_REF },
     MPS_SECRET_KEY_FILE: { secret: 'mps_secret_key' },
     MPS_ACCESS_TOKEN_FILE: { secret: 'mps_access_token' },

@@ -152,7 +152,7 @@ export const EnvSchema = z
     /** `mpf simulator`: non-loopback hosts it may deliver notifications to (e.g. `gateway`). */
     SIMULATOR_NOTIFICATION_ALLOW_HOSTS: hostList,
     /** `mpf simulator`: keep its swaps, links and ledger in this file across restarts (a provider persists); unset: memory only. */
-    SIMULATOR_STATE_FILE: optionalNonEmpty,
+    SIMULATOR_STATE_PATH: optionalNonEmpty,
     /** Wrong PINs a swap accepts before it fails (our cap; the provider publishes none). */
     SWAP_PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
     /** After `confirmed`, how long the swap stays open for the provider's notification and records it (0: closes at once). */

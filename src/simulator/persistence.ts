@@ -1,5 +1,5 @@
 /**
- * The simulator's state file (`mpf simulator --state-file PATH`, SIMULATOR_STATE_FILE): the
+ * The simulator's state file (`mpf simulator --state-file PATH`, SIMULATOR_STATE_PATH): the
  * simulator stands for a provider that persists, so its swaps, links and ledger outlive a restart.
  * `mpf cluster up` keeps it in its state dir (kept with --keep-data), so a link parked before
  * `cluster down` can still be paid after `cluster up --keep-data`, and the ledger still answers

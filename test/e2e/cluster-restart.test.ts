@@ -86,7 +86,7 @@ describe('mpf cluster restarts: crashes, `mpf cluster restart`, and down / up --
     assert.deepEqual(names, ['gateway-1', 'gateway-2', 'postgresql', 'simulator', 'temporal', 'temporal-ui', 'worker-1']);
     assert.deepEqual(info.components!['gateway-1']!.command.slice(1), ['bin/mpf.cjs', 'gateway', '--port', new URL(info.gateways[0]!.url).port, '--host', '127.0.0.1']);
     for (const p of [...info.workers, ...info.gateways]) assert.equal(environ(p.pid).SWAP_SETTLE_WAIT_SECONDS, '7', p.name);
-    assert.equal(environ(info.simulator!.pid).SIMULATOR_STATE_FILE, path.join(stateDir, 'simulator', 'state.json'));
+    assert.equal(environ(info.simulator!.pid).SIMULATOR_STATE_PATH, path.join(stateDir, 'simulator', 'state.json'));
   });
 
   test('flows are parked: a link awaiting payment and a swap awaiting its PIN', async () => {

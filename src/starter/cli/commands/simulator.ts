@@ -28,7 +28,7 @@ export function simulatorCommand(): Command {
     .option('--seed <n>', 'seed of every random choice (faults, references)', parseCount)
     .option('--checkout-public-url <url>', 'base of pay_link when browsers reach the checkout by another address (default: SIMULATOR_CHECKOUT_PUBLIC_URL)', parseHttpUrl)
     .option('--notification-allow-hosts <hosts>', 'comma-separated non-loopback hosts it may send notifications to (default: SIMULATOR_NOTIFICATION_ALLOW_HOSTS)', parseHostList)
-    .option('--state-file <path>', 'keep swaps, links and the ledger in this file across restarts, as a provider does (default: SIMULATOR_STATE_FILE; unset: memory only)')
+    .option('--state-file <path>', 'keep swaps, links and the ledger in this file across restarts, as a provider does (default: SIMULATOR_STATE_PATH; unset: memory only)')
     .action(runSimulator);
 }
 
@@ -50,7 +50,7 @@ async function runSimulator(opts: SimulatorCommandOptions): Promise<void> {
     ...(env.MPS_MERCHANT_REF ? { merchantRef: env.MPS_MERCHANT_REF } : {}),
     checkoutPublicUrl: opts.checkoutPublicUrl ?? env.SIMULATOR_CHECKOUT_PUBLIC_URL,
     notificationAllowHosts: opts.notificationAllowHosts ?? env.SIMULATOR_NOTIFICATION_ALLOW_HOSTS,
-    ...((opts.stateFile ?? env.SIMULATOR_STATE_FILE) ? { stateFile: opts.stateFile ?? env.SIMULATOR_STATE_FILE } : {}),
+    ...((opts.stateFile ?? env.SIMULATOR_STATE_PATH) ? { stateFile: opts.stateFile ?? env.SIMULATOR_STATE_PATH } : {}),
   });
   await sim.stopped;
 }

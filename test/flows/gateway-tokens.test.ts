@@ -139,7 +139,10 @@ describe('the gateway: self-verifying tokens', () => {
     assert.deepEqual(r.json, { outcome: 'pin_rejected', state: 'awaiting_pin', attempts_left: 2 });
     assert.equal(gw.count('DescribeWorkflowExecution'), 0, 'no describe for the token');
     assert.equal(gw.count('QueryWorkflow'), 0, 'the user_ref of a swap this gateway started is known');
-    assert.equal(gw.count('UpdateWorkflowExecution'), 1);
+    // The PIN's update, and the user's wrong-PIN budget shared by every gateway: its slot is taken
+    // with an update-with-start (ExecuteMultiOperation) and settled with an update.
+    assert.equal(gw.count('UpdateWorkflowExecution'), 2);
+    assert.equal(gw.count('ExecuteMultiOperation'), 1);
     assert.deepEqual((await pin(gw.url, s.swap_id, s.pin_token, PIN)).json, { outcome: 'confirmed', state: 'confirmed' });
   });
 

@@ -8,8 +8,8 @@ import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
 import { type Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { toKeyRing } from '../../codec/keys';
 import { BUDGET_EXHAUSTED, PIN_BUDGET_WORKFLOW_TYPE, pinBudgetSettleUpdate, pinBudgetTakeUpdate } from '../../workflows/pin-budget';
-import { isDeadlineExceeded } from './temporal-errors';
-import { WorkerUnavailableError } from './errors';
+import { isDeadlineExceeded, isTemporalUnavailable } from './temporal-errors';
+import { TemporalUnavailableError, WorkerUnavailableError } from './errors';
 
 export const PIN_BUDGET_HKDF_INFO = 'mpf-pin-budget-v1';
 
@@ -20,8 +20,10 @@ export interface PinBudgetOptions {
   /** Wrong PINs per user in `timeWindowMs` (PINs in flight count until answered). */
   max: number;
   timeWindowMs: number;
-  /** How long a call waits for a worker (default 10 s). */
+  /** How long a call waits for a worker (default 2 s: the PIN waits behind it). */
   answerTimeoutMs?: number;
+  /** Whether the Temporal server answers at all (health.ts): a call without an answer is then Temporal's outage, not a missing worker. */
+  temporalAnswers?: () => Promise<boolean>;
 }
 
 /** A slot taken: settle it once the provider answered (wrong: kept; otherwise given back). */
@@ -68,10 +70,11 @@ export class SharedPinBudget {
   }
 
   private async within<T>(workflowId: string, fn: () => Promise<T>): Promise<T> {
-    const waitMs = this.opts.answerTimeoutMs ?? 10_000;
+    const waitMs = this.opts.answerTimeoutMs ?? 2_000;
     try {
       return await this.opts.client.withDeadline(Date.now() + waitMs, fn);
     } catch (err) {
+      if (isTemporalUnavailable(err) || (isDeadlineExceeded(err) && this.opts.temporalAnswers && !(await this.opts.temporalAnswers()))) throw new TemporalUnavailableError();
       if (isDeadlineExceeded(err)) throw new WorkerUnavailableError('PIN budget', workflowId, waitMs, undefined);
       throw err;
     }

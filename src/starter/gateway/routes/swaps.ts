@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { DuplicateFlowError, FlowClosedError, FlowNotFoundError, NotCancellableError } from '../../client/errors';
+import { DuplicateFlowError, FlowClosedError, FlowNotFoundError, NotCancellableError, WorkerUnavailableError } from '../../client/errors';
 import { PIN_PAGE_ROUTE } from '../../client/urls';
 import type { SwapState, SwapView } from '../../../workflows/messages';
 import { API_KEY_SECURITY, type GatewayContext, PIN_TOKEN_SECURITY, pinTokenGuard, requireSwapId } from '../context';
@@ -220,8 +220,19 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
       const swapId = req.params.swap_id;
       // The per-user budget of wrong PINs (across the user's swaps and every gateway): a slot is
       // taken before the PIN goes on, kept when the provider says it was wrong, else given back.
+      // No worker to answer for the budget (an outage or a deploy): the PIN goes on without a slot
+      // rather than failing, as it did before the budget was shared. The swap still caps its own
+      // wrong PINs, it reaches the provider only once a worker runs, and no new swap can start
+      // meanwhile (its initialisation needs a worker), so what the outage lets through is bounded.
       const userRef = await userRefOf(swapId);
-      const taken = userRef === undefined ? undefined : await ctx.userPinBudget.take(userRef);
+      const taken =
+        userRef === undefined
+          ? undefined
+          : await ctx.userPinBudget.take(userRef).catch((err: unknown) => {
+              if (!(err instanceof WorkerUnavailableError)) throw err;
+              req.log.warn({ swap_id: swapId }, 'PIN budget unavailable (no worker answered): the PIN goes on under the swap\'s own cap');
+              return undefined;
+            });
       if (taken && 'retryAfterSeconds' in taken) {
         reply.header('retry-after', String(taken.retryAfterSeconds));
         return sendError(reply, 429, 'rate_limited', 'too many wrong PINs for this user; try again later');

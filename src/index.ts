@@ -37,6 +37,7 @@ export {
   WorkerUnavailableError,
   NotCancellableError,
   TemporalUnavailableError,
+  TemporalPersistenceUnavailableError,
 } from './starter/client/errors';
 export type { CategoriesWorkflow, PaymentLinkWorkflow, RegisteredWorkflows, SwapWorkflow, WorkflowName } from './starter/client/workflow-refs';
 export {

@@ -273,7 +273,7 @@ export interface paths {
         };
         /**
          * Readiness: Temporal answers and a worker polled the task queue recently
-         * @description 503 temporal_unavailable when Temporal does not answer within 3 s; 503 no_worker_polling when no worker polled the task queue's workflow tasks in the last 120 s (starts and PINs would wait for one).
+         * @description 503 temporal_unavailable when the Temporal frontend does not answer within 2 s; 503 temporal_persistence_unavailable when the frontend answers but its database does not (within 2 s); 503 no_worker_polling when no worker polled the task queue's workflow tasks in the last 120 s (starts and PINs would wait for one). Every 503 carries Retry-After and a message naming what is down.
          */
         get: operations["readiness"];
         put?: never;
@@ -806,7 +806,7 @@ export interface components {
          */
         Unavailable: {
             /** @enum {string} */
-            error: "worker_unavailable" | "temporal_unavailable";
+            error: "worker_unavailable" | "temporal_unavailable" | "temporal_persistence_unavailable";
             message: string;
             flow_id?: string;
             /** @description the last state the flow published (search attribute MpfState) */

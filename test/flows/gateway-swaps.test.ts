@@ -376,7 +376,8 @@ describe('the gateway: swaps', () => {
     try {
       const r = await http('GET', `${down.url}/readyz`);
       assert.equal(r.status, 503);
-      assert.deepEqual(r.json, { ok: false, error: 'temporal_unavailable' });
+      assert.deepEqual(r.json, { ok: false, error: 'temporal_unavailable', message: 'the Temporal server (its frontend) cannot be reached' });
+      assert.equal(r.headers['retry-after'], '5');
       assert.equal((await http('GET', `${down.url}/healthz`)).status, 200);
     } finally {
       await down.close();

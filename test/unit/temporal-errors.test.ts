@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { isAlreadyStarted, isDeadlineExceeded, isNoPoller, isTemporalUnavailable } from '../../src/starter/client/temporal-errors';
+import { isAlreadyStarted, isDeadlineExceeded, isNoPoller, isPersistenceUnavailable, isTemporalUnavailable } from '../../src/starter/client/temporal-errors';
 
 /** The shape @grpc/grpc-js gives a failed call: an Error with a numeric status code and details. */
 const grpcError = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details });
@@ -48,5 +48,15 @@ describe('reading the Temporal client failures', () => {
     assert.equal(isTemporalUnavailable(grpcError(9, 'no poller seen for task queue recently')), false);
     assert.equal(isTemporalUnavailable(grpcError(5, 'workflow not found')), false);
     assert.equal(isTemporalUnavailable(new Error('boom')), false);
+  });
+
+  test("a frontend that answers UNAVAILABLE naming its database counts as Temporal's persistence unavailable, a refused connection does not", () => {
+    // What a Temporal server on PostgreSQL answered about 27 s into a describe with its database killed.
+    const db = grpcError(14, 'GetCurrentExecution operation failed. Error: no usable database connection found');
+    assert.equal(isPersistenceUnavailable(db), true);
+    assert.equal(isPersistenceUnavailable(new Error('wrapped', { cause: db })), true);
+    assert.equal(isPersistenceUnavailable(grpcError(14, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7233')), false);
+    assert.equal(isPersistenceUnavailable(grpcError(4, 'Deadline exceeded')), false);
+    assert.equal(isPersistenceUnavailable(grpcError(9, 'persistence is fine, the workflow is not running')), false);
   });
 });

@@ -115,7 +115,23 @@ export class FlowClosedError extends FlowNotFoundError {
 export class TemporalUnavailableError extends Error {
   override name = 'TemporalUnavailableError';
   constructor(readonly flowId?: string) {
-    super(`the Temporal server cannot be reached; try again shortly${flowId ? ` (then look up ${flowId})` : ''}`);
+    super(`the Temporal server (its frontend) cannot be reached; try again shortly${flowId ? ` (then look up ${flowId})` : ''}`);
+  }
+}
+
+/**
+ * The Temporal frontend answers, but Temporal's persistence (its database) does not: no flow can
+ * be read, started or sent anything until the database is back. Not a worker problem: workers may
+ * be healthy. Nothing was lost; as for TemporalUnavailableError, retry (references make retries
+ * safe) or look the flow up by its id. -> 503 temporal_persistence_unavailable with Retry-After
+ */
+export class TemporalPersistenceUnavailableError extends TemporalUnavailableError {
+  override name = 'TemporalPersistenceUnavailableError';
+  constructor(flowId?: string) {
+    super(flowId);
+    this.message =
+      "Temporal's persistence (its database) is unavailable: the Temporal frontend answers but cannot read or write flows; " +
+      `try again shortly${flowId ? ` (then look up ${flowId})` : ''}`;
   }
 }
 

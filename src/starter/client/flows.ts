@@ -311,10 +311,12 @@ export class Flows {
   ): Promise<V> {
     const waitMs = this.gate.queryAnswerTimeoutMs();
     try {
-      return await this.gate.temporal.withDeadline(Date.now() + waitMs, () =>
-        this.gate.temporal.workflow.getHandle(flowId).executeUpdate(update, { args: [{ reason }] }),
+      return await this.gate.guard(
+        () => this.gate.temporal.withDeadline(Date.now() + waitMs, () => this.gate.temporal.workflow.getHandle(flowId).executeUpdate(update, { args: [{ reason }] })),
+        flowId,
       );
     } catch (err) {
+      if (err instanceof TemporalUnavailableError) throw err;
       if (err instanceof WorkflowNotFoundError) {
         // Closed already (or never existed): answer with its final view when it has one.
         const v = await view();

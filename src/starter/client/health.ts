@@ -1,14 +1,23 @@
 /**
  * Every call the client makes to Temporal goes through here: bounded (a server that does not
- * answer is TemporalUnavailableError within seconds, not half a minute of SDK retries), queries
- * answered within a deadline, and the server's own word on a flow (describe: no worker needed).
+ * answer is TemporalUnavailableError within seconds, not half a minute of SDK retries; a frontend
+ * that answers while its database does not is TemporalPersistenceUnavailableError as fast),
+ * queries answered within a deadline, and the server's own word on a flow (describe: no worker
+ * needed).
+ *
+ * Why two probes: with its database down, a Temporal frontend still answers GetSystemInfo and
+ * DescribeTaskQueue at once (both from memory), while every call that reads or writes a flow
+ * (DescribeWorkflowExecution, List/CountWorkflowExecutions, DescribeNamespace, starts, updates)
+ * waits for the caller's deadline, or answers UNAVAILABLE "no usable database connection" after
+ * about 27 s. A describe of an id that never exists needs the database and nothing else: NotFound
+ * within milliseconds when the database answers, no answer when it does not.
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
 import { FLOW_STATE } from '../../workflows/search-attributes';
 import { flowKindOf as kindOf } from '../../workflows/flow-ids';
-import { FlowNotFoundError, TemporalUnavailableError } from './errors';
-import { isDeadlineExceeded, isTemporalUnavailable } from './temporal-errors';
+import { FlowNotFoundError, TemporalPersistenceUnavailableError, TemporalUnavailableError } from './errors';
+import { isDeadlineExceeded, isPersistenceUnavailable, isTemporalUnavailable } from './temporal-errors';
 import type { FlowStatusSummary } from './views';
 
 export interface TemporalGateOptions {
@@ -16,10 +25,30 @@ export interface TemporalGateOptions {
   queryAnswerTimeoutMs?: number;
   /**
    * A call to Temporal that has not answered after this long checks that the server answers at
-   * all (GetSystemInfo, 2 s deadline), and again every as long; when it does not, the call ends
-   * with TemporalUnavailableError (default 2 s).
+   * all (GetSystemInfo, 2 s deadline) and that its persistence does (a describe of an absent id,
+   * 2 s), and again every as long; when either does not, the call ends with
+   * TemporalUnavailableError or TemporalPersistenceUnavailableError (default 2 s). A call that
+   * needs Temporal thus answers within about twice this plus PROBE_TIMEOUT_MS.
    */
   temporalProbeIntervalMs?: number;
+}
+
+/** How long each probe of the frontend and of its persistence waits for its answer. */
+export const PROBE_TIMEOUT_MS = 2_000;
+/** A workflow id that no flow ever has: describing it needs only Temporal's persistence. */
+export const PROBE_WORKFLOW_ID = 'mpf-persistence-probe-never-started';
+
+/** What of Temporal answers: all of it, not the frontend, or the frontend but not its persistence. */
+export type TemporalAvailability = 'ok' | 'frontend_unavailable' | 'persistence_unavailable';
+
+/** Resolves with `onTimeout` after `ms` unless `p` settles first (the timer never holds the process). */
+function within<T>(p: Promise<T>, ms: number, onTimeout: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(onTimeout), ms);
+    timer.unref();
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 /** `swap`, `payment_link`, or `flow` for an id of neither kind. */
@@ -45,9 +74,10 @@ export class TemporalGate {
 
   /**
    * Runs a call to Temporal; when it has not answered after temporalProbeIntervalMs, checks that
-   * the server answers at all (and again at that interval), and ends the call with
-   * TemporalUnavailableError when it does not — instead of the SDK retrying an unreachable server
-   * for half a minute. UNAVAILABLE failures of the call itself are the same error.
+   * the server and its persistence answer (availability(), and again at that interval), and ends
+   * the call with TemporalUnavailableError or TemporalPersistenceUnavailableError when they do not
+   * — instead of the SDK retrying an unreachable server, or the frontend waiting for its
+   * database, for half a minute. UNAVAILABLE failures of the call itself are the same errors.
    */
   async guard<T>(fn: () => Promise<T>, flowId?: string): Promise<T> {
     const intervalMs = this.opts.temporalProbeIntervalMs ?? 2_000;
@@ -57,9 +87,11 @@ export class TemporalGate {
     const down = new Promise<never>((_, reject) => {
       const probe = async (): Promise<void> => {
         if (done) return;
-        if (!(await this.temporalAnswers())) {
+        const availability = await this.availability();
+        if (done) return;
+        if (availability !== 'ok') {
           abort.abort(); // ends the call's own retries too
-          return reject(new TemporalUnavailableError(flowId));
+          return reject(availability === 'persistence_unavailable' ? new TemporalPersistenceUnavailableError(flowId) : new TemporalUnavailableError(flowId));
         }
         if (!done) timer = setTimeout(() => void probe(), intervalMs);
       };
@@ -71,7 +103,9 @@ export class TemporalGate {
     try {
       return await Promise.race([work, down]);
     } catch (err) {
-      if (!(err instanceof TemporalUnavailableError) && isTemporalUnavailable(err)) throw new TemporalUnavailableError(flowId);
+      if (err instanceof TemporalUnavailableError) throw err;
+      if (isPersistenceUnavailable(err)) throw new TemporalPersistenceUnavailableError(flowId);
+      if (isTemporalUnavailable(err)) throw new TemporalUnavailableError(flowId);
       throw err;
     } finally {
       done = true;
@@ -79,15 +113,47 @@ export class TemporalGate {
     }
   }
 
-  /** Whether the Temporal server answers GetSystemInfo within 2 s. */
-  async temporalAnswers(): Promise<boolean> {
+  private probing: Promise<TemporalAvailability> | undefined;
+
+  /**
+   * Whether Temporal answers: GetSystemInfo (the frontend), then a describe of PROBE_WORKFLOW_ID
+   * (its persistence), each within PROBE_TIMEOUT_MS. Concurrent callers share one probe.
+   */
+  availability(): Promise<TemporalAvailability> {
+    this.probing ??= this.probe().finally(() => (this.probing = undefined));
+    return this.probing;
+  }
+
+  private async probe(): Promise<TemporalAvailability> {
+    if (!(await this.frontendAnswers())) return 'frontend_unavailable';
+    return (await this.persistenceAnswers()) ? 'ok' : 'persistence_unavailable';
+  }
+
+  /**
+   * True when the frontend answers, false when it cannot be reached. Bounded by a timer besides
+   * the deadline: the SDK's retry of a failed attempt may outlast a deadline by its backoff.
+   */
+  private async frontendAnswers(): Promise<boolean> {
     const conn = this.temporal.connection;
-    try {
-      await conn.withDeadline(Date.now() + 2_000, () => conn.workflowService.getSystemInfo({}));
-      return true;
-    } catch (err) {
-      return !(isTemporalUnavailable(err) || isDeadlineExceeded(err));
-    }
+    const call = conn.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => conn.workflowService.getSystemInfo({})).then(
+      () => true,
+      (err: unknown) => !(isTemporalUnavailable(err) || isDeadlineExceeded(err)),
+    );
+    return within(call, PROBE_TIMEOUT_MS + 100, false);
+  }
+
+  /** True when the frontend reads its persistence: NotFound (or any answer) for an id no flow has. */
+  private async persistenceAnswers(): Promise<boolean> {
+    const conn = this.temporal.connection;
+    const call = conn
+      .withDeadline(Date.now() + PROBE_TIMEOUT_MS, () =>
+        conn.workflowService.describeWorkflowExecution({ namespace: this.temporal.options.namespace, execution: { workflowId: PROBE_WORKFLOW_ID } }),
+      )
+      .then(
+        () => true,
+        (err: unknown) => !(isTemporalUnavailable(err) || isDeadlineExceeded(err)),
+      );
+    return within(call, PROBE_TIMEOUT_MS + 100, false);
   }
 
   /**

@@ -21,7 +21,7 @@ import {
 } from '../../workflows/idempotency';
 import { API_KEY_ID } from '../../workflows/search-attributes';
 import { isDeadlineExceeded } from './temporal-errors';
-import { WorkerUnavailableError } from './errors';
+import { TemporalUnavailableError, WorkerUnavailableError } from './errors';
 
 export const IDEMPOTENCY_HKDF_INFO = 'mpf-idempotency-v1';
 /** Keys are 1-255 visible ASCII characters (a UUID is the usual choice). */
@@ -36,6 +36,11 @@ export interface IdempotencyOptions {
   ttlSeconds?: number;
   /** A claim still in progress after this long may be taken over by a retry (default 60 s: longer than any route waits). */
   staleAfterMs?: number;
+  /**
+   * Runs each call bounded by the client's TemporalGate (health.ts): Temporal or its persistence
+   * down is TemporalUnavailableError within seconds, not a WorkerUnavailableError at the deadline.
+   */
+  guard?: <T>(fn: () => Promise<T>, flowId?: string) => Promise<T>;
   /** How long a claim waits for a worker to answer (default 10 s). */
   answerTimeoutMs?: number;
   /** Live records one API key id may hold (GATEWAY_IDEMPOTENCY_MAX_LIVE_PER_KEY, default 1000). */
@@ -188,9 +193,11 @@ export class IdempotencyStore {
 
   private async within<T>(workflowId: string, fn: () => Promise<T>): Promise<T> {
     const waitMs = this.opts.answerTimeoutMs ?? 10_000;
+    const guard = this.opts.guard ?? (<R>(f: () => Promise<R>) => f());
     try {
-      return await this.opts.client.withDeadline(Date.now() + waitMs, fn);
+      return await guard(() => this.opts.client.withDeadline(Date.now() + waitMs, fn));
     } catch (err) {
+      if (err instanceof TemporalUnavailableError) throw err;
       if (isDeadlineExceeded(err)) throw new WorkerUnavailableError('idempotency record', workflowId, waitMs, undefined);
       throw err;
     }

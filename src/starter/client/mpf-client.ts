@@ -20,7 +20,7 @@ import type { FlowKind } from '../../workflows/flow-ids';
 import { listCategories } from './categories';
 import { TemporalUnavailableError } from './errors';
 import { Flows } from './flows';
-import { TemporalGate } from './health';
+import { TemporalGate, type TemporalAvailability } from './health';
 import { IdempotencyStore } from './idempotency';
 import { SharedPinBudget } from './pin-budget';
 import { type FlowPage, listFlows, PageTokens, parseListFilter } from './lists';
@@ -54,6 +54,7 @@ export class MpfClient {
     this.pageTokens = new PageTokens(opts.keys);
     this.idempotency = new IdempotencyStore({
       client: opts.client,
+      guard: (fn, flowId) => this.gate.guard(fn, flowId),
       taskQueue: opts.taskQueue,
       keys: opts.keys,
       ...(opts.idempotencyMaxLivePerKey !== undefined ? { maxLivePerKey: opts.idempotencyMaxLivePerKey } : {}),
@@ -149,7 +150,14 @@ export class MpfClient {
   /** One page of swaps or payment links (visibility query on MpfFlowKind/MpfState and start time). */
   /** The wrong-PIN budget per user shared by every gateway on this Temporal (pin-budget.ts). */
   sharedPinBudget(limits: { max: number; timeWindowMs: number }): SharedPinBudget {
-    return new SharedPinBudget({ client: this.temporal, taskQueue: this.opts.taskQueue, keys: this.opts.keys, temporalAnswers: () => this.gate.temporalAnswers(), ...limits });
+    return new SharedPinBudget({
+      client: this.temporal,
+      guard: (fn, flowId) => this.gate.guard(fn, flowId),
+      temporalAnswers: () => this.gate.temporalAnswers(),
+      taskQueue: this.opts.taskQueue,
+      keys: this.opts.keys,
+      ...limits,
+    });
   }
 
   async listFlows(kind: FlowKind | 'any', filter: unknown): Promise<FlowPage> {
@@ -169,6 +177,14 @@ export class MpfClient {
   /** Signals a flow with a received notification (compacted); answers its dedup key. */
   deliverNotification(flowId: string, payload: unknown, rawBody: string, dedupKey?: string): Promise<string> {
     return deliverNotification(this.gate, flowId, payload, rawBody, dedupKey);
+  }
+
+  /**
+   * Whether Temporal's frontend and its persistence answer (each probed within PROBE_TIMEOUT_MS;
+   * concurrent callers share one probe): what the gateway's readiness reports.
+   */
+  temporalAvailability(): Promise<TemporalAvailability> {
+    return this.gate.availability();
   }
 
   /** How the server describes a flow (no worker needed); undefined when there is no such flow. */

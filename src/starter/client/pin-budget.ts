@@ -20,6 +20,11 @@ export interface PinBudgetOptions {
   /** Wrong PINs per user in `timeWindowMs` (PINs in flight count until answered). */
   max: number;
   timeWindowMs: number;
+  /**
+   * Runs each call bounded by the client's TemporalGate (health.ts): Temporal or its persistence
+   * down is TemporalUnavailableError within seconds, not a WorkerUnavailableError at the deadline.
+   */
+  guard?: <T>(fn: () => Promise<T>, flowId?: string) => Promise<T>;
   /** How long a call waits for a worker (default 2 s: the PIN waits behind it). */
   answerTimeoutMs?: number;
   /** Whether the Temporal server answers at all (health.ts): a call without an answer is then Temporal's outage, not a missing worker. */
@@ -71,9 +76,11 @@ export class SharedPinBudget {
 
   private async within<T>(workflowId: string, fn: () => Promise<T>): Promise<T> {
     const waitMs = this.opts.answerTimeoutMs ?? 2_000;
+    const guard = this.opts.guard ?? (<R>(f: () => Promise<R>) => f());
     try {
-      return await this.opts.client.withDeadline(Date.now() + waitMs, fn);
+      return await guard(() => this.opts.client.withDeadline(Date.now() + waitMs, fn));
     } catch (err) {
+      if (err instanceof TemporalUnavailableError) throw err;
       if (isTemporalUnavailable(err) || (isDeadlineExceeded(err) && this.opts.temporalAnswers && !(await this.opts.temporalAnswers()))) throw new TemporalUnavailableError();
       if (isDeadlineExceeded(err)) throw new WorkerUnavailableError('PIN budget', workflowId, waitMs, undefined);
       throw err;

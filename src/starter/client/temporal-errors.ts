@@ -61,3 +61,14 @@ export function isTemporalUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * The Temporal frontend answered, but its persistence failed: gRPC UNAVAILABLE (14) whose details
+ * name the store ("GetCurrentExecution operation failed. Error: no usable database connection
+ * found" is what a Temporal server on PostgreSQL answers once its own retries of a stopped
+ * database run out, about 27 s into a call with a longer deadline).
+ */
+export function isPersistenceUnavailable(err: unknown): boolean {
+  for (const c of causes(err)) if (c.code === 14 && /database|persistence|operation failed/i.test(c.text)) return true;
+  return false;
+}

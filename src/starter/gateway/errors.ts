@@ -9,6 +9,7 @@
  *   FlowPendingError                   -> 504 pending, with flow_id
  *   WorkerUnavailableError             -> 503 worker_unavailable, with flow_id, last_known_state, Retry-After
  *   TemporalUnavailableError           -> 503 temporal_unavailable, with Retry-After
+ *   TemporalPersistenceUnavailableError -> 503 temporal_persistence_unavailable, with Retry-After
  *   router errors (bad %-encoding, a path segment over maxParamLength)
  *                                      -> 400 invalid_request / 414 uri_too_long, never echoing the path
  *   rate limit                         -> 429 rate_limited
@@ -22,6 +23,7 @@ import {
   FlowPendingError,
   InputError,
   PinNotAcceptedError,
+  TemporalPersistenceUnavailableError,
   TemporalUnavailableError,
   WorkerUnavailableError,
 } from '../client/errors';
@@ -84,9 +86,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
     }
     if ((err as unknown) instanceof TemporalUnavailableError) {
       const { flowId } = err as unknown as TemporalUnavailableError;
-      req.log.warn({ flow_id: flowId }, 'Temporal server unavailable');
+      const persistence = (err as unknown) instanceof TemporalPersistenceUnavailableError;
+      req.log.warn({ flow_id: flowId }, persistence ? "Temporal's persistence unavailable" : 'Temporal server unavailable');
       reply.header('retry-after', '5');
-      return sendError(reply, 503, 'temporal_unavailable', err.message, flowId ? { flow_id: flowId } : {});
+      return sendError(reply, 503, persistence ? 'temporal_persistence_unavailable' : 'temporal_unavailable', err.message, flowId ? { flow_id: flowId } : {});
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status === 429) return sendError(reply, 429, 'rate_limited', 'too many requests; try again later');

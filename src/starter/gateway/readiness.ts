@@ -1,5 +1,7 @@
 /**
- * The gateway's readiness: Temporal answers AND a worker polled the task queue recently. Without a
+ * The gateway's readiness: Temporal answers, its persistence answers (the frontend answers
+ * GetSystemInfo and DescribeTaskQueue from memory with its database down: health.ts), AND a
+ * worker polled the task queue recently. Without a
  * worker, starts and PINs would only answer 504 after 30 s (see README, HTTP gateway), so a load
  * balancer should not send traffic yet. "Recently" is judged by the pollers' last access time
  * that Temporal reports for the task queue (DescribeTaskQueue): an idle worker's long poll is
@@ -18,7 +20,7 @@ const { TaskQueueType, TaskQueueKind } = temporal.api.enums.v1;
 export interface Readiness {
   ready: boolean;
   /** Why not ready. */
-  error?: 'temporal_unavailable' | 'no_worker_polling';
+  error?: 'temporal_unavailable' | 'temporal_persistence_unavailable' | 'no_worker_polling';
   /** Pollers seen within the window, by task queue type (absent when Temporal did not answer). */
   pollers?: { workflow: number; activity: number };
 }
@@ -37,11 +39,13 @@ export async function checkReadiness(mpf: MpfClient, now: () => number = Date.no
       taskQueue: { name: mpf.taskQueue, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
       taskQueueType,
     });
+  // Bounded by the gate's probes (PROBE_TIMEOUT_MS each): the frontend, then its persistence.
+  const availability = await mpf.temporalAvailability();
+  if (availability === 'frontend_unavailable') return { ready: false, error: 'temporal_unavailable' };
+  if (availability === 'persistence_unavailable') return { ready: false, error: 'temporal_persistence_unavailable' };
   let answers;
   try {
-    // The deadline ends each call itself (retries included), so nothing outlives the answer. One
-    // call first: when Temporal is down, only it waits for the deadline.
-    await client.withDeadline(Date.now() + READY_TIMEOUT_MS, () => client.workflowService.getSystemInfo({}));
+    // The deadline ends each call itself (retries included), so nothing outlives the answer.
     answers = await client.withDeadline(Date.now() + READY_TIMEOUT_MS, () =>
       Promise.all([describe(TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW), describe(TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY)]),
     );

@@ -59,12 +59,13 @@ export const PendingBody = z
   .meta({ id: 'Pending', examples: [EXAMPLES.pending] });
 
 /**
- * 503: `worker_unavailable` (no worker answered; flow_id and last_known_state) or
- * `temporal_unavailable` (the Temporal server cannot be reached). Both with Retry-After.
+ * 503: `worker_unavailable` (no worker answered; flow_id and last_known_state),
+ * `temporal_unavailable` (the Temporal frontend cannot be reached) or
+ * `temporal_persistence_unavailable` (the frontend answers, its database does not). All with Retry-After.
  */
 export const WorkerUnavailableBody = z
   .object({
-    error: z.enum(['worker_unavailable', 'temporal_unavailable']),
+    error: z.enum(['worker_unavailable', 'temporal_unavailable', 'temporal_persistence_unavailable']),
     message: z.string(),
     flow_id: z.string().optional(),
     last_known_state: z.string().optional().describe('the last state the flow published (search attribute MpfState)'),

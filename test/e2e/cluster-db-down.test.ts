@@ -1,0 +1,178 @@
+/**
+ * Temporal's database down under a running topology: `mpf cluster up` (PostgreSQL, Temporal with
+ * mTLS, a worker, 2 gateways) is started once, PostgreSQL is SIGKILLed as an outage would stop it,
+ * and every gateway route answers within ANSWER_BOUND_MS with 503 temporal_persistence_unavailable
+ * naming the database and Retry-After (the frontend still answers; workers are healthy: neither is
+ * blamed). PostgreSQL is then started again on its data directory and port, and every gateway
+ * serves again; how long that took is printed and bounded by RECOVERY_BOUND_MS
+ * (docs/operations/temporal-outages.md). If the topology cannot be started, every test fails.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { postgresRunAs } from '../../src/cluster/postgres';
+import { isRunning } from '../../src/cluster/processes';
+import type { ClusterInfo } from '../../src/cluster/state';
+import { SECRET_FILES } from '../../src/cluster/topology';
+import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
+import { swapToConfirmed } from '../helpers/field';
+import { http, type HttpAnswer } from '../helpers/gateway';
+import { runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { eventually } from '../helpers/stack';
+
+const UP_TIMEOUT_MS = 15 * 60_000;
+/** What docs/operations/temporal-outages.md promises: every route answers within 5 s while Temporal's database is down. */
+const ANSWER_BOUND_MS = 5_000;
+/** Every gateway serves again within this long of PostgreSQL accepting connections (measured: see the diagnostics). */
+const RECOVERY_BOUND_MS = 30_000;
+
+let stateDir: string;
+let up: MpfProcess;
+let info: ClusterInfo;
+let apiKey: string;
+/** Whether this test started PostgreSQL itself (then it stops it: `up` knows only the process it started). */
+let restarted = false;
+
+const pgCtl = (args: string[]) => {
+  const pg = info.postgres!;
+  const runAs = postgresRunAs();
+  return spawnSync(path.join(pg.binDir, 'pg_ctl'), ['-D', pg.dataDir, ...args], {
+    cwd: path.dirname(pg.dataDir),
+    // The run's marker: `mpf cluster down` finds this PostgreSQL too if the test dies before its `after`.
+    env: { PATH: process.env.PATH, HOME: path.dirname(pg.dataDir), LANG: 'C.UTF-8', MPF_CLUSTER_RUN: info.runId },
+    encoding: 'utf8',
+    timeout: 60_000,
+    ...(runAs.uid === undefined ? {} : { uid: runAs.uid, gid: runAs.gid }),
+  });
+};
+
+describe("the gateways while Temporal's database is down (mpf cluster up, PostgreSQL killed, then started again)", () => {
+  before(
+    async () => {
+      stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cluster-dbdown-'));
+      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '2', '--state-dir', stateDir], {});
+      process.once('exit', () => {
+        if (up.child.exitCode === null) up.child.kill('SIGTERM');
+      });
+      await up.waitFor(/cluster ready in [\d.]+ s\n[^]*stops everything\.\n/, UP_TIMEOUT_MS);
+      info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
+      apiKey = fs.readFileSync(path.join(info.secretsDir, SECRET_FILES.gateway_api_key), 'utf8').trim();
+    },
+    { timeout: UP_TIMEOUT_MS + 60_000 },
+  );
+
+  after(async () => {
+    if (restarted) pgCtl(['stop', '-m', 'fast', '-w']);
+    if (up && up.child.exitCode === null && up.child.signalCode === null) {
+      await runMpf(['cluster', 'down', '--state-dir', stateDir], { ...process.env }, { timeoutMs: 120_000 }).catch(() => undefined);
+      await up.kill('SIGKILL');
+    }
+    if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  const api = (gw: string, method: string, p: string, body?: unknown, headers: Record<string, string> = {}) =>
+    http(method, `${gw}${p}`, { body, headers: { 'x-api-key': apiKey, ...headers } });
+
+  let swapId: string;
+  let pinToken: string;
+  let linkId: string;
+  let confirmedId: string;
+
+  test('with PostgreSQL killed, every route of every gateway answers within 5 s: 503 temporal_persistence_unavailable naming the database, with Retry-After', { timeout: 300_000 }, async (t) => {
+    const gw1 = info.gateways[0]!.url;
+    // A swap awaiting its PIN, a link awaiting payment and a confirmed swap, made while all is well.
+    const swap = await api(gw1, 'POST', '/v1/swaps', swapBody(uniqueRef('dbd-swap')));
+    assert.equal(swap.status, 201, swap.text);
+    swapId = swap.json.swap_id;
+    pinToken = swap.json.pin_token;
+    const link = await api(gw1, 'POST', '/v1/payment-links', linkBody(uniqueRef('dbd-link')));
+    assert.equal(link.status, 201, link.text);
+    linkId = link.json.link_id;
+    const confirmedRef = uniqueRef('dbd-done');
+    await swapToConfirmed({ gatewayUrl: gw1, apiKey, simulatorUrl: info.simulator!.url }, confirmedRef);
+    confirmedId = `swap-${confirmedRef}`;
+    for (const g of info.gateways) assert.equal((await http('GET', `${g.url}/readyz`)).status, 200, `${g.name} ready before the outage`);
+
+    const pgPid = info.postgres!.pid;
+    process.kill(pgPid, 'SIGKILL');
+    await eventually(async () => !isRunning(pgPid), 10_000, 'PostgreSQL gone');
+    t.diagnostic(`PostgreSQL (pid ${pgPid}) SIGKILLed`);
+
+    const routes = (gw: string): Array<[string, () => Promise<HttpAnswer>]> => [
+      ['GET swap', () => api(gw, 'GET', `/v1/swaps/${swapId}`)],
+      ['GET confirmed swap', () => api(gw, 'GET', `/v1/swaps/${confirmedId}`)],
+      ['GET link', () => api(gw, 'GET', `/v1/payment-links/${linkId}`)],
+      ['list swaps', () => api(gw, 'GET', '/v1/swaps?limit=1')],
+      ['list links', () => api(gw, 'GET', '/v1/payment-links?limit=1')],
+      ['POST swap', () => api(gw, 'POST', '/v1/swaps', swapBody(uniqueRef('dbd-new')))],
+      ['POST swap with Idempotency-Key', () => api(gw, 'POST', '/v1/swaps', swapBody(uniqueRef('dbd-idem')), { 'idempotency-key': uniqueRef('k') })],
+      ['POST link', () => api(gw, 'POST', '/v1/payment-links', linkBody(uniqueRef('dbd-newlink')))],
+      ['PIN', () => http('POST', `${gw}/v1/swaps/${swapId}/pin`, { body: { wallet_pin: SIM_PIN }, headers: { authorization: `Bearer ${pinToken}` } })],
+      ['cancel swap', () => api(gw, 'POST', `/v1/swaps/${swapId}/cancel`, {})],
+      ['cancel link', () => api(gw, 'POST', `/v1/payment-links/${linkId}/cancel`, {})],
+      ['categories', () => api(gw, 'GET', '/v1/categories')],
+      ['readyz', () => http('GET', `${gw}/readyz`)],
+    ];
+    // Every route of both gateways at once, as traffic would arrive.
+    const answers = await Promise.all(
+      info.gateways.flatMap((g) =>
+        routes(g.url).map(async ([name, call]) => {
+          const t0 = Date.now();
+          const res = await call();
+          return { gateway: g.name, name, res, took: Date.now() - t0 };
+        }),
+      ),
+    );
+    t.diagnostic(`answers with PostgreSQL down: ${answers.map((a) => `${a.gateway} ${a.name} ${a.res.status} in ${a.took} ms`).join('; ')}`);
+    for (const { gateway, name, res, took } of answers) {
+      const what = `${gateway} ${name}: ${res.status} ${res.text}`;
+      assert.equal(res.status, 503, what);
+      assert.equal(res.json.error, 'temporal_persistence_unavailable', what);
+      assert.match(res.json.message, /Temporal's persistence \(its database\) is unavailable/, what);
+      assert.equal(res.headers['retry-after'], '5', what);
+      assert.ok(took <= ANSWER_BOUND_MS, `${gateway} ${name} answered in ${took} ms (bound ${ANSWER_BOUND_MS} ms)`);
+    }
+  });
+
+  test('once PostgreSQL is back, every gateway serves again (reads, lists, starts, readiness) within 30 s', { timeout: 300_000 }, async (t) => {
+    assert.ok(swapId, 'the outage test ran');
+    // The killed postmaster's backends end on their own; until then PostgreSQL refuses to start on its shared memory.
+    const pg = info.postgres!;
+    const opts = `-c listen_addresses=127.0.0.1 -p ${pg.port} -c unix_socket_directories=${path.dirname(pg.dataDir)}`;
+    const log = path.join(path.dirname(pg.dataDir), 'restart.log');
+    await eventually(async () => {
+      const r = pgCtl(['start', '-w', '-o', opts, '-l', log]);
+      restarted ||= r.status === 0;
+      return r.status === 0;
+    }, 60_000, 'PostgreSQL started again');
+    const back = Date.now();
+    t.diagnostic(`PostgreSQL accepting connections again on port ${pg.port}`);
+
+    const recovered = await Promise.all(
+      info.gateways.map(async (g) => {
+        await eventually(async () => {
+          const checks = await Promise.all([
+            api(g.url, 'GET', `/v1/swaps/${confirmedId}`),
+            api(g.url, 'GET', `/v1/payment-links/${linkId}`),
+            api(g.url, 'GET', '/v1/swaps?limit=1'),
+            http('GET', `${g.url}/readyz`),
+          ]);
+          return checks.every((c) => c.status === 200);
+        }, RECOVERY_BOUND_MS + 30_000, `${g.name} serving again`);
+        return { name: g.name, ms: Date.now() - back };
+      }),
+    );
+    t.diagnostic(`serving again after PostgreSQL was back: ${recovered.map((r) => `${r.name} in ${r.ms} ms`).join(', ')}`);
+    for (const r of recovered) assert.ok(r.ms <= RECOVERY_BOUND_MS, `${r.name} served again ${r.ms} ms after PostgreSQL (bound ${RECOVERY_BOUND_MS} ms)`);
+    // New flows start again through every gateway; the confirmed swap's view is its final one.
+    for (const g of info.gateways) {
+      const started = await api(g.url, 'POST', '/v1/swaps', swapBody(uniqueRef('dbd-after')));
+      assert.equal(started.status, 201, `${g.name}: ${started.text}`);
+      const done = await api(g.url, 'GET', `/v1/swaps/${confirmedId}`);
+      assert.equal(done.json.state, 'confirmed', done.text);
+    }
+  });
+});

@@ -127,6 +127,15 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
       ),
     );
     t.diagnostic(`answers with PostgreSQL down: ${answers.map((a) => `${a.gateway} ${a.name} ${a.res.status} in ${a.took} ms`).join('; ')}`);
+    // A request alone shares no probe with others: the longest wait (the gate's interval, then its probes).
+    const gw2 = info.gateways[1]!;
+    for (const name of ['GET swap', 'list swaps', 'POST swap', 'readyz']) {
+      const [, call] = routes(gw2.url).find(([n]) => n === name)!;
+      const t0 = Date.now();
+      const res = await call();
+      answers.push({ gateway: `${gw2.name} (alone)`, name, res, took: Date.now() - t0 });
+    }
+    t.diagnostic(`alone: ${answers.filter((a) => a.gateway.endsWith('(alone)')).map((a) => `${a.name} ${a.res.status} in ${a.took} ms`).join('; ')}`);
     for (const { gateway, name, res, took } of answers) {
       const what = `${gateway} ${name}: ${res.status} ${res.text}`;
       assert.equal(res.status, 503, what);

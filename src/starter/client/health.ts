@@ -130,30 +130,41 @@ export class TemporalGate {
   }
 
   /**
-   * True when the frontend answers, false when it cannot be reached. Bounded by a timer besides
-   * the deadline: the SDK's retry of a failed attempt may outlast a deadline by its backoff.
+   * True when the frontend answers, false when it cannot be reached within PROBE_TIMEOUT_MS. Only
+   * the deadline bounds it, so that nothing of the call (the SDK's retries of a refused
+   * connection) outlives the answer.
    */
   private async frontendAnswers(): Promise<boolean> {
     const conn = this.temporal.connection;
-    const call = conn.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => conn.workflowService.getSystemInfo({})).then(
-      () => true,
-      (err: unknown) => !(isTemporalUnavailable(err) || isDeadlineExceeded(err)),
-    );
-    return within(call, PROBE_TIMEOUT_MS + 100, false);
+    try {
+      await conn.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => conn.workflowService.getSystemInfo({}));
+      return true;
+    } catch (err) {
+      return !(isTemporalUnavailable(err) || isDeadlineExceeded(err));
+    }
   }
 
-  /** True when the frontend reads its persistence: NotFound (or any answer) for an id no flow has. */
+  /**
+   * True when the frontend reads its persistence: NotFound (or any answer) for an id no flow has.
+   * A frontend waiting for its database may answer UNAVAILABLE just before the deadline, and the
+   * SDK then retries after a backoff past it: a timer ends the wait (and the call) on time.
+   */
   private async persistenceAnswers(): Promise<boolean> {
     const conn = this.temporal.connection;
+    const abort = new AbortController();
     const call = conn
-      .withDeadline(Date.now() + PROBE_TIMEOUT_MS, () =>
-        conn.workflowService.describeWorkflowExecution({ namespace: this.temporal.options.namespace, execution: { workflowId: PROBE_WORKFLOW_ID } }),
+      .withAbortSignal(abort.signal, () =>
+        conn.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () =>
+          conn.workflowService.describeWorkflowExecution({ namespace: this.temporal.options.namespace, execution: { workflowId: PROBE_WORKFLOW_ID } }),
+        ),
       )
       .then(
         () => true,
         (err: unknown) => !(isTemporalUnavailable(err) || isDeadlineExceeded(err)),
       );
-    return within(call, PROBE_TIMEOUT_MS + 100, false);
+    const answered = await within(call, PROBE_TIMEOUT_MS + 100, undefined);
+    if (answered === undefined) abort.abort();
+    return answered ?? false;
   }
 
   /**

@@ -1,0 +1,43 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import Fastify from 'fastify';
+import { TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from '../../src/starter/client/errors';
+import { installErrorHandlers } from '../../src/starter/gateway/errors';
+
+/** A gateway's error handler behind one route that throws `err`. */
+async function answerTo(err: Error) {
+  const app = Fastify();
+  installErrorHandlers(app);
+  app.get('/x', async () => {
+    throw err;
+  });
+  try {
+    const res = await app.inject({ method: 'GET', url: '/x' });
+    return { status: res.statusCode, retryAfter: res.headers['retry-after'], body: res.json() as Record<string, unknown> };
+  } finally {
+    await app.close();
+  }
+}
+
+describe('the 503 answers name what is unavailable', () => {
+  test("Temporal's database down is 503 temporal_persistence_unavailable naming the database, with Retry-After and the flow id", async () => {
+    const r = await answerTo(new TemporalPersistenceUnavailableError('swap-r-1'));
+    assert.equal(r.status, 503);
+    assert.equal(r.retryAfter, '5');
+    assert.equal(r.body.error, 'temporal_persistence_unavailable');
+    assert.equal(r.body.flow_id, 'swap-r-1');
+    assert.match(String(r.body.message), /^Temporal's persistence \(its database\) is unavailable: the Temporal frontend answers/);
+    assert.deepEqual(Object.keys(r.body).sort(), ['error', 'flow_id', 'message']);
+  });
+
+  test('the frontend down is 503 temporal_unavailable naming the frontend; no worker is 503 worker_unavailable', async () => {
+    const frontend = await answerTo(new TemporalUnavailableError());
+    assert.equal(frontend.status, 503);
+    assert.equal(frontend.retryAfter, '5');
+    assert.deepEqual(frontend.body, { error: 'temporal_unavailable', message: 'the Temporal server (its frontend) cannot be reached; try again shortly' });
+    const worker = await answerTo(new WorkerUnavailableError('swap', 'swap-r-2', 10_000, 'awaiting_pin'));
+    assert.equal(worker.status, 503);
+    assert.equal(worker.body.error, 'worker_unavailable');
+    assert.match(String(worker.body.message), /no worker answered/);
+  });
+});

@@ -113,6 +113,9 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
       ['PIN', () => http('POST', `${gw}/v1/swaps/${swapId}/pin`, { body: { wallet_pin: SIM_PIN }, headers: { authorization: `Bearer ${pinToken}` } })],
       ['cancel swap', () => api(gw, 'POST', `/v1/swaps/${swapId}/cancel`, {})],
       ['cancel link', () => api(gw, 'POST', `/v1/payment-links/${linkId}/cancel`, {})],
+      ['PIN page summary', () => http('GET', `${gw}/v1/swaps/${swapId}/summary`, { headers: { authorization: `Bearer ${pinToken}` } })],
+      ['notification', () => http('POST', `${gw}/v1/notifications/swap/${swapId}/${'t'.repeat(43)}`, { body: { status: 'successful' } })],
+      ['reconciliations', () => api(gw, 'GET', '/v1/admin/reconciliations')],
       ['categories', () => api(gw, 'GET', '/v1/categories')],
       ['readyz', () => http('GET', `${gw}/readyz`)],
     ];

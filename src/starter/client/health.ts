@@ -27,8 +27,10 @@ export interface TemporalGateOptions {
    * A call to Temporal that has not answered after this long checks that the server answers at
    * all (GetSystemInfo, 2 s deadline) and that its persistence does (a describe of an absent id,
    * 2 s), and again every as long; when either does not, the call ends with
-   * TemporalUnavailableError or TemporalPersistenceUnavailableError (default 2 s). A call that
-   * needs Temporal thus answers within about twice this plus PROBE_TIMEOUT_MS.
+   * TemporalUnavailableError or TemporalPersistenceUnavailableError (default 2 s). With either
+   * down, a call thus ends after about this plus PROBE_TIMEOUT_MS (the frontend's probe fails
+   * within its deadline; with only the database down, the frontend answers at once and the
+   * persistence probe takes its 2 s): 4.1 s measured for a lone request, the documented bound 5 s.
    */
   temporalProbeIntervalMs?: number;
 }

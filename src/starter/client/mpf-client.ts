@@ -153,7 +153,7 @@ export class MpfClient {
     return new SharedPinBudget({
       client: this.temporal,
       guard: (fn, flowId) => this.gate.guard(fn, flowId),
-      temporalAnswers: () => this.gate.temporalAnswers(),
+      availability: () => this.gate.availability(),
       taskQueue: this.opts.taskQueue,
       keys: this.opts.keys,
       ...limits,

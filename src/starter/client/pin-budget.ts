@@ -9,7 +9,8 @@ import { type Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } fr
 import { toKeyRing } from '../../codec/keys';
 import { BUDGET_EXHAUSTED, PIN_BUDGET_WORKFLOW_TYPE, pinBudgetSettleUpdate, pinBudgetTakeUpdate } from '../../workflows/pin-budget';
 import { isDeadlineExceeded, isTemporalUnavailable } from './temporal-errors';
-import { TemporalUnavailableError, WorkerUnavailableError } from './errors';
+import { TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from './errors';
+import type { TemporalAvailability } from './health';
 
 export const PIN_BUDGET_HKDF_INFO = 'mpf-pin-budget-v1';
 
@@ -27,8 +28,8 @@ export interface PinBudgetOptions {
   guard?: <T>(fn: () => Promise<T>, flowId?: string) => Promise<T>;
   /** How long a call waits for a worker (default 2 s: the PIN waits behind it). */
   answerTimeoutMs?: number;
-  /** Whether the Temporal server answers at all (health.ts): a call without an answer is then Temporal's outage, not a missing worker. */
-  temporalAnswers?: () => Promise<boolean>;
+  /** Whether Temporal and its database answer (health.ts): a call cut by its deadline is then their outage, not a missing worker. */
+  availability?: () => Promise<TemporalAvailability>;
 }
 
 /** A slot taken: settle it once the provider answered (wrong: kept; otherwise given back). */
@@ -81,7 +82,12 @@ export class SharedPinBudget {
       return await guard(() => this.opts.client.withDeadline(Date.now() + waitMs, fn));
     } catch (err) {
       if (err instanceof TemporalUnavailableError) throw err;
-      if (isTemporalUnavailable(err) || (isDeadlineExceeded(err) && this.opts.temporalAnswers && !(await this.opts.temporalAnswers()))) throw new TemporalUnavailableError();
+      if (isTemporalUnavailable(err)) throw new TemporalUnavailableError();
+      if (isDeadlineExceeded(err) && this.opts.availability) {
+        const a = await this.opts.availability();
+        if (a === 'frontend_unavailable') throw new TemporalUnavailableError();
+        if (a === 'persistence_unavailable') throw new TemporalPersistenceUnavailableError();
+      }
       if (isDeadlineExceeded(err)) throw new WorkerUnavailableError('PIN budget', workflowId, waitMs, undefined);
       throw err;
     }

@@ -1,19 +1,20 @@
 /**
  * Temporal's database down under a running topology: `mpf cluster up` (PostgreSQL, Temporal with
- * mTLS, a worker, 2 gateways) is started once, PostgreSQL is SIGKILLed as an outage would stop it,
- * and every gateway route answers within ANSWER_BOUND_MS with 503 temporal_persistence_unavailable
- * naming the database and Retry-After (the frontend still answers; workers are healthy: neither is
- * blamed). PostgreSQL is then started again on its data directory and port, and every gateway
- * serves again; how long that took is printed and bounded by RECOVERY_BOUND_MS
- * (docs/operations/temporal-outages.md). If the topology cannot be started, every test fails.
+ * mTLS, a worker, 2 gateways) is started once, and PostgreSQL stops answering: its processes are
+ * frozen (SIGSTOP), as a hung or partitioned database would be — a killed one is started again by
+ * `up` within seconds (its supervisor), too soon to observe an outage. Every gateway route answers
+ * within ANSWER_BOUND_MS with 503 temporal_persistence_unavailable naming the database and
+ * Retry-After (the frontend still answers; workers are healthy: neither is blamed). PostgreSQL then
+ * answers again (SIGCONT), and every gateway serves again; how long that took is printed and
+ * bounded by RECOVERY_BOUND_MS. Last, PostgreSQL is SIGKILLed: `up` starts it again and every
+ * gateway serves within the same bound (docs/operations/temporal-outages.md). If the topology
+ * cannot be started, every test fails.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { postgresRunAs } from '../../src/cluster/postgres';
 import { isRunning } from '../../src/cluster/processes';
 import type { ClusterInfo } from '../../src/cluster/state';
 import { SECRET_FILES } from '../../src/cluster/topology';
@@ -33,23 +34,32 @@ let stateDir: string;
 let up: MpfProcess;
 let info: ClusterInfo;
 let apiKey: string;
-/** Whether this test started PostgreSQL itself (then it stops it: `up` knows only the process it started). */
-let restarted = false;
-
-const pgCtl = (args: string[]) => {
-  const pg = info.postgres!;
-  const runAs = postgresRunAs();
-  return spawnSync(path.join(pg.binDir, 'pg_ctl'), ['-D', pg.dataDir, ...args], {
-    cwd: path.dirname(pg.dataDir),
-    // The run's marker: `mpf cluster down` finds this PostgreSQL too if the test dies before its `after`.
-    env: { PATH: process.env.PATH, HOME: path.dirname(pg.dataDir), LANG: 'C.UTF-8', MPF_CLUSTER_RUN: info.runId },
-    encoding: 'utf8',
-    timeout: 60_000,
-    ...(runAs.uid === undefined ? {} : { uid: runAs.uid, gid: runAs.gid }),
-  });
+/** The frozen PostgreSQL processes (postmaster and its children), to thaw in `after` if a test failed. */
+let frozen: number[] | undefined;
+/** The postmaster and its children (each backend is a session of its own: a process group signal misses them). */
+const postgresProcesses = (postmaster: number): number[] => [
+  postmaster,
+  ...fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((d) => {
+    try {
+      // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces, so read after the last ')'.
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster ? [Number(d)] : [];
+    } catch {
+      return [];
+    }
+  }),
+];
+const signalAll = (pids: number[], sig: NodeJS.Signals) => {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // gone
+    }
+  }
 };
 
-describe("the gateways while Temporal's database is down (mpf cluster up, PostgreSQL killed, then started again)", () => {
+describe("the gateways while Temporal's database is down (mpf cluster up, PostgreSQL frozen then thawed, then killed and restarted by up)", () => {
   before(
     async () => {
       stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cluster-dbdown-'));
@@ -65,7 +75,7 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
   );
 
   after(async () => {
-    if (restarted) pgCtl(['stop', '-m', 'fast', '-w']);
+    if (frozen) signalAll(frozen, 'SIGCONT');
     if (up && up.child.exitCode === null && up.child.signalCode === null) {
       await runMpf(['cluster', 'down', '--state-dir', stateDir], { ...process.env }, { timeoutMs: 120_000 }).catch(() => undefined);
       await up.kill('SIGKILL');
@@ -81,7 +91,7 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
   let linkId: string;
   let confirmedId: string;
 
-  test('with PostgreSQL killed, every route of every gateway answers within 5 s: 503 temporal_persistence_unavailable naming the database, with Retry-After', { timeout: 300_000 }, async (t) => {
+  test('with PostgreSQL not answering, every route of every gateway answers within 5 s: 503 temporal_persistence_unavailable naming the database, with Retry-After', { timeout: 300_000 }, async (t) => {
     const gw1 = info.gateways[0]!.url;
     // A swap awaiting its PIN, a link awaiting payment and a confirmed swap, made while all is well.
     const swap = await api(gw1, 'POST', '/v1/swaps', swapBody(uniqueRef('dbd-swap')));
@@ -97,9 +107,9 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
     for (const g of info.gateways) assert.equal((await http('GET', `${g.url}/readyz`)).status, 200, `${g.name} ready before the outage`);
 
     const pgPid = info.postgres!.pid;
-    process.kill(pgPid, 'SIGKILL');
-    await eventually(async () => !isRunning(pgPid), 10_000, 'PostgreSQL gone');
-    t.diagnostic(`PostgreSQL (pid ${pgPid}) SIGKILLed`);
+    frozen = postgresProcesses(pgPid);
+    signalAll(frozen, 'SIGSTOP');
+    t.diagnostic(`PostgreSQL (pid ${pgPid} and its ${frozen.length - 1} children) frozen with SIGSTOP`);
 
     const routes = (gw: string): Array<[string, () => Promise<HttpAnswer>]> => [
       ['GET swap', () => api(gw, 'GET', `/v1/swaps/${swapId}`)],
@@ -151,17 +161,10 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
 
   test('once PostgreSQL is back, every gateway serves again (reads, lists, starts, readiness) within 30 s', { timeout: 300_000 }, async (t) => {
     assert.ok(swapId, 'the outage test ran');
-    // The killed postmaster's backends end on their own; until then PostgreSQL refuses to start on its shared memory.
-    const pg = info.postgres!;
-    const opts = `-c listen_addresses=127.0.0.1 -p ${pg.port} -c unix_socket_directories=${path.dirname(pg.dataDir)}`;
-    const log = path.join(path.dirname(pg.dataDir), 'restart.log');
-    await eventually(async () => {
-      const r = pgCtl(['start', '-w', '-o', opts, '-l', log]);
-      restarted ||= r.status === 0;
-      return r.status === 0;
-    }, 60_000, 'PostgreSQL started again');
+    signalAll(frozen!, 'SIGCONT');
+    frozen = undefined;
     const back = Date.now();
-    t.diagnostic(`PostgreSQL accepting connections again on port ${pg.port}`);
+    t.diagnostic(`PostgreSQL answering again (SIGCONT)`);
 
     const recovered = await Promise.all(
       info.gateways.map(async (g) => {
@@ -186,5 +189,30 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
       const done = await api(g.url, 'GET', `/v1/swaps/${confirmedId}`);
       assert.equal(done.json.state, 'confirmed', done.text);
     }
+  });
+
+  test('PostgreSQL SIGKILLed is started again by `up`, and every gateway serves again within the same bound', { timeout: 300_000 }, async (t) => {
+    const clusterJson = () => JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
+    const pgPid = clusterJson().components!.postgresql!.pid;
+    const killed = Date.now();
+    process.kill(pgPid, 'SIGKILL');
+    const restartedPid = await eventually(async () => {
+      const p = clusterJson().components?.postgresql?.pid;
+      return p && p !== pgPid && isRunning(p) ? p : undefined;
+    }, 60_000, 'PostgreSQL started again by up');
+    t.diagnostic(`PostgreSQL ${pgPid} SIGKILLed; up started it again (pid ${restartedPid}) in ${Date.now() - killed} ms`);
+    const recovered = await Promise.all(
+      info.gateways.map(async (g) => {
+        await eventually(async () => {
+          const checks = await Promise.all([api(g.url, 'GET', `/v1/swaps/${confirmedId}`), api(g.url, 'GET', '/v1/swaps?limit=1'), http('GET', `${g.url}/readyz`)]);
+          return checks.every((c) => c.status === 200);
+        }, RECOVERY_BOUND_MS + 30_000, `${g.name} serving again`);
+        return { name: g.name, ms: Date.now() - killed };
+      }),
+    );
+    t.diagnostic(`serving again after the kill: ${recovered.map((r) => `${r.name} in ${r.ms} ms`).join(', ')}`);
+    for (const r of recovered) assert.ok(r.ms <= RECOVERY_BOUND_MS, `${r.name} served again ${r.ms} ms after the kill (bound ${RECOVERY_BOUND_MS} ms)`);
+    const started = await api(info.gateways[1]!.url, 'POST', '/v1/swaps', swapBody(uniqueRef('dbd-after-kill')));
+    assert.equal(started.status, 201, started.text);
   });
 });

@@ -3,6 +3,7 @@
  * configured (MPS_BASE_URL, or MPS_PROVIDER=simulator outside production) means it refuses to
  * start. It registers our search attributes on whatever Temporal it is pointed at.
  */
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { loadEnv, providerChoice, requireKeys } from './config/env';
 import { tracingFromEnv } from './observability/tracing';
@@ -55,7 +56,9 @@ export async function runWorkerMain(): Promise<void> {
     provider,
     events,
     ...(env.WORKER_MAX_CACHED_WORKFLOWS !== undefined ? { tuning: { maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS } } : {}),
+    ...(env.WORKER_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: path.resolve(env.WORKER_WORKFLOW_BUNDLE) } } : {}),
   });
+  if (env.WORKER_WORKFLOW_BUNDLE) startup.info(`worker: workflows from the bundle ${env.WORKER_WORKFLOW_BUNDLE}`);
   ops?.attach({ worker, connection });
   startup.info(`worker: polling task queue ${env.TEMPORAL_TASK_QUEUE} on ${target.address} (namespace ${target.namespace}), provider at ${provider.origin}`);
   startup.info(

@@ -141,6 +141,8 @@ export const EnvSchema = z
      * bounded however many flows wait for PINs and payments.
      */
     WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+    /** A prebuilt workflow bundle (`npm run bundle-workflows`) instead of bundling src/workflows at start-up: a faster start, and the bundle of a given release (the upgrade test runs the previous release's). */
+    WORKER_WORKFLOW_BUNDLE: optionalNonEmpty,
     /** Payload encryption keys, comma-separated `keyId:base64` 32-byte keys; the first encrypts, all decrypt (rotation); a secret. */
     PAYLOAD_ENCRYPTION_KEYS: optionalNonEmpty,
     /** Bearer token of the codec server (/codec on the gateway); unset = no codec server. */

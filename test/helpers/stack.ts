@@ -55,6 +55,8 @@ export interface Stack {
   keys: string;
   address: string;
   namespace: string;
+  /** Where the flows' notification_url point (the stack's stand-in for the gateway's receiver). */
+  notificationBaseUrl: string;
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
   stop(): Promise<void>;
@@ -136,6 +138,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     keys,
     address: temporal.address,
     namespace: temporal.namespace,
+    notificationBaseUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
     startWorker,
     stopWorker,
     async stop() {

@@ -13,8 +13,12 @@ COPY bin ./bin
 RUN npm run build && npm prune --omit=dev
 
 FROM node:22-slim AS runtime
+# The release's commit (the image has no .git): part of the workers' build id, their Worker
+# Deployment Version. `docker compose build` passes it (MPF_COMMIT=$(git rev-parse --short HEAD));
+# unset, set WORKER_BUILD_ID on the workers.
+ARG MPF_COMMIT=
 # MPF_USE_DIST=1: bin/mpf.cjs runs the compiled dist/ (no TypeScript compiled at start-up).
-ENV NODE_ENV=production MPF_USE_DIST=1
+ENV NODE_ENV=production MPF_USE_DIST=1 MPF_COMMIT=${MPF_COMMIT}
 WORKDIR /app
 COPY --from=build --chown=root:root /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=root:root /app/node_modules ./node_modules

@@ -21,7 +21,8 @@ import { MpfClient } from '../src/starter/client/mpf-client';
 import { type RunningGateway, startGateway } from '../src/starter/gateway/main';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { ensureSearchAttributes } from '../src/temporal/search-attributes-admin';
-import { createMpfWorker, MPF_WORKER_TUNING, WORKFLOWS_PATH } from '../src/worker';
+import { createMpfWorker, defaultVersioning, MPF_WORKER_TUNING, WORKFLOWS_PATH } from '../src/worker';
+import { applyPromotePolicy, workerDeploymentOptions } from '../src/temporal/deployment';
 import * as controlActivities from './control/activities';
 
 export const BENCH_API_KEY = 'bench-gateway-api-key-0123456789';
@@ -136,7 +137,20 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger }),
       bundleWorkflowCode({ workflowsPath: require.resolve('./control/workflows'), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger }),
     ]);
-    const ours = await createMpfWorker({ connection: native, namespace, taskQueue, keys, provider, workflowBundle: ourBundle, tuning: opts.tuning });
+    // Both sides versioned alike (Worker Deployment Versioning, as every mpf worker runs), each its
+    // own deployment, made Current at start.
+    const ours = await createMpfWorker({
+      connection: native,
+      namespace,
+      taskQueue,
+      keys,
+      provider,
+      workflowBundle: ourBundle,
+      tuning: opts.tuning,
+      versioning: { ...defaultVersioning(), promote: 'always' },
+    });
+    const controlVersion = { deploymentName: 'mpf-bench-control', buildId: 'control', promote: 'always' } as const;
+    await applyPromotePolicy(native, namespace, controlVersion, 'mpf-bench');
     const theirs = await Worker.create({
       connection: native,
       namespace,
@@ -144,6 +158,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       workflowBundle: controlBundle,
       activities: controlActivities,
       dataConverter: workerDataConverter(keys),
+      workerDeploymentOptions: workerDeploymentOptions(controlVersion),
       ...MPF_WORKER_TUNING,
       ...opts.tuning,
     });

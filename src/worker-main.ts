@@ -17,6 +17,7 @@ import { connectNative } from './temporal/native-connection';
 import { ensureSearchAttributes } from './temporal/search-attributes-admin';
 import { merchantEventsFromEnv } from './merchant-events/config';
 import { createMpfWorker } from './worker';
+import { releaseBuildId } from './temporal/deployment';
 
 async function providerFromEnv(env: ReturnType<typeof loadEnv>, log: Logger): Promise<{ provider: ProviderClient; close?: () => Promise<void> }> {
   const choice = providerChoice(env); // throws a ConfigError naming the variables
@@ -57,6 +58,8 @@ export async function runWorkerMain(): Promise<void> {
     events,
     ...(env.WORKER_MAX_CACHED_WORKFLOWS !== undefined ? { tuning: { maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS } } : {}),
     ...(env.WORKER_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: path.resolve(env.WORKER_WORKFLOW_BUNDLE) } } : {}),
+    versioning: { deploymentName: env.WORKER_DEPLOYMENT_NAME, buildId: env.WORKER_BUILD_ID ?? releaseBuildId(), promote: env.WORKER_PROMOTE },
+    onVersion: (line) => startup.info(line),
   });
   if (env.WORKER_WORKFLOW_BUNDLE) startup.info(`worker: workflows from the bundle ${env.WORKER_WORKFLOW_BUNDLE}`);
   ops?.attach({ worker, connection });

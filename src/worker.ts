@@ -13,6 +13,7 @@ import { mpfWorkerInterceptors, mpfWorkflowInterceptorModules } from './observab
 import { instrumentProvider } from './metrics/activity-metrics';
 import { flowMetricSinks, initWorkerCounters } from './metrics/flow-metric-sink';
 import type { ProviderClient } from './provider/client';
+import { applyPromotePolicy, DEFAULT_DEPLOYMENT_NAME, describeOutcome, releaseBuildId, workerDeploymentOptions, type WorkerVersioning } from './temporal/deployment';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -30,6 +31,18 @@ export interface MpfWorkerDeps {
   events?: MerchantEventsConfig;
   /** Overrides of MPF_WORKER_TUNING (the benchmark's tuning experiments). */
   tuning?: Partial<WorkerOptions>;
+  /**
+   * The Worker Deployment Version this worker registers as, and its promote policy
+   * (src/temporal/deployment.ts); default: deployment `merchant-payment-flows`, build id of this
+   * release, `if-none`. `false`: an unversioned worker (the benchmark's tuning experiments only).
+   */
+  versioning?: WorkerVersioning | false;
+  /** Told where the version stands after the promote policy (one line for the log). */
+  onVersion?: (line: string) => void;
+}
+
+export function defaultVersioning(): WorkerVersioning {
+  return { deploymentName: DEFAULT_DEPLOYMENT_NAME, buildId: releaseBuildId(), promote: 'if-none' };
 }
 
 /**
@@ -50,7 +63,13 @@ export const MPF_WORKER_TUNING: Partial<WorkerOptions> = {
   maxCachedWorkflows: 1000,
 };
 
-export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
+export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
+  const versioning = deps.versioning === undefined ? defaultVersioning() : deps.versioning;
+  if (versioning) {
+    // Before the first poll, so a new deployment's first worker finds its version Current.
+    const outcome = await applyPromotePolicy(deps.connection, deps.namespace, versioning, deps.identity ?? `mpf-worker@${process.pid}`);
+    deps.onVersion?.(describeOutcome(versioning, outcome));
+  }
   const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS);
   // Provider calls counted and timed through the activity metric meter (src/metrics/activity-metrics.ts).
   const activities = {
@@ -74,6 +93,7 @@ export function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
     // counted once per run and occurrence.
     sinks: { ...sinks, ...flowMetricSinks() },
     dataConverter: workerDataConverter(deps.keys),
+    ...(versioning ? { workerDeploymentOptions: workerDeploymentOptions(versioning) } : {}),
     ...MPF_WORKER_TUNING,
     ...deps.tuning,
   });

@@ -143,6 +143,14 @@ export const EnvSchema = z
     WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
     /** A prebuilt workflow bundle (`npm run bundle-workflows`) instead of bundling src/workflows at start-up: a faster start, and the bundle of a given release (the upgrade test runs the previous release's). */
     WORKER_WORKFLOW_BUNDLE: optionalNonEmpty,
+    /** The Worker Deployment this worker is a version of (Worker Deployment Versioning; default `merchant-payment-flows`). No dot. */
+    WORKER_DEPLOYMENT_NAME: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, _ and - only (no dot), at most 100').default('merchant-payment-flows'),
+    /** This worker's build id: the release's identity (default `<package version>-<commit>`, the commit from MPF_COMMIT or the checkout). */
+    WORKER_BUILD_ID: z.string().regex(/^[A-Za-z0-9_.+-]{1,100}$/, 'letters, digits, _ . + - only, at most 100').optional(),
+    /** Whether a starting worker makes its version Current: `if-none` (only when the deployment has none; default), `always`, `never`. */
+    WORKER_PROMOTE: z.enum(['if-none', 'always', 'never']).default('if-none'),
+    /** The commit of this code, for the default build id, where the checkout has no .git (the image's build argument). */
+    MPF_COMMIT: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^[0-9a-f]{7,40}$/, 'a git commit hash').optional()),
     /** Payload encryption keys, comma-separated `keyId:base64` 32-byte keys; the first encrypts, all decrypt (rotation); a secret. */
     PAYLOAD_ENCRYPTION_KEYS: optionalNonEmpty,
     /** Bearer token of the codec server (/codec on the gateway); unset = no codec server. */

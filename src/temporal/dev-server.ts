@@ -58,6 +58,19 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
+/**
+ * What Worker Deployment Versioning needs of the dev server beyond its defaults (versioning itself is
+ * on by default in Temporal 1.29): every test's task queue joins the one version of this release
+ * (past the default of 100 task queues per version, a new queue is refused and its flows never
+ * start), and a drained version says so within seconds instead of the default 3 minutes.
+ */
+export const DEV_SERVER_VERSIONING_CONFIG: Record<string, string | number> = {
+  'matching.maxTaskQueuesInDeploymentVersion': 100_000,
+  'matching.maxDeployments': 10_000,
+  'matching.wv.VersionDrainageStatusVisibilityGracePeriod': '2s',
+  'matching.wv.VersionDrainageStatusRefreshInterval': '2s',
+};
+
 /** The server could not bind a port it was given (another process took it after freePort()). */
 class PortTakenError extends Error {}
 
@@ -99,7 +112,7 @@ async function startOnce(binary: string, opts: DevServerOptions): Promise<DevSer
     ...Object.entries(opts.searchAttributes === false ? {} : CUSTOM_SEARCH_ATTRIBUTES).flatMap(([k, t]) => ['--search-attribute', `${k}=${t}`]),
     ...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']),
     ...(uiPort && opts.uiCodecEndpoint ? ['--ui-codec-endpoint', opts.uiCodecEndpoint] : []),
-    ...Object.entries(opts.dynamicConfig ?? {}).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
+    ...Object.entries({ ...DEV_SERVER_VERSIONING_CONFIG, ...opts.dynamicConfig }).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
   ];
   const log = fs.openSync(logFile, 'a');
   const child = spawn(binary, args, { stdio: ['ignore', log, log] });

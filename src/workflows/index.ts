@@ -5,3 +5,5 @@ export { categoriesWorkflow } from './categories';
 export { idempotencyWorkflow } from './idempotency';
 export { eventDeliveryWorkflow } from './event-delivery';
 export { pinBudgetWorkflow } from './pin-budget';
+// Per type: PINNED or AUTO_UPGRADE (Worker Deployment Versioning).
+import './versioning';

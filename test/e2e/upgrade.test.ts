@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { provisionTemporalCli } from '../../src/temporal/provision';
 import { startEventListener, type RunningListener } from '../../src/merchant-events/listener';
 import { generateSecret } from '../../src/merchant-events/signing';
 import { MpfClient } from '../../src/starter/client/mpf-client';
@@ -40,9 +41,14 @@ describe('an upgrade: flows parked on the previous release finish on the current
   const logs: string[] = [];
   const prev = previousRelease();
 
+  // Each release a version of this test's own deployment (Worker Deployment Versioning): the
+  // previous release's bundle as build id <release>, this one as its default build id.
+  const deployment = `mpf-upgrade-${process.pid}-${Date.now().toString(36)}`;
   const startWorker = async (bundle?: string): Promise<MpfProcess> => {
     const w = spawnMpf(['worker'], {
       ...workerProcessEnv(stack),
+      WORKER_DEPLOYMENT_NAME: deployment,
+      ...(bundle ? { WORKER_BUILD_ID: prev.release } : {}),
       LOG_LEVEL: 'info',
       MERCHANT_WEBHOOK_SECRET: secret,
       MERCHANT_WEBHOOK_RETRY_INITIAL_SECONDS: '0.5',
@@ -128,9 +134,19 @@ describe('an upgrade: flows parked on the previous release finish on the current
     t.diagnostic(`parked on ${prev.release}: ${Object.keys(parked).length} flows — ${states.join('; ')}`);
     assert.equal((await mpf.getSwap(doubt.swap.swap_id)).state, 'confirming', 'the doubtful swap still waits for its notification');
 
-    // The upgrade: the previous release's worker stops, this release's starts.
+    // The upgrade: the previous release's worker stops, this release's starts and the operator
+    // makes it Current (its worker does not: the deployment has one). The old release's workflows
+    // name no versioning behavior: AUTO_UPGRADE, so every parked flow moves to this release.
+    assert.match(old.output(), new RegExp(`version ${deployment}/${prev.release} made Current`));
     await stopWorker(old);
     const current = await startWorker();
+    assert.match(current.output(), /registered but NOT Current/);
+    const temporalCli = provisionTemporalCli();
+    const buildId = /version \S+\/(\S+) registered but NOT Current/.exec(current.output())![1]!;
+    await eventually(async () => {
+      execFileSync(temporalCli, ['worker', 'deployment', 'set-current-version', '--deployment-name', deployment, '--build-id', buildId, '--yes', '--address', stack.address, '--namespace', stack.namespace], { stdio: 'pipe' });
+      return true;
+    }, 30_000, `${buildId} promoted`);
 
     // Drive every flow to its end.
     receiverUp = true;

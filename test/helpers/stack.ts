@@ -14,7 +14,7 @@ import { SIMULATOR_DEFAULT_CREDENTIALS as EMBEDDED_SIMULATOR_CREDENTIALS } from 
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator';
 import { createControlClient, type SimulatorControl } from '../../src/simulator/control-client';
 import { MpfClient, type MpfClientOptions } from '../../src/starter/client/mpf-client';
-import { createMpfWorker, WORKFLOWS_PATH } from '../../src/worker';
+import { createMpfWorker, defaultVersioning, WORKFLOWS_PATH } from '../../src/worker';
 import type { MerchantEventsConfig } from '../../src/merchant-events/config';
 import { getTestTemporal, uniqueTaskQueue } from './temporal';
 
@@ -118,6 +118,9 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       provider,
       workflowBundle: await workflowBundle(),
       ...(opts.events ? { events: opts.events } : {}),
+      // Every test's queue joins this release's version of the shared deployment; made Current
+      // over a version an earlier run left on a long-lived TEMPORAL_ADDRESS server.
+      versioning: { ...defaultVersioning(), promote: 'always' },
     });
     running = worker.run();
   };

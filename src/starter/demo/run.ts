@@ -36,7 +36,7 @@ import { startDevServer } from '../../temporal/dev-server';
 import { freePort } from '../../temporal/ports';
 import { PROJECT_ROOT, provisionTemporalCli } from '../../temporal/provision';
 import { ensureSearchAttributes } from '../../temporal/search-attributes-admin';
-import { createMpfWorker } from '../../worker';
+import { createMpfWorker, defaultVersioning } from '../../worker';
 import { mpfClientFromEnv } from '../client/from-env';
 import { operatorViews, workflowListUrl } from '../client/temporal-web';
 import { startGateway } from '../gateway/main';
@@ -189,7 +189,19 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     const native = await connectNative(target);
     teardown.add('the worker connection', () => native.close());
     say('worker: bundling the workflows …');
-    const worker = await createMpfWorker({ connection: native, namespace, taskQueue, keys, provider, events, identity: `mpf-demo@${process.pid}` });
+    // The demo runs the only worker of its deployment: its version is made Current at start, even
+    // over a version a previous demo (older code, same data file) left Current.
+    const worker = await createMpfWorker({
+      connection: native,
+      namespace,
+      taskQueue,
+      keys,
+      provider,
+      events,
+      identity: `mpf-demo@${process.pid}`,
+      versioning: { ...defaultVersioning(), promote: 'always' },
+      onVersion: say,
+    });
     const workerOps = await startWorkerEndpoint({ host: '127.0.0.1', port: 0, exporterUrl });
     workerOps.attach({ worker, connection: native });
     teardown.add("the worker's metrics endpoint", () => workerOps.close());

@@ -1,0 +1,160 @@
+/**
+ * Releases have an identity: every worker registers as a version of a Temporal Worker Deployment
+ * (Worker Deployment Versioning). The version is the deployment name plus a build id made of the
+ * package version and the commit; `WORKER_DEPLOYMENT_NAME` / `WORKER_BUILD_ID` override them.
+ *
+ * A versioned worker receives no task until its version is the deployment's Current (or Ramping)
+ * Version. `WORKER_PROMOTE` says what a starting worker does about it:
+ *   - `if-none` (default): make its version Current only when the deployment has none (a first
+ *     deployment, the demo, the tests, an upgrade from unversioned workers). A worker of a new
+ *     release next to a running one waits for the operator's `temporal worker deployment
+ *     set-current-version` (docs/operations/upgrading.md), so a release is promoted (or ramped) on
+ *     purpose and the old version drains its pinned flows;
+ *   - `always`: make its version Current at start (single-release topologies);
+ *   - `never`: leave routing to the operator.
+ * Which workflow types are PINNED and which AUTO_UPGRADE: src/workflows/versioning.ts.
+ */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import type { NativeConnection, WorkerDeploymentOptions } from '@temporalio/worker';
+
+/** gRPC status codes (the values of @grpc/grpc-js's `status`). */
+const grpcStatus = { NOT_FOUND: 5, ALREADY_EXISTS: 6, RESOURCE_EXHAUSTED: 8, FAILED_PRECONDITION: 9, ABORTED: 10, UNAVAILABLE: 14 } as const;
+
+export const DEFAULT_DEPLOYMENT_NAME = 'merchant-payment-flows';
+export type PromotePolicy = 'if-none' | 'always' | 'never';
+export const PROMOTE_POLICIES: readonly PromotePolicy[] = ['if-none', 'always', 'never'];
+
+export interface DeploymentVersion {
+  deploymentName: string;
+  buildId: string;
+}
+
+export interface WorkerVersioning extends DeploymentVersion {
+  promote: PromotePolicy;
+}
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+function packageVersion(): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require(path.join(ROOT, 'package.json')) as { version: string }).version;
+}
+
+let commitCache: string | undefined;
+/** The commit this code is: MPF_COMMIT (the image's build argument) or the checkout's HEAD. */
+export function releaseCommit(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.MPF_COMMIT) return env.MPF_COMMIT.slice(0, 7);
+  if (commitCache === undefined) {
+    try {
+      commitCache = execFileSync('git', ['rev-parse', '--short=7', 'HEAD'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).toString().trim();
+    } catch {
+      commitCache = 'nocommit';
+    }
+  }
+  return commitCache;
+}
+
+/** `<package version>-<commit>`, e.g. `0.1.0-659b819`: the build id of this release. */
+export function releaseBuildId(env: NodeJS.ProcessEnv = process.env): string {
+  return `${packageVersion()}-${releaseCommit(env)}`;
+}
+
+/** The SDK's deployment options of a versioned worker (AUTO_UPGRADE for types that name none). */
+export function workerDeploymentOptions(v: DeploymentVersion): WorkerDeploymentOptions {
+  return {
+    version: { deploymentName: v.deploymentName, buildId: v.buildId },
+    useWorkerVersioning: true,
+    // Every type of ours names its behavior (src/workflows/versioning.ts); this default covers a
+    // prebuilt bundle of a release from before versioning, whose types name none: they relied on
+    // patches, which is what AUTO_UPGRADE does.
+    defaultVersioningBehavior: 'AUTO_UPGRADE',
+  };
+}
+
+export interface RoutingState {
+  currentBuildId?: string;
+  rampingBuildId?: string;
+  rampingPercentage?: number;
+}
+
+function isCode(e: unknown, ...codes: number[]): boolean {
+  return typeof e === 'object' && e !== null && codes.includes((e as { code?: number }).code ?? -1);
+}
+
+/** The deployment's routing (Current and Ramping build ids); empty when the deployment does not exist yet. */
+export async function describeRouting(connection: Pick<NativeConnection, 'workflowService'>, namespace: string, deploymentName: string): Promise<RoutingState> {
+  try {
+    const res = await connection.workflowService.describeWorkerDeployment({ namespace, deploymentName });
+    const routing = res.workerDeploymentInfo?.routingConfig;
+    const out: RoutingState = {};
+    if (routing?.currentDeploymentVersion?.buildId) out.currentBuildId = routing.currentDeploymentVersion.buildId;
+    if (routing?.rampingDeploymentVersion?.buildId) {
+      out.rampingBuildId = routing.rampingDeploymentVersion.buildId;
+      out.rampingPercentage = routing.rampingVersionPercentage ?? 0;
+    }
+    return out;
+  } catch (e) {
+    if (isCode(e, grpcStatus.NOT_FOUND)) return {};
+    throw e;
+  }
+}
+
+export type PromoteOutcome =
+  | { kind: 'already-current' }
+  | { kind: 'promoted'; previous?: string }
+  | { kind: 'left'; current: string; reason: string };
+
+/**
+ * Applies the promote policy for this worker's version, before it polls: with `allowNoPollers` the
+ * server accepts a version no worker has polled yet, so the worker's first poll already finds its
+ * version Current and no task waits on an unrouted version.
+ */
+export async function applyPromotePolicy(
+  connection: Pick<NativeConnection, 'workflowService'>,
+  namespace: string,
+  v: WorkerVersioning,
+  identity: string,
+): Promise<PromoteOutcome> {
+  const deadline = Date.now() + 30_000;
+  for (let attempt = 0; ; attempt++) {
+    const routing = await describeRouting(connection, namespace, v.deploymentName);
+    if (routing.currentBuildId === v.buildId) return { kind: 'already-current' };
+    if (v.promote === 'never') return { kind: 'left', current: routing.currentBuildId ?? '(none)', reason: 'WORKER_PROMOTE=never' };
+    if (v.promote === 'if-none' && routing.currentBuildId) {
+      return { kind: 'left', current: routing.currentBuildId, reason: 'the deployment has a Current Version (WORKER_PROMOTE=if-none)' };
+    }
+    try {
+      await connection.workflowService.setWorkerDeploymentCurrentVersion({
+        namespace,
+        deploymentName: v.deploymentName,
+        buildId: v.buildId,
+        identity,
+        allowNoPollers: true,
+      });
+      return { kind: 'promoted', ...(routing.currentBuildId ? { previous: routing.currentBuildId } : {}) };
+    } catch (e) {
+      // Two workers starting at once race on a new deployment (the loser sees a conflict or a
+      // version still being created); try again until the routing says who won.
+      const retriable = isCode(e, grpcStatus.ABORTED, grpcStatus.FAILED_PRECONDITION, grpcStatus.NOT_FOUND, grpcStatus.UNAVAILABLE, grpcStatus.RESOURCE_EXHAUSTED, grpcStatus.ALREADY_EXISTS);
+      if (!retriable || Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, Math.min(1000, 100 * 2 ** attempt)));
+    }
+  }
+}
+
+/** One line for the worker's log: where this version stands after the policy. */
+export function describeOutcome(v: WorkerVersioning, outcome: PromoteOutcome): string {
+  const name = `${v.deploymentName}/${v.buildId}`;
+  switch (outcome.kind) {
+    case 'already-current':
+      return `worker: version ${name} is the Current Version of deployment ${v.deploymentName}`;
+    case 'promoted':
+      return `worker: version ${name} made Current (WORKER_PROMOTE=${v.promote}${outcome.previous ? `; was ${outcome.previous}` : ''})`;
+    case 'left':
+      return (
+        `worker: version ${name} registered but NOT Current (${outcome.reason}; Current: ${outcome.current}): ` +
+        `it gets no new flow until promoted: temporal worker deployment set-current-version --deployment-name ${v.deploymentName} --build-id ${v.buildId}`
+      );
+  }
+}

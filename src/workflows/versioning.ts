@@ -18,6 +18,10 @@
  * - pinBudgetWorkflow: AUTO_UPGRADE. It lives as long as a user's wrong PINs count in its window
  *   (continuing as new), and every gateway's PIN takes a slot from it.
  *
+ * These workflows run on versioned workers only: the server refuses a workflow task that names a
+ * behavior from a worker without deployment options ("versioning behavior cannot be specified
+ * without deployment options"), so every worker of ours is versioned (src/worker.ts).
+ *
  * A worker's default for a type not listed here (a prebuilt bundle of a release from before
  * versioning) is AUTO_UPGRADE: src/temporal/deployment.ts.
  */

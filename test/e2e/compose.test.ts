@@ -110,7 +110,7 @@ describe('docker-compose.yml', () => {
     const images = new Set<string | undefined>();
     for (const role of ['worker', 'gateway', 'simulator']) {
       const s = svc(role);
-      assert.deepEqual(s.build, { context: '.', dockerfile: 'Dockerfile' });
+      assert.deepEqual(s.build, { context: '.', dockerfile: 'Dockerfile', args: { MPF_COMMIT: '${MPF_COMMIT:-}' } }, 'one image, told its commit (the workers\' build id)');
       images.add(s.image);
       assert.ok(Array.isArray(s.command));
       assert.deepEqual(s.command.slice(0, 3), ['node', 'bin/mpf.cjs', role]);

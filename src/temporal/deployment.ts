@@ -19,7 +19,7 @@ import path from 'node:path';
 import type { NativeConnection, WorkerDeploymentOptions } from '@temporalio/worker';
 
 /** gRPC status codes (the values of @grpc/grpc-js's `status`). */
-const grpcStatus = { NOT_FOUND: 5, ALREADY_EXISTS: 6, RESOURCE_EXHAUSTED: 8, FAILED_PRECONDITION: 9, ABORTED: 10, UNAVAILABLE: 14 } as const;
+const grpcStatus = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, ALREADY_EXISTS: 6, RESOURCE_EXHAUSTED: 8, FAILED_PRECONDITION: 9, ABORTED: 10, UNAVAILABLE: 14, UNIMPLEMENTED: 12 } as const;
 
 export const DEFAULT_DEPLOYMENT_NAME = 'merchant-payment-flows';
 export type PromotePolicy = 'if-none' | 'always' | 'never';
@@ -118,13 +118,13 @@ export async function applyPromotePolicy(
 ): Promise<PromoteOutcome> {
   const deadline = Date.now() + 30_000;
   for (let attempt = 0; ; attempt++) {
-    const routing = await describeRouting(connection, namespace, v.deploymentName);
-    if (routing.currentBuildId === v.buildId) return { kind: 'already-current' };
-    if (v.promote === 'never') return { kind: 'left', current: routing.currentBuildId ?? '(none)', reason: 'WORKER_PROMOTE=never' };
-    if (v.promote === 'if-none' && routing.currentBuildId) {
-      return { kind: 'left', current: routing.currentBuildId, reason: 'the deployment has a Current Version (WORKER_PROMOTE=if-none)' };
-    }
     try {
+      const routing = await describeRouting(connection, namespace, v.deploymentName);
+      if (routing.currentBuildId === v.buildId) return { kind: 'already-current' };
+      if (v.promote === 'never') return { kind: 'left', current: routing.currentBuildId ?? '(none)', reason: 'WORKER_PROMOTE=never' };
+      if (v.promote === 'if-none' && routing.currentBuildId) {
+        return { kind: 'left', current: routing.currentBuildId, reason: 'the deployment has a Current Version (WORKER_PROMOTE=if-none)' };
+      }
       await connection.workflowService.setWorkerDeploymentCurrentVersion({
         namespace,
         deploymentName: v.deploymentName,
@@ -134,9 +134,13 @@ export async function applyPromotePolicy(
       });
       return { kind: 'promoted', ...(routing.currentBuildId ? { previous: routing.currentBuildId } : {}) };
     } catch (e) {
+      if (isCode(e, grpcStatus.UNIMPLEMENTED)) {
+        throw new Error(`Worker Deployment Versioning is not available on this Temporal server (${(e as Error).message}): it needs Temporal 1.28 or later with system.enableDeploymentVersions on`, { cause: e });
+      }
       // Two workers starting at once race on a new deployment (the loser sees a conflict or a
-      // version still being created); try again until the routing says who won.
-      const retriable = isCode(e, grpcStatus.ABORTED, grpcStatus.FAILED_PRECONDITION, grpcStatus.NOT_FOUND, grpcStatus.UNAVAILABLE, grpcStatus.RESOURCE_EXHAUSTED, grpcStatus.ALREADY_EXISTS);
+      // version still being created), and a server restarting is unavailable for a moment: try
+      // again until the routing says who won, within 30 s.
+      const retriable = isCode(e, grpcStatus.ABORTED, grpcStatus.FAILED_PRECONDITION, grpcStatus.NOT_FOUND, grpcStatus.UNAVAILABLE, grpcStatus.RESOURCE_EXHAUSTED, grpcStatus.ALREADY_EXISTS, grpcStatus.DEADLINE_EXCEEDED);
       if (!retriable || Date.now() > deadline) throw e;
       await new Promise((r) => setTimeout(r, Math.min(1000, 100 * 2 ** attempt)));
     }

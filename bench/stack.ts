@@ -124,8 +124,11 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       apiKey: BENCH_API_KEY,
       port: 0,
       logger: false,
-      // The bench sends one PIN per swap from one address: the per-user wrong-PIN budget is never touched.
+      // The bench sends one PIN per swap from one address and one user: neither the per-address
+      // limit nor the per-user budget may refuse it (the budget, which counts PINs in flight, is
+      // still taken and settled for every PIN: its cost is measured, not its refusals).
       pinRateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
+      userPinBudget: { max: 1_000_000, timeWindowMs: 60_000 },
     });
     cleanups.push(() => gateway.close());
 

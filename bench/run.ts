@@ -33,6 +33,7 @@ import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { NAMESPACE } from '../src/cluster/topology';
 import { type RunningCluster, startCluster } from '../src/cluster/up';
+import { clientTls } from '../src/cluster/tls';
 import { startSimulator } from '../src/simulator';
 import { benchCodec } from './codec.bench';
 import { type Curve, halfKnee, knee, runCurve } from './curve';
@@ -190,6 +191,8 @@ async function main(): Promise<void> {
     const stack = await startBenchStack({
       dynamicConfig,
       temporalAddress,
+      // The cluster's frontend requires client certificates: the bench connects as its operator.
+      ...(cluster ? { temporalTls: clientTls(path.join(cluster.info.tlsDir, 'operator')) } : {}),
       namespace: cluster ? NAMESPACE : args.namespace,
       simulatorProcess: simProcess,
       // Parked swaps wait longer than the provider's default 5-minute window.

@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { clientDataConverter, FAILURE_CONVERTER_PATH, workerDataConverter } from '../src/codec/data-converter';
 import { generateDevKeys } from '../src/codec/keys';
@@ -32,6 +32,8 @@ export interface BenchStackOptions {
   dynamicConfig?: Record<string, string | number | boolean>;
   /** An external Temporal frontend (e.g. `mpf cluster up`'s); default: a dev server of our own. */
   temporalAddress?: string;
+  /** TLS client options for `temporalAddress` (the cluster's operator certificate: its frontend requires mTLS). */
+  temporalTls?: TLSConfig;
   namespace?: string;
   /** Run the simulator in a process of its own (it then shares no event loop with worker and client). */
   simulatorProcess?: boolean;
@@ -112,7 +114,8 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       simUrl = sim.baseUrl;
     }
 
-    const connection = await Connection.connect({ address });
+    const tls = opts.temporalTls ? { tls: opts.temporalTls } : {};
+    const connection = await Connection.connect({ address, ...tls });
     cleanups.push(() => connection.close());
     if (!server) await ensureSearchAttributes(connection, namespace);
     const client = new Client({ connection, namespace, dataConverter: clientDataConverter(keys) });
@@ -134,7 +137,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
 
     const provider = new ProviderClient({ baseUrl: simUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
     cleanups.push(() => provider.close());
-    const native = await NativeConnection.connect({ address });
+    const native = await NativeConnection.connect({ address, ...tls });
     cleanups.push(() => native.close());
     const [ourBundle, controlBundle] = await Promise.all([
       bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger }),

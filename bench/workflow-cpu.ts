@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { FAILURE_CONVERTER_PATH, workerDataConverter } from '../src/codec/data-converter';
+import { flowMetricSinks } from '../src/metrics/flow-metric-sink';
 import { WORKFLOWS_PATH } from '../src/worker';
 
 const REPLAY_DIR = path.resolve(__dirname, '..', 'test', 'replay');
@@ -29,18 +30,20 @@ async function main(): Promise<void> {
   const n = Number(values.n);
   const release = values.release ?? newestRelease();
   const wanted = values.path?.split(',');
+  const ids = (JSON.parse(fs.readFileSync(path.join(REPLAY_DIR, release, 'release.json'), 'utf8')) as { workflow_ids?: Record<string, string> }).workflow_ids ?? {};
   const files = fs.readdirSync(path.join(REPLAY_DIR, release)).filter((f) => f.endsWith('.json') && f !== 'release.json').filter((f) => !wanted || wanted.includes(f.replace(/\.json$/, '')));
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const keys = fs.readFileSync(path.join(REPLAY_DIR, 'test-key.txt'), 'utf8').trim();
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quiet });
-  const options = { workflowBundle, dataConverter: workerDataConverter(keys) };
+  // The sinks the worker registers (their calls are skipped in replay, as on a live worker's replay).
+  const options = { workflowBundle, dataConverter: workerDataConverter(keys), sinks: flowMetricSinks() };
   console.log(`workflow code CPU per replay, ${n} replays of each history of test/replay/${release} (node ${process.version})`);
   for (const f of files) {
     const json: unknown = JSON.parse(fs.readFileSync(path.join(REPLAY_DIR, release, f), 'utf8'));
     const events = (json as { events: unknown[] }).events.length;
     const run = async (count: number): Promise<void> => {
       const histories = (async function* () {
-        for (let i = 0; i < count; i++) yield { history: historyFromJSON(json), workflowId: `${f.replace(/\.json$/, '')}-${i}` };
+        for (let i = 0; i < count; i++) yield { history: historyFromJSON(json), workflowId: ids[f.replace(/\.json$/, '')] ?? `${f.replace(/\.json$/, '')}-${i}` }; // child ids derive from it
       })();
       for await (const r of Worker.runReplayHistories(options, histories)) if (r.error) throw r.error;
     };

@@ -23,7 +23,6 @@ const grpcStatus = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, ALREADY_EXISTS: 6, RESO
 
 export const DEFAULT_DEPLOYMENT_NAME = 'merchant-payment-flows';
 export type PromotePolicy = 'if-none' | 'always' | 'never';
-export const PROMOTE_POLICIES: readonly PromotePolicy[] = ['if-none', 'always', 'never'];
 
 export interface DeploymentVersion {
   deploymentName: string;
@@ -74,26 +73,18 @@ export function workerDeploymentOptions(v: DeploymentVersion): WorkerDeploymentO
 
 export interface RoutingState {
   currentBuildId?: string;
-  rampingBuildId?: string;
-  rampingPercentage?: number;
 }
 
 function isCode(e: unknown, ...codes: number[]): boolean {
   return typeof e === 'object' && e !== null && codes.includes((e as { code?: number }).code ?? -1);
 }
 
-/** The deployment's routing (Current and Ramping build ids); empty when the deployment does not exist yet. */
+/** The deployment's Current build id; none when the deployment (or its Current Version) does not exist yet. */
 export async function describeRouting(connection: Pick<NativeConnection, 'workflowService'>, namespace: string, deploymentName: string): Promise<RoutingState> {
   try {
     const res = await connection.workflowService.describeWorkerDeployment({ namespace, deploymentName });
-    const routing = res.workerDeploymentInfo?.routingConfig;
-    const out: RoutingState = {};
-    if (routing?.currentDeploymentVersion?.buildId) out.currentBuildId = routing.currentDeploymentVersion.buildId;
-    if (routing?.rampingDeploymentVersion?.buildId) {
-      out.rampingBuildId = routing.rampingDeploymentVersion.buildId;
-      out.rampingPercentage = routing.rampingVersionPercentage ?? 0;
-    }
-    return out;
+    const current = res.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId;
+    return current ? { currentBuildId: current } : {};
   } catch (e) {
     if (isCode(e, grpcStatus.NOT_FOUND)) return {};
     throw e;

@@ -11,13 +11,13 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { provisionTemporalCli } from '../../src/temporal/provision';
 import { startEventListener, type RunningListener } from '../../src/merchant-events/listener';
 import { generateSecret } from '../../src/merchant-events/signing';
 import { MpfClient } from '../../src/starter/client/mpf-client';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { type MpfProcess, spawnMpf } from '../helpers/processes';
 import { eventually, startStack, type Stack, workerProcessEnv } from '../helpers/stack';
+import { promoteVersion } from '../helpers/versioning';
 
 const UPGRADE_DIR = path.resolve(__dirname, '..', 'upgrade');
 /** The previous release kept here (the newest directory by its release.json). */
@@ -141,12 +141,8 @@ describe('an upgrade: flows parked on the previous release finish on the current
     await stopWorker(old);
     const current = await startWorker();
     assert.match(current.output(), /registered but NOT Current/);
-    const temporalCli = provisionTemporalCli();
     const buildId = /version \S+\/(\S+) registered but NOT Current/.exec(current.output())![1]!;
-    await eventually(async () => {
-      execFileSync(temporalCli, ['worker', 'deployment', 'set-current-version', '--deployment-name', deployment, '--build-id', buildId, '--yes', '--address', stack.address, '--namespace', stack.namespace], { stdio: 'pipe' });
-      return true;
-    }, 30_000, `${buildId} promoted`);
+    await promoteVersion(stack, deployment, buildId);
 
     // Drive every flow to its end.
     receiverUp = true;

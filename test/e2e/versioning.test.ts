@@ -6,19 +6,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { provisionTemporalCli } from '../../src/temporal/provision';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { type MpfProcess, spawnMpf } from '../helpers/processes';
 import { eventually, startStack, type Stack, workerProcessEnv } from '../helpers/stack';
+import { deploymentCli, promoteVersion } from '../helpers/versioning';
 
 describe('releases as Worker Deployment Versions (mpf worker processes, temporal CLI)', () => {
   let stack: Stack;
   const workers: MpfProcess[] = [];
   const deployment = `mpf-versioning-${process.pid}-${Date.now().toString(36)}`;
-  const temporalCli = provisionTemporalCli();
-  const cli = (...args: string[]): string =>
-    execFileSync(temporalCli, [...args, '--address', stack.address, '--namespace', stack.namespace], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
   const startWorker = async (buildId: string): Promise<MpfProcess> => {
     const w = spawnMpf(['worker'], { ...workerProcessEnv(stack), LOG_LEVEL: 'info', WORKER_DEPLOYMENT_NAME: deployment, WORKER_BUILD_ID: buildId });
@@ -38,7 +34,7 @@ describe('releases as Worker Deployment Versions (mpf worker processes, temporal
     return (h.events ?? []).flatMap((e) => (e.workflowTaskCompletedEventAttributes ? [e.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId ?? '(none)'] : []));
   };
   const drainage = (buildId: string): string => {
-    const out = JSON.parse(cli('worker', 'deployment', 'describe-version', '--deployment-name', deployment, '--build-id', buildId, '-o', 'json')) as Record<string, unknown>;
+    const out = JSON.parse(deploymentCli(stack, 'describe-version', '--deployment-name', deployment, '--build-id', buildId, '-o', 'json')) as Record<string, unknown>;
     return JSON.stringify(out);
   };
 
@@ -67,11 +63,8 @@ describe('releases as Worker Deployment Versions (mpf worker processes, temporal
     assert.match(b.output(), /registered but NOT Current .*temporal worker deployment set-current-version --deployment-name \S+ --build-id rel-b/);
     // The operator promotes rel-b, once the server has seen its pollers on every task queue of
     // rel-a (until then it refuses: "missing active task queues").
-    await eventually(async () => {
-      cli('worker', 'deployment', 'set-current-version', '--deployment-name', deployment, '--build-id', 'rel-b', '--yes');
-      return true;
-    }, 30_000, 'rel-b promoted');
-    const described = cli('worker', 'deployment', 'describe', '--name', deployment);
+    await promoteVersion(stack, deployment, 'rel-b');
+    const described = deploymentCli(stack, 'describe', '--name', deployment);
     t.diagnostic(`after the promotion:\n${described}`);
     assert.match(described, /CurrentVersionBuildID\s+rel-b\n/);
 

@@ -22,7 +22,7 @@ import { type RunningGateway, startGateway } from '../src/starter/gateway/main';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { ensureSearchAttributes } from '../src/temporal/search-attributes-admin';
 import { createMpfWorker, defaultVersioning, MPF_WORKER_TUNING, WORKFLOWS_PATH } from '../src/worker';
-import { applyPromotePolicy, workerDeploymentOptions } from '../src/temporal/deployment';
+import { versionWorker } from '../src/temporal/deployment';
 import * as controlActivities from './control/activities';
 
 export const BENCH_API_KEY = 'bench-gateway-api-key-0123456789';
@@ -155,8 +155,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       tuning: opts.tuning,
       versioning: { ...defaultVersioning(), promote: 'always' },
     });
-    const controlVersion = { deploymentName: 'mpf-bench-control', buildId: 'control', promote: 'always' } as const;
-    await applyPromotePolicy(native, namespace, controlVersion, 'mpf-bench');
+    const controlVersion = await versionWorker(native, namespace, { deploymentName: 'mpf-bench-control', buildId: 'control', promote: 'always' }, 'mpf-bench');
     const theirs = await Worker.create({
       connection: native,
       namespace,
@@ -164,7 +163,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       workflowBundle: controlBundle,
       activities: controlActivities,
       dataConverter: workerDataConverter(keys),
-      workerDeploymentOptions: workerDeploymentOptions(controlVersion),
+      workerDeploymentOptions: controlVersion.workerDeploymentOptions,
       ...MPF_WORKER_TUNING,
       ...opts.tuning,
     });

@@ -13,7 +13,7 @@ import { mpfWorkerInterceptors, mpfWorkflowInterceptorModules } from './observab
 import { instrumentProvider } from './metrics/activity-metrics';
 import { flowMetricSinks, initWorkerCounters } from './metrics/flow-metric-sink';
 import type { ProviderClient } from './provider/client';
-import { applyPromotePolicy, DEFAULT_DEPLOYMENT_NAME, describeOutcome, releaseBuildId, workerDeploymentOptions, type WorkerVersioning } from './temporal/deployment';
+import { DEFAULT_DEPLOYMENT_NAME, releaseBuildId, versionWorker, type WorkerVersioning } from './temporal/deployment';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -34,9 +34,9 @@ export interface MpfWorkerDeps {
   /**
    * The Worker Deployment Version this worker registers as, and its promote policy
    * (src/temporal/deployment.ts); default: deployment `merchant-payment-flows`, build id of this
-   * release, `if-none`. `false`: an unversioned worker (the benchmark's tuning experiments only).
+   * release, `if-none`.
    */
-  versioning?: WorkerVersioning | false;
+  versioning?: WorkerVersioning;
   /** Told where the version stands after the promote policy (one line for the log). */
   onVersion?: (line: string) => void;
 }
@@ -64,12 +64,9 @@ export const MPF_WORKER_TUNING: Partial<WorkerOptions> = {
 };
 
 export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
-  const versioning = deps.versioning === undefined ? defaultVersioning() : deps.versioning;
-  if (versioning) {
-    // Before the first poll, so a new deployment's first worker finds its version Current.
-    const outcome = await applyPromotePolicy(deps.connection, deps.namespace, versioning, deps.identity ?? `mpf-worker@${process.pid}`);
-    deps.onVersion?.(describeOutcome(versioning, outcome));
-  }
+  // Before the first poll, so a new deployment's first worker finds its version Current.
+  const version = await versionWorker(deps.connection, deps.namespace, deps.versioning ?? defaultVersioning(), deps.identity ?? `mpf-worker@${process.pid}`);
+  deps.onVersion?.(version.line);
   const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS);
   // Provider calls counted and timed through the activity metric meter (src/metrics/activity-metrics.ts).
   const activities = {
@@ -93,7 +90,7 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
     // counted once per run and occurrence.
     sinks: { ...sinks, ...flowMetricSinks() },
     dataConverter: workerDataConverter(deps.keys),
-    ...(versioning ? { workerDeploymentOptions: workerDeploymentOptions(versioning) } : {}),
+    workerDeploymentOptions: version.workerDeploymentOptions,
     ...MPF_WORKER_TUNING,
     ...deps.tuning,
   });

@@ -71,22 +71,17 @@ export function workerDeploymentOptions(v: DeploymentVersion): WorkerDeploymentO
   };
 }
 
-export interface RoutingState {
-  currentBuildId?: string;
-}
-
 function isCode(e: unknown, ...codes: number[]): boolean {
   return typeof e === 'object' && e !== null && codes.includes((e as { code?: number }).code ?? -1);
 }
 
-/** The deployment's Current build id; none when the deployment (or its Current Version) does not exist yet. */
-export async function describeRouting(connection: Pick<NativeConnection, 'workflowService'>, namespace: string, deploymentName: string): Promise<RoutingState> {
+/** The deployment's Current build id; undefined when the deployment (or its Current Version) does not exist yet. */
+async function currentBuildId(connection: Pick<NativeConnection, 'workflowService'>, namespace: string, deploymentName: string): Promise<string | undefined> {
   try {
     const res = await connection.workflowService.describeWorkerDeployment({ namespace, deploymentName });
-    const current = res.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId;
-    return current ? { currentBuildId: current } : {};
+    return res.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId || undefined;
   } catch (e) {
-    if (isCode(e, grpcStatus.NOT_FOUND)) return {};
+    if (isCode(e, grpcStatus.NOT_FOUND)) return undefined;
     throw e;
   }
 }
@@ -101,7 +96,7 @@ export type PromoteOutcome =
  * server accepts a version no worker has polled yet, so the worker's first poll already finds its
  * version Current and no task waits on an unrouted version.
  */
-export async function applyPromotePolicy(
+async function applyPromotePolicy(
   connection: Pick<NativeConnection, 'workflowService'>,
   namespace: string,
   v: WorkerVersioning,
@@ -110,11 +105,11 @@ export async function applyPromotePolicy(
   const deadline = Date.now() + 30_000;
   for (let attempt = 0; ; attempt++) {
     try {
-      const routing = await describeRouting(connection, namespace, v.deploymentName);
-      if (routing.currentBuildId === v.buildId) return { kind: 'already-current' };
-      if (v.promote === 'never') return { kind: 'left', current: routing.currentBuildId ?? '(none)', reason: 'WORKER_PROMOTE=never' };
-      if (v.promote === 'if-none' && routing.currentBuildId) {
-        return { kind: 'left', current: routing.currentBuildId, reason: 'the deployment has a Current Version (WORKER_PROMOTE=if-none)' };
+      const current = await currentBuildId(connection, namespace, v.deploymentName);
+      if (current === v.buildId) return { kind: 'already-current' };
+      if (v.promote === 'never') return { kind: 'left', current: current ?? '(none)', reason: 'WORKER_PROMOTE=never' };
+      if (v.promote === 'if-none' && current) {
+        return { kind: 'left', current, reason: 'the deployment has a Current Version (WORKER_PROMOTE=if-none)' };
       }
       await connection.workflowService.setWorkerDeploymentCurrentVersion({
         namespace,
@@ -123,7 +118,7 @@ export async function applyPromotePolicy(
         identity,
         allowNoPollers: true,
       });
-      return { kind: 'promoted', ...(routing.currentBuildId ? { previous: routing.currentBuildId } : {}) };
+      return { kind: 'promoted', ...(current ? { previous: current } : {}) };
     } catch (e) {
       if (isCode(e, grpcStatus.UNIMPLEMENTED)) {
         throw new Error(`Worker Deployment Versioning is not available on this Temporal server (${(e as Error).message}): it needs Temporal 1.28 or later with system.enableDeploymentVersions on`, { cause: e });
@@ -139,7 +134,7 @@ export async function applyPromotePolicy(
 }
 
 /** One line for the worker's log: where this version stands after the policy. */
-export function describeOutcome(v: WorkerVersioning, outcome: PromoteOutcome): string {
+function describeOutcome(v: WorkerVersioning, outcome: PromoteOutcome): string {
   const name = `${v.deploymentName}/${v.buildId}`;
   switch (outcome.kind) {
     case 'already-current':
@@ -152,4 +147,18 @@ export function describeOutcome(v: WorkerVersioning, outcome: PromoteOutcome): s
         `it gets no new flow until promoted: temporal worker deployment set-current-version --deployment-name ${v.deploymentName} --build-id ${v.buildId}`
       );
   }
+}
+
+/**
+ * What a worker of version `v` needs before Worker.create: the promote policy applied (before its
+ * first poll) and the SDK's deployment options; `line` says where the version stands, for the log.
+ */
+export async function versionWorker(
+  connection: Pick<NativeConnection, 'workflowService'>,
+  namespace: string,
+  v: WorkerVersioning,
+  identity: string,
+): Promise<{ workerDeploymentOptions: WorkerDeploymentOptions; line: string }> {
+  const outcome = await applyPromotePolicy(connection, namespace, v, identity);
+  return { workerDeploymentOptions: workerDeploymentOptions(v), line: describeOutcome(v, outcome) };
 }

@@ -44,9 +44,14 @@ export const VERSIONING_BEHAVIORS = {
   pinBudgetWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.swapWorkflow }, swapWorkflow);
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.categoriesWorkflow }, categoriesWorkflow);
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.paymentLinkWorkflow }, paymentLinkWorkflow);
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.eventDeliveryWorkflow }, eventDeliveryWorkflow);
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.idempotencyWorkflow }, idempotencyWorkflow);
-setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS.pinBudgetWorkflow }, pinBudgetWorkflow);
+const WORKFLOW_TYPES: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: never[]) => Promise<unknown>> = {
+  swapWorkflow,
+  categoriesWorkflow,
+  paymentLinkWorkflow,
+  eventDeliveryWorkflow,
+  idempotencyWorkflow,
+  pinBudgetWorkflow,
+};
+for (const [type, fn] of Object.entries(WORKFLOW_TYPES)) {
+  setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS[type as keyof typeof VERSIONING_BEHAVIORS] }, fn);
+}

@@ -3,7 +3,7 @@
  * the real Temporal server with stub activities (no provider, no HTTP) for branches the provider
  * simulator reaches only slowly. The end-to-end claims stay in the real-stack tests.
  */
-import { applyPromotePolicy, workerDeploymentOptions } from '../../src/temporal/deployment';
+import { versionWorker } from '../../src/temporal/deployment';
 import { defaultVersioning } from '../../src/worker';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -107,10 +107,9 @@ describe('the swap workflow with stub activities on the real Temporal server', (
     native = await NativeConnection.connect({ address: temporal.address });
     // Versioned like every worker of ours: workflows that name a versioning behavior are refused
     // by the server from an unversioned worker.
-    const version = { ...defaultVersioning(), promote: 'always' } as const;
-    await applyPromotePolicy(native, temporal.namespace, version, 'workflow-decisions-test');
+    const version = await versionWorker(native, temporal.namespace, { ...defaultVersioning(), promote: 'always' }, 'workflow-decisions-test');
     worker = await Worker.create({
-      workerDeploymentOptions: workerDeploymentOptions(version),
+      workerDeploymentOptions: version.workerDeploymentOptions,
       connection: native,
       namespace: temporal.namespace,
       taskQueue,

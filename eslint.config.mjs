@@ -88,6 +88,19 @@ export default tseslint.config(
         { name: 'process', message: 'No process access in workflows.' },
         { name: 'require', message: 'No dynamic require in workflows.' },
       ],
+      // The workflow modules are preloaded: evaluated once per worker thread and shared by every
+      // flow (src/worker.ts, preloadWorkflowModules). Module scope therefore holds no state.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: ":matches(Program, ExportNamedDeclaration) > VariableDeclaration[kind!='const']",
+          message: 'No module-level let/var in workflow code: the module is shared by every flow on a worker thread (keep state in the flow\'s session).',
+        },
+        {
+          selector: ":matches(Program, ExportNamedDeclaration) > VariableDeclaration > VariableDeclarator > NewExpression[callee.name=/^(Map|Set|WeakMap|WeakSet|Array)$/]",
+          message: 'No module-level Map/Set/array built with new in workflow code: the module is shared by every flow on a worker thread.',
+        },
+      ],
     },
   },
   {

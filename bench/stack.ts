@@ -21,7 +21,7 @@ import { MpfClient } from '../src/starter/client/mpf-client';
 import { type RunningGateway, startGateway } from '../src/starter/gateway/main';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { ensureSearchAttributes } from '../src/temporal/search-attributes-admin';
-import { createMpfWorker, defaultVersioning, MPF_WORKER_TUNING, WORKFLOWS_PATH } from '../src/worker';
+import { createMpfWorker, defaultVersioning, MPF_WORKER_TUNING, preloadWorkflowModules, WORKFLOWS_PATH } from '../src/worker';
 import { versionWorker } from '../src/temporal/deployment';
 import * as controlActivities from './control/activities';
 
@@ -140,8 +140,13 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     const native = await NativeConnection.connect({ address, ...tls });
     cleanups.push(() => native.close());
     const [ourBundle, controlBundle] = await Promise.all([
-      bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger }),
-      bundleWorkflowCode({ workflowsPath: require.resolve('./control/workflows'), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger }),
+      bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, preloadModules: preloadWorkflowModules(), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger }),
+      bundleWorkflowCode({
+        workflowsPath: require.resolve('./control/workflows'),
+        preloadModules: preloadWorkflowModules(require.resolve('./control/workflows')),
+        failureConverterPath: FAILURE_CONVERTER_PATH,
+        logger: quietLogger,
+      }),
     ]);
     // Both sides versioned alike (Worker Deployment Versioning, as every mpf worker runs), each its
     // own deployment, made Current at start.

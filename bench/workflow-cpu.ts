@@ -1,11 +1,12 @@
 /**
- * `npx tsx bench/workflow-cpu.ts [--n 200] [--path swap-confirmed,paylink-paid] [--release DIR]`:
+ * `npx tsx bench/workflow-cpu.ts [--n 200] [--path swap-confirmed,paylink-paid] [--release DIR] [--no-preload]`:
  * the CPU our workflow code costs the worker, without a server: replays recorded histories (the
  * newest corpus in test/replay/ by default) N times each in this process and prints CPU ms per
  * replay. A replay runs the same workflow code, SDK machinery and payload codec as a live workflow
  * task, so a cut in workflow code shows here with little noise, before the load curve (`npm run
  * bench`) measures it against its control. Profile it with
- * `node --cpu-prof --import tsx bench/workflow-cpu.ts …`.
+ * `node --cpu-prof --import tsx bench/workflow-cpu.ts …`. `--no-preload` bundles without
+ * preloadWorkflowModules() (src/worker.ts), to measure what the preload saves.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,7 +15,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { FAILURE_CONVERTER_PATH, workerDataConverter } from '../src/codec/data-converter';
 import { flowMetricSinks } from '../src/metrics/flow-metric-sink';
-import { WORKFLOWS_PATH } from '../src/worker';
+import { preloadWorkflowModules, WORKFLOWS_PATH } from '../src/worker';
 
 const REPLAY_DIR = path.resolve(__dirname, '..', 'test', 'replay');
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
@@ -26,7 +27,7 @@ function newestRelease(): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, path: { type: 'string' }, release: { type: 'string' } } });
+  const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, path: { type: 'string' }, release: { type: 'string' }, 'no-preload': { type: 'boolean', default: false } } });
   const n = Number(values.n);
   const release = values.release ?? newestRelease();
   const wanted = values.path?.split(',');
@@ -34,7 +35,7 @@ async function main(): Promise<void> {
   const files = fs.readdirSync(path.join(REPLAY_DIR, release)).filter((f) => f.endsWith('.json') && f !== 'release.json').filter((f) => !wanted || wanted.includes(f.replace(/\.json$/, '')));
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const keys = fs.readFileSync(path.join(REPLAY_DIR, 'test-key.txt'), 'utf8').trim();
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quiet });
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quiet, ...(values['no-preload'] ? {} : { preloadModules: preloadWorkflowModules() }) });
   // The sinks the worker registers (their calls are skipped in replay, as on a live worker's replay).
   const options = { workflowBundle, dataConverter: workerDataConverter(keys), sinks: flowMetricSinks() };
   console.log(`workflow code CPU per replay, ${n} replays of each history of test/replay/${release} (node ${process.version})`);

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { preloadWorkflowModules } from '../src/worker';
 
 const ROOT = path.resolve(__dirname, '..');
 const git = (args: string[], cwd = ROOT): string => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
@@ -30,8 +31,12 @@ function withEmptySourceMap(code: string): string {
 }
 
 async function bundleFrom(src: string, out: string, emptyMap: boolean): Promise<void> {
+  const workflowsPath = path.join(src, 'workflows', 'index.ts');
   const { code } = await bundleWorkflowCode({
-    workflowsPath: path.join(src, 'workflows', 'index.ts'),
+    workflowsPath,
+    // This checkout's workflows are preloaded as `mpf worker` preloads them (src/worker.ts); an
+    // older release's are bundled as that release bundled them.
+    ...(emptyMap ? {} : { preloadModules: preloadWorkflowModules(workflowsPath) }),
     workflowInterceptorModules: [path.join(src, 'workflows', 'log-interceptors.ts')],
     failureConverterPath: path.join(src, 'codec', 'failure-converter.ts'),
     logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m) },

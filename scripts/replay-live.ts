@@ -19,7 +19,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/
 import { loadEnv, requireKeys } from '../src/config/env';
 import { FAILURE_CONVERTER_PATH, workerDataConverter } from '../src/codec/data-converter';
 import { connectClient, temporalTargetFromEnv } from '../src/temporal/connection';
-import { WORKFLOWS_PATH } from '../src/worker';
+import { preloadWorkflowModules, WORKFLOWS_PATH } from '../src/worker';
 
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const env = loadEnv();
   const keys = requireKeys(env);
   const client = await connectClient(temporalTargetFromEnv(env), keys);
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quiet });
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, preloadModules: preloadWorkflowModules(), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quiet });
   const limit = Number(values.limit);
   let replayed = 0;
   let failed = 0;

@@ -17,6 +17,17 @@ import { DEFAULT_DEPLOYMENT_NAME, releaseBuildId, versionWorker, type WorkerVers
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
+/**
+ * The modules every bundle of our workflows preloads: evaluated once per workflow thread and shared
+ * by every flow on it (the SDK deep-freezes their exports), where the SDK otherwise evaluates each
+ * of our ~25 workflow modules again for every flow a worker starts or replays. Safe because they
+ * keep no state at module scope: lint refuses a module-level `let`/`var` or a module-level Map, Set
+ * or array built with `new` in src/workflows/ (eslint.config.mjs). Measured with
+ * `npx tsx bench/workflow-cpu.ts` (docs/performance.md). The bench's control preloads its own
+ * workflows module alike.
+ */
+export const preloadWorkflowModules = (workflowsPath: string = WORKFLOWS_PATH): string[] => [workflowsPath];
+
 export interface MpfWorkerDeps {
   connection: NativeConnection;
   namespace: string;
@@ -84,7 +95,7 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...(deps.identity ? { identity: deps.identity } : {}),
-    ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: preloadWorkflowModules() } }),
     activities,
     // The tracing sink when tracing is on, and the flows' own metrics (src/workflows/flow-metrics.ts),
     // counted once per run and occurrence.

@@ -75,6 +75,12 @@ export class EventOutbox {
     if (!type) return;
     const flowId = workflowInfo().workflowId;
     this.events.push({ id: eventId(flowId, this.events.length + 1), type, timestamp: new Date().toISOString(), data: eventData(this.kind, view(), from) });
+    if (this.settings?.endpoints.length === 0 && !this.busy && this.handed === this.events.length - 1) {
+      // No endpoint to hand it to: dropped here, as the pump would drop it (without a command),
+      // but without waking the pump — each wake costs the flow a dozen promises (docs/performance.md).
+      this.dropUndeliverable(1);
+      return;
+    }
     if (!this.pumping) {
       this.pumping = true;
       // Beside the flow, never cancelled with it: a cancelled flow's `cancelled` event still goes out.
@@ -143,8 +149,7 @@ export class EventOutbox {
       return { endpoints: [], schedule: { retry_for_ms: 0, initial_interval_ms: 0, max_interval_ms: 0, attempt_timeout_ms: 0, idle_close_ms: 0 } };
     });
     if (this.settings.endpoints.length === 0) {
-      if (this.settings.disabled_reason) log.warn('merchant events: not delivered', { reason: this.settings.disabled_reason });
-      this.handed += batch.length;
+      this.dropUndeliverable(batch.length);
       return;
     }
     if (this.target) {
@@ -160,6 +165,12 @@ export class EventOutbox {
     }
     await this.startDelivery(batch);
     this.handed += batch.length;
+  }
+
+  /** Events with no endpoint to go to (none configured, or the settings could not be read). */
+  private dropUndeliverable(count: number): void {
+    if (this.settings?.disabled_reason) log.warn('merchant events: not delivered', { reason: this.settings.disabled_reason });
+    this.handed += count;
   }
 
   private async startDelivery(batch: FlowEvent[]): Promise<void> {

@@ -14,13 +14,13 @@ import { SIMULATOR_DEFAULT_CREDENTIALS as EMBEDDED_SIMULATOR_CREDENTIALS } from 
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator';
 import { createControlClient, type SimulatorControl } from '../../src/simulator/control-client';
 import { MpfClient, type MpfClientOptions } from '../../src/starter/client/mpf-client';
-import { createMpfWorker, defaultVersioning, WORKFLOWS_PATH } from '../../src/worker';
+import { createMpfWorker, defaultVersioning, preloadWorkflowModules, WORKFLOWS_PATH } from '../../src/worker';
 import type { MerchantEventsConfig } from '../../src/merchant-events/config';
 import { getTestTemporal, uniqueTaskQueue } from './temporal';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger });
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, preloadModules: preloadWorkflowModules(), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger });
   return bundle;
 }
 

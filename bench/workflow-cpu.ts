@@ -1,15 +1,17 @@
 /**
- * `npx tsx bench/workflow-cpu.ts [--n 200] [--path swap-confirmed,paylink-paid] [--release DIR] [--no-preload]`:
+ * `npx tsx bench/workflow-cpu.ts [--n 200] [--path swap-confirmed,paylink-paid] [--release DIR] [--no-preload] [--promises]`:
  * the CPU our workflow code costs the worker, without a server: replays recorded histories (the
  * newest corpus in test/replay/ by default) N times each in this process and prints CPU ms per
  * replay. A replay runs the same workflow code, SDK machinery and payload codec as a live workflow
  * task, so a cut in workflow code shows here with little noise, before the load curve (`npm run
  * bench`) measures it against its control. Profile it with
  * `node --cpu-prof --import tsx bench/workflow-cpu.ts …`. `--no-preload` bundles without
- * preloadWorkflowModules() (src/worker.ts), to measure what the preload saves.
+ * preloadWorkflowModules() (src/worker.ts), to measure what the preload saves; `--promises`
+ * counts the promises workflow code creates per replay instead of timing it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { promiseHooks } from 'node:v8';
 import { parseArgs } from 'node:util';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
@@ -27,7 +29,7 @@ function newestRelease(): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, path: { type: 'string' }, release: { type: 'string' }, 'no-preload': { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, path: { type: 'string' }, release: { type: 'string' }, 'no-preload': { type: 'boolean', default: false }, promises: { type: 'boolean', default: false } } });
   const n = Number(values.n);
   const release = values.release ?? newestRelease();
   const wanted = values.path?.split(',');
@@ -49,6 +51,16 @@ async function main(): Promise<void> {
       for await (const r of Worker.runReplayHistories(options, histories)) if (r.error) throw r.error;
     };
     await run(Math.min(20, n)); // warm-up
+    if (values.promises) {
+      // A separate pass: the hook itself costs CPU. Workflow promises are those of the workflow
+      // context's own Promise (the SDK records a stack for each: docs/performance.md).
+      let count = 0;
+      const stop = promiseHooks.createHook({ init: (p: Promise<unknown>) => void (p.constructor !== Promise && count++) });
+      await run(n);
+      stop();
+      console.log(`${f.replace(/\.json$/, '').padEnd(48)} ${String(events).padStart(3)} events  ${(count / n).toFixed(0).padStart(6)} workflow promises per replay`);
+      continue;
+    }
     const before = process.cpuUsage();
     const t0 = performance.now();
     await run(n);

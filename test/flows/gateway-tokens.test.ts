@@ -16,6 +16,7 @@ import { PinTokens } from '../../src/starter/client/pin-tokens';
 import { startGateway } from '../../src/starter/gateway/main';
 import type { LinkView, SwapView } from '../../src/workflows/messages';
 import { linkBody, swapBody, uniqueRef } from '../helpers/fixtures';
+import { eventually } from '../helpers/stack';
 import { API_KEY, type GatewayHarness, historyMessages, http, startGatewayStack, stopOwnTemporal } from '../helpers/gateway';
 
 const PIN = '650217';
@@ -140,7 +141,9 @@ describe('the gateway: self-verifying tokens', () => {
     assert.equal(gw.count('DescribeWorkflowExecution'), 0, 'no describe for the token');
     assert.equal(gw.count('QueryWorkflow'), 0, 'the user_ref of a swap this gateway started is known');
     // The PIN's update, and the user's wrong-PIN budget shared by every gateway: its slot is taken
-    // with an update-with-start (ExecuteMultiOperation) and settled with an update.
+    // with an update-with-start (ExecuteMultiOperation) and settled with an update (which the
+    // answer does not wait for).
+    await eventually(async () => gw.count('UpdateWorkflowExecution') === 2, 5_000, 'the PIN update and the settle');
     assert.equal(gw.count('UpdateWorkflowExecution'), 2);
     assert.equal(gw.count('ExecuteMultiOperation'), 1);
     assert.deepEqual((await pin(gw.url, s.swap_id, s.pin_token, PIN)).json, { outcome: 'confirmed', state: 'confirmed' });

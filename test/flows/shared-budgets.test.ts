@@ -74,6 +74,30 @@ describe('the wrong-PIN budget per user, across two gateways', () => {
     assert.ok(limited >= 2, `${limited} refused`);
     assert.ok((await confirms(swaps)) <= 10, 'at most ten reached the provider');
   });
+
+  test("a burst of one user's PINs that its budget does not answer in time is refused 429, not let through", async () => {
+    // A budget that never answers in time (1 ms) stands for one swamped by the burst. A lone PIN
+    // would go on (as in an outage with no worker); PINs of the same user in flight together are
+    // a burst: all but the last one standing are refused.
+    const mpf3 = new MpfClient({ client: h.stack.client, taskQueue: h.stack.taskQueue, keys: h.stack.keys, publicUrl: h.gw.url });
+    const gw3 = await startGateway({ mpf: mpf3, apiKey: API_KEY, port: 0, publicUrl: h.gw.url, userPinBudget: { max: 10, timeWindowMs: 15 * 60_000, answerTimeoutMs: 1 } });
+    try {
+      const user = uniqueRef('user-busy');
+      const swaps = [];
+      for (let i = 0; i < 6; i++) swaps.push(await startSwap(user));
+      const answers = await Promise.all(swaps.map((s) => pin(gw3.url, s)));
+      const refused = answers.filter((r) => r.status === 429);
+      for (const r of refused) {
+        assert.equal(r.json.error, 'rate_limited');
+        assert.match(String(r.json.message), /at once/);
+        assert.equal(r.headers['retry-after'], '2');
+      }
+      assert.ok(refused.length >= 3, `${refused.length} of 6 refused: ${answers.map((r) => r.status).join(',')}`);
+      assert.equal(await confirms(swaps), 6 - refused.length, 'only the PINs not refused reached the provider');
+    } finally {
+      await gw3.close();
+    }
+  });
 });
 
 describe('live Idempotency-Key records per API key', () => {

@@ -149,7 +149,7 @@ export class MpfClient {
 
   /** One page of swaps or payment links (visibility query on MpfFlowKind/MpfState and start time). */
   /** The wrong-PIN budget per user shared by every gateway on this Temporal (pin-budget.ts). */
-  sharedPinBudget(limits: { max: number; timeWindowMs: number }): SharedPinBudget {
+  sharedPinBudget(limits: { max: number; timeWindowMs: number; answerTimeoutMs?: number }): SharedPinBudget {
     return new SharedPinBudget({
       client: this.temporal,
       guard: (fn, flowId) => this.gate.guard(fn, flowId),

@@ -46,8 +46,12 @@ export interface GatewayAppOptions {
    * missing or wrong token are not counted, so they cannot lock the owner out); default 5 per minute.
    */
   pinRateLimit?: { max: number; timeWindowMs: number };
-  /** Wrong PINs per user_ref across all their swaps, shared by every gateway (kept in Temporal); default 10 per 15 minutes. */
-  userPinBudget?: { max: number; timeWindowMs: number };
+  /**
+   * Wrong PINs per user_ref across all their swaps, shared by every gateway (kept in Temporal);
+   * default 10 per 15 minutes. `answerTimeoutMs`: how long a PIN waits for the budget's answer
+   * (default 2 s; tests shorten it).
+   */
+  userPinBudget?: { max: number; timeWindowMs: number; answerTimeoutMs?: number };
   /**
    * Requests per client address and time window on every route but the health checks and the docs
    * (routes with their own limit keep it), per gateway process; default 6000 a minute (100/s).

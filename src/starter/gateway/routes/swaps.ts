@@ -42,6 +42,8 @@ function startAnswer(swap: SwapView, tokens: { pin_url: string; pin_token: strin
 const TAGS = ['swaps'];
 const gone = (message: string): Answer => ({ status: 410, body: { error: 'gone', message } });
 const USER_REF_CACHE = 10_000;
+/** Retry-After of a PIN refused because its user's budget did not answer during a burst of that user's PINs. */
+const BUSY_BUDGET_RETRY_AFTER_SECONDS = 2;
 
 export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): void {
   const app = root.withTypeProvider<ZodTypeProvider>();
@@ -55,6 +57,19 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
   const rememberUserRef = (swap: Pick<SwapView, 'swap_id' | 'user_ref'>): void => {
     userRefs.set(swap.swap_id, swap.user_ref);
     while (userRefs.size > USER_REF_CACHE) userRefs.delete(userRefs.keys().next().value as string);
+  };
+  /** This process's PINs in flight per user_ref (a burst of one user's PINs: see the PIN route). */
+  const pinsInFlight = new Map<string, number>();
+  const inFlightFor = async <T>(userRef: string | undefined, fn: () => Promise<T>): Promise<T> => {
+    if (userRef === undefined) return fn();
+    pinsInFlight.set(userRef, (pinsInFlight.get(userRef) ?? 0) + 1);
+    try {
+      return await fn();
+    } finally {
+      const left = (pinsInFlight.get(userRef) ?? 1) - 1;
+      if (left > 0) pinsInFlight.set(userRef, left);
+      else pinsInFlight.delete(userRef);
+    }
   };
   const userRefOf = async (swapId: string): Promise<string | undefined> => {
     const known = userRefs.get(swapId);
@@ -224,42 +239,55 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
       // rather than failing, as it did before the budget was shared. The swap still caps its own
       // wrong PINs, it reaches the provider only once a worker runs, and no new swap can start
       // meanwhile (its initialisation needs a worker), so what the outage lets through is bounded.
+      // But a budget that did not answer while another PIN of the same user is in flight here is a
+      // burst of that user's PINs queued on it, not an outage: refused (429), or the burst would
+      // bypass the budget. One PIN per user at a time still goes on, as in an outage.
       const userRef = await userRefOf(swapId);
-      const taken =
-        userRef === undefined
-          ? undefined
-          : await ctx.userPinBudget.take(userRef).catch((err: unknown) => {
-              if (!(err instanceof WorkerUnavailableError)) throw err;
-              req.log.warn({ swap_id: swapId }, 'PIN budget unavailable (no worker answered): the PIN goes on under the swap\'s own cap');
-              return undefined;
-            });
-      if (taken && 'retryAfterSeconds' in taken) {
-        reply.header('retry-after', String(taken.retryAfterSeconds));
-        return sendError(reply, 429, 'rate_limited', 'too many wrong PINs for this user; try again later');
-      }
-      let wrong = false;
-      try {
-        return await idempotent(ctx, {
-          route: 'POST /v1/swaps/{swap_id}/pin',
-          // The pin_token was checked: a PIN's key belongs to the swap it authorises.
-          scope: () => `pin:${swapId}`,
-          fields: () => ({ swap_id: swapId, ...req.body }),
-          run: async (_req, idempotencyId) => {
-            try {
-              const outcome = (await mpf.submitPin(swapId, req.body, idempotencyId ? { submissionId: idempotencyId } : {}))!;
-              wrong = outcome.outcome === 'pin_rejected';
-              return { status: 200, body: outcome };
-            } catch (err) {
-              // The swap closed between the token check and the update.
-              if (err instanceof FlowClosedError) return gone(`this swap is no longer awaiting a PIN (it is ${err.finalState ?? 'closed'})`);
-              if (err instanceof FlowNotFoundError) return gone('this swap is no longer awaiting a PIN');
-              throw err;
-            }
-          },
-        })(req, reply);
-      } finally {
-        await taken?.slot.settle(wrong).catch((e: unknown) => req.log.warn({ err: String(e) }, 'PIN budget slot not settled (given back after its hold time)'));
-      }
+      return inFlightFor(userRef, async () => {
+        const taken =
+          userRef === undefined
+            ? undefined
+            : await ctx.userPinBudget.take(userRef).catch((err: unknown) => {
+                if (!(err instanceof WorkerUnavailableError)) throw err;
+                if ((pinsInFlight.get(userRef) ?? 0) > 1) {
+                  req.log.warn({ swap_id: swapId }, 'PIN budget did not answer with more of this user\'s PINs in flight: a burst, refused 429');
+                  return { retryAfterSeconds: BUSY_BUDGET_RETRY_AFTER_SECONDS, busy: true };
+                }
+                req.log.warn({ swap_id: swapId }, 'PIN budget unavailable (no worker answered): the PIN goes on under the swap\'s own cap');
+                return undefined;
+              });
+        if (taken && 'retryAfterSeconds' in taken) {
+          reply.header('retry-after', String(taken.retryAfterSeconds));
+          const why = 'busy' in taken ? 'too many PINs for this user at once; try again in a moment' : 'too many wrong PINs for this user; try again later';
+          return sendError(reply, 429, 'rate_limited', why);
+        }
+        let wrong = false;
+        try {
+          return await idempotent(ctx, {
+            route: 'POST /v1/swaps/{swap_id}/pin',
+            // The pin_token was checked: a PIN's key belongs to the swap it authorises.
+            scope: () => `pin:${swapId}`,
+            fields: () => ({ swap_id: swapId, ...req.body }),
+            run: async (_req, idempotencyId) => {
+              try {
+                const outcome = (await mpf.submitPin(swapId, req.body, idempotencyId ? { submissionId: idempotencyId } : {}))!;
+                wrong = outcome.outcome === 'pin_rejected';
+                return { status: 200, body: outcome };
+              } catch (err) {
+                // The swap closed between the token check and the update.
+                if (err instanceof FlowClosedError) return gone(`this swap is no longer awaiting a PIN (it is ${err.finalState ?? 'closed'})`);
+                if (err instanceof FlowNotFoundError) return gone('this swap is no longer awaiting a PIN');
+                throw err;
+              }
+            },
+          })(req, reply);
+        } finally {
+          // Not awaited: the answer does not wait for the budget's bookkeeping (one update round
+          // trip). Until the settle lands the slot counts as in flight, which only makes the next
+          // take stricter; a settle that never lands is given back after its hold time.
+          void taken?.slot.settle(wrong).catch((e: unknown) => req.log.warn({ err: String(e) }, 'PIN budget slot not settled (given back after its hold time)'));
+        }
+      });
     },
   );
 

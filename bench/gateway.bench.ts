@@ -20,6 +20,13 @@ export interface GatewayBenchResult {
   direct: { start: ReturnType<typeof summarize>; pin: ReturnType<typeof summarize> };
 }
 
+/**
+ * Each swap its own user, as real traffic has: the gateway takes a slot of the user's wrong-PIN
+ * budget (one workflow per user) for every PIN, so one user_ref for all would measure a single
+ * user sending dozens of PINs at once — the burst the budget exists to refuse.
+ */
+const userSwap = (txnRef: string): ReturnType<typeof swapBody> => swapBody(txnRef, { user_ref: `u-${txnRef}` });
+
 export function gatewayDriver(stack: BenchStack): { viaGateway: (into: PhaseSamples) => Promise<void>; direct: (into: PhaseSamples) => Promise<void>; close(): Promise<void> } {
   const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   let seq = 0;
@@ -36,7 +43,7 @@ export function gatewayDriver(stack: BenchStack): { viaGateway: (into: PhaseSamp
   return {
     async viaGateway(into) {
       const a = now();
-      const s = await post('/v1/swaps', swapBody(`gw-${run}-${seq++}`), { 'x-api-key': BENCH_API_KEY });
+      const s = await post('/v1/swaps', userSwap(`gw-${run}-${seq++}`), { 'x-api-key': BENCH_API_KEY });
       if (s.status !== 201 && s.status !== 200) throw new Error(`POST /v1/swaps answered ${s.status}: ${JSON.stringify(s.json)}`);
       if (s.json.state !== 'awaiting_pin') throw new Error(`gateway swap is ${String(s.json.state)}`);
       into.start.push(msSince(a));
@@ -47,7 +54,7 @@ export function gatewayDriver(stack: BenchStack): { viaGateway: (into: PhaseSamp
     },
     async direct(into) {
       const a = now();
-      const s = await stack.mpf.startSwap(swapBody(`gd-${run}-${seq++}`));
+      const s = await stack.mpf.startSwap(userSwap(`gd-${run}-${seq++}`));
       if (s.swap.state !== 'awaiting_pin') throw new Error(`direct swap is ${s.swap.state}`);
       into.start.push(msSince(a));
       const b = now();

@@ -24,6 +24,8 @@
  *   --only LIST            a subset of codec,http,swap,link,gateway
  *   --parked LIST          park this many swaps and as many links, cumulatively (e.g. 1000,10000; --full: 1000)
  *   --levels LIST          the swap curve's levels (default 1,2,5,10,20,50,100)
+ *   --gateway-concurrency N  the gateway section's loaded level when no swap curve runs (default 10;
+ *                          with one: half the control's knee)
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -64,6 +66,7 @@ const { values: args } = parseArgs({
     tuning: { type: 'string' },
     only: { type: 'string' },
     levels: { type: 'string' },
+    'gateway-concurrency': { type: 'string' },
     parked: { type: 'string' },
   },
 });
@@ -233,7 +236,7 @@ async function main(): Promise<void> {
       }
       if (ONLY.has('gateway')) {
         const swapCurve = curves.find((c) => c.family === 'swap');
-        const half = swapCurve ? halfKnee(swapCurve, knee(swapCurve, 'control').concurrency) : 10;
+        const half = swapCurve ? halfKnee(swapCurve, knee(swapCurve, 'control').concurrency) : Number(args['gateway-concurrency'] ?? 10);
         step('gateway ÷ typed client, idle');
         const idle = await benchGateway(stack, { concurrency: 1, rounds: pick(20, 60, 2), perRound: 1, warmup: pick(3, 5, 1) });
         step(`gateway ÷ typed client at half the knee (c=${half})`);

@@ -127,11 +127,10 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       apiKey: BENCH_API_KEY,
       port: 0,
       logger: false,
-      // The bench sends one PIN per swap from one address and one user: neither the per-address
-      // limit nor the per-user budget may refuse it (the budget, which counts PINs in flight, is
-      // still taken and settled for every PIN: its cost is measured, not its refusals).
+      // The bench sends one PIN per swap, all from one address: the per-address limit may not
+      // refuse them. Each swap has its own user (gateway.bench.ts), so the per-user budget, taken
+      // and settled for every PIN, keeps its default: its cost is measured, not its refusals.
       pinRateLimit: { max: 1_000_000, timeWindowMs: 60_000 },
-      userPinBudget: { max: 1_000_000, timeWindowMs: 60_000 },
     });
     cleanups.push(() => gateway.close());
 

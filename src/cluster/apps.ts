@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { request } from 'undici';
+import { releaseBuildId } from '../temporal/deployment';
 import { PROJECT_ROOT } from '../temporal/provision';
 import { Child, ChildExitedError } from './processes';
 import { PortBook } from './ports';
@@ -101,6 +102,16 @@ export function startSimulator(ctx: AppContext): Promise<RunningSimulator> {
   });
 }
 
+/**
+ * The release (Worker Deployment Version build id) of every worker this process starts, fixed when
+ * it starts the first one: a worker restarted after a commit in the checkout (a crash, the soak's
+ * kills, `mpf cluster` supervising) stays in the version its flows are pinned to, instead of
+ * registering a new version that is not Current and gets no flow. A new release is a new
+ * `mpf cluster up` (docs/operations/upgrading.md).
+ */
+let workersBuildId: string | undefined;
+const clusterBuildId = (): string => (workersBuildId ??= releaseBuildId());
+
 export function startWorker(ctx: AppContext, name: string, o: { temporalAddress: string; providerBaseUrl: string; extraEnv?: Record<string, string> }): Promise<RunningWorker> {
   return withPortRetry(async (fresh) => {
     const metricsUrl = `http://${LOOPBACK}:${await ctx.ports.one(`${name}-metrics`, { fresh })}`;
@@ -108,7 +119,7 @@ export function startWorker(ctx: AppContext, name: string, o: { temporalAddress:
       temporalAddress: o.temporalAddress,
       providerBaseUrl: o.providerBaseUrl,
       workerMetricsAddress: metricsUrl.slice('http://'.length),
-    }, o.extraEnv);
+    }, { WORKER_BUILD_ID: clusterBuildId(), ...o.extraEnv });
     const ready = (async () => {
       await child.waitForLog(/polling task queue/, READY_MS);
       // compose's healthcheck: GET /readyz on the metrics port.

@@ -22,7 +22,6 @@
  */
 import ipaddr from 'ipaddr.js';
 
-export const ALLOWED_HOSTS_ENV = 'MERCHANT_WEBHOOK_ALLOWED_HOSTS';
 /** What an unset list means outside production. */
 export const DEV_DEFAULT_ALLOWED_HOSTS = '*,127.0.0.0/8,::1';
 

@@ -6,7 +6,6 @@
  */
 
 export type EndpointKey = 'swap.init' | 'swap.confirm' | 'link.create' | 'categories';
-export const ENDPOINT_KEYS: readonly EndpointKey[] = ['swap.init', 'swap.confirm', 'link.create', 'categories'];
 
 export type EffectKind =
   | 'swap.initialized'

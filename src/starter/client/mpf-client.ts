@@ -55,6 +55,7 @@ export class MpfClient {
     this.idempotency = new IdempotencyStore({
       client: opts.client,
       guard: (fn, flowId) => this.gate.guard(fn, flowId),
+      availability: () => this.gate.availability(),
       taskQueue: opts.taskQueue,
       keys: opts.keys,
       ...(opts.idempotencyMaxLivePerKey !== undefined ? { maxLivePerKey: opts.idempotencyMaxLivePerKey } : {}),
@@ -147,7 +148,6 @@ export class MpfClient {
     return resolveFlow(this.gate, this.flows, flowId, input);
   }
 
-  /** One page of swaps or payment links (visibility query on MpfFlowKind/MpfState and start time). */
   /** The wrong-PIN budget per user shared by every gateway on this Temporal (pin-budget.ts). */
   sharedPinBudget(limits: { max: number; timeWindowMs: number; answerTimeoutMs?: number }): SharedPinBudget {
     return new SharedPinBudget({
@@ -160,6 +160,7 @@ export class MpfClient {
     });
   }
 
+  /** One page of swaps or payment links (visibility query on MpfFlowKind/MpfState and start time). */
   async listFlows(kind: FlowKind | 'any', filter: unknown): Promise<FlowPage> {
     const states = kind === 'swap' ? SWAP_STATES : kind === 'payment_link' ? LINK_STATES : [...new Set([...SWAP_STATES, ...LINK_STATES])];
     const f = parseListFilter(filter, states);

@@ -52,7 +52,6 @@ function demoLogStream(file: string): fs.WriteStream {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   return fs.createWriteStream(file, { flags: 'a', mode: 0o600 });
 }
-/** The demo simulator's wallet PIN for every user (SimulatorOptions.defaultPin): a simulator default, not a secret; the interactive demo says it. */
 
 export interface DemoOptions {
   once: boolean;

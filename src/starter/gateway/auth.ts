@@ -4,29 +4,11 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { KeyringSource, KeyVerdict } from '../../auth/keyring';
-import { bearerToken as bearerOf, secretDigest, secretMatches } from '../../auth/secrets';
+import { bearerToken as bearerOf } from '../../auth/secrets';
 
 /** The token of the request's `Authorization: Bearer <token>`, or undefined when absent or malformed. */
 export function bearerToken(req: FastifyRequest): string | undefined {
   return bearerOf(req.headers.authorization);
-}
-
-export interface ApiKeyCheck {
-  /** 'missing' when no credential was sent, 'wrong' when one was sent and does not match. */
-  (req: FastifyRequest): 'ok' | 'missing' | 'wrong';
-}
-
-export function apiKeyChecker(apiKey: string): ApiKeyCheck {
-  if (typeof apiKey !== 'string' || apiKey.length < 16) {
-    throw new Error('gateway: apiKey (GATEWAY_API_KEY) must be at least 16 characters');
-  }
-  const expected = secretDigest(apiKey);
-  return (req) => {
-    const header = req.headers['x-api-key'];
-    const presented = (Array.isArray(header) ? header[0] : header) ?? bearerToken(req);
-    if (presented === undefined || presented === '') return 'missing';
-    return secretMatches(presented, expected) ? 'ok' : 'wrong';
-  };
 }
 
 /** The API key a request presents (`x-api-key`, else `Authorization: Bearer`), or undefined. */

@@ -18,7 +18,6 @@
  *
  * test/unit/openapi.test.ts checks these rules on the served document and runs `redocly lint` on it.
  */
-import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { API_KEY_SECURITY } from './context';
 
@@ -248,9 +247,4 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
     },
     ...gatewayTransforms(),
   };
-}
-
-/** The gateway's OpenAPI document as served at /openapi.json. */
-export function openApiDocument(app: FastifyInstance): Json {
-  return app.swagger() as unknown as Json;
 }

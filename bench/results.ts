@@ -1,5 +1,5 @@
 /**
- * Issue 13's figures (ours ÷ control, each marked against its goal) and the files a run writes
+ * The benchmark's figures (ours ÷ control, each marked against its goal) and the files a run writes
  * under bench/results/: <label>.md (the table), <label>.svg (the load-curve chart) and
  * <label>.json (every figure and step, the machine, the commit, the command, the load).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13: the benchmark cannot rot. `npm run bench -- --quick` (tiny sizes, no timing
+ * The benchmark cannot rot. `npm run bench -- --quick` (tiny sizes, no timing
  * assertions) runs every section against the test run's Temporal server with the simulator in its
  * own process, parks a few flows on `mpf worker` and `mpf gateway` processes, and writes the table, the chart and the JSON; plus the pure parts (goal marks,
  * the knee, the SVG writer).

@@ -1,5 +1,5 @@
 /**
- * Issue 8: the production topology, natively. `mpf cluster up` is started ONCE for this file, as a
+ * The production topology, natively. `mpf cluster up` is started ONCE for this file, as a
  * user starts it (a child process; its printed output is what the tests read): PostgreSQL, the
  * schema job, the Temporal server on PostgreSQL (persistence and visibility), the namespace job,
  * Temporal Web, the simulator, 2 workers and 2 gateways, every connection to Temporal mutual TLS

@@ -1,5 +1,5 @@
 /**
- * Issue 8: the worker and gateway as users run them (`mpf worker`, `mpf gateway`, configured only
+ * The worker and gateway as users run them (`mpf worker`, `mpf gateway`, configured only
  * by environment variables) fail closed on bad configuration, name what they cannot reach, and work
  * against a plain Temporal dev server on which nobody registered our search attributes.
  */

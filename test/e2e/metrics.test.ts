@@ -1,5 +1,5 @@
 /**
- * Issue 12, metrics and health, the way users run it: `mpf simulator`, `mpf gateway` and `mpf
+ * Metrics and health, the way users run them: `mpf simulator`, `mpf gateway` and `mpf
  * worker` as child processes configured only by environment variables (GATEWAY_METRICS_ADDRESS,
  * WORKER_METRICS_ADDRESS), on a task queue of their own. The gateway is not ready while no worker
  * polls and is once one does; after a confirmed swap, a rejected PIN and a paid link, both /metrics

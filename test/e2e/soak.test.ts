@@ -1,5 +1,5 @@
 /**
- * Issue 10: the chaos soak, small. `npm run soak` on the production topology (mpf cluster's
+ * The chaos soak, small. `npm run soak` on the production topology (mpf cluster's
  * PostgreSQL, Temporal server, simulator, 2 workers, 2 gateways on loopback) with 12 swaps and 12
  * payment links: seeded provider faults, workers SIGKILLed and restarted, one gateway and the
  * Temporal server killed and restarted once; every flow checked against the simulator's ledger.

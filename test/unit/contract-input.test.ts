@@ -1,4 +1,4 @@
-/** Issue 10 item 9: input the provider would have been sent is refused first, naming the field. */
+/** Input the provider would have been sent is refused first, naming the field. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeZodError, HostedLinkRequest, SwapInitRequest } from '../../src/contract/provider';

@@ -1,5 +1,5 @@
 /**
- * Issue 13's profile: the Temporal worker evaluates a workflow's modules anew for every workflow it
+ * From the worker's CPU profile: the Temporal worker evaluates a workflow's modules anew for every workflow it
  * starts or replays (a module cache per workflow), so whatever the workflow bundle carries costs
  * CPU on every flow. Building zod's schemas there took about a fifth of the workflow thread's CPU
  * per swap; the bundle must not carry a schema library again.

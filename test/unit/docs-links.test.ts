@@ -1,7 +1,9 @@
 /**
  * The docs are read on GitHub and in the package: every relative link in README.md,
  * CONTRIBUTING.md, CHANGELOG.md and docs/**\/*.md must point at a file or folder of the repository,
- * and no page may point outside it (issue numbers, a build machine's paths).
+ * every repository path a page names in code (`src/…`, `test/…`, in a code span or block) must
+ * exist, and no page may point outside it (issue numbers, a build machine's paths). The opening
+ * comments of the files under test/ and bench/ are held to the same rules.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -25,6 +27,44 @@ export function relativeLinks(markdown: string): string[] {
   return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((t) => !/^(https?:|mailto:|#)/.test(t)).map((t) => t.split('#')[0]!);
 }
 
+/** The folders of the repository a path named in the docs or a header starts with. */
+const TOP_FOLDERS = ['src', 'test', 'docs', 'bench', 'scripts', 'ops', 'examples', 'bin'];
+const REPO_PATH = new RegExp(`^(?:\\./)?((?:${TOP_FOLDERS.join('|')})/[\\w.@/-]*?)(?::\\d+(?:[-,]\\d+)*)?[.,;:]*$`);
+
+/**
+ * The repository paths a Markdown text names in code spans and code blocks: the words that start
+ * with a top folder, without a `:line` suffix; globs and placeholders (`*`, `<label>`) left out.
+ */
+export function namedRepoPaths(markdown: string): string[] {
+  const code = [...markdown.matchAll(/```[^\n]*\n([\s\S]*?)```|`([^`\n]+)`/g)].map((m) => m[1] ?? m[2]!);
+  return code.flatMap((c) => c.split(/[\s'"()=,]+/).flatMap((word) => REPO_PATH.exec(word)?.[1] ?? []));
+}
+
+/** The comment a source file opens with (after a shebang): a block comment or a run of line comments. */
+export function headerComment(source: string): string {
+  const m = /^(?:#![^\n]*\n)?\s*(\/\*[\s\S]*?\*\/|(?:\/\/[^\n]*\n\s*)+)/.exec(source);
+  return m?.[1] ?? '';
+}
+
+/** The repository paths a header names in prose or code, with the same exclusions. */
+function headerRepoPaths(header: string): string[] {
+  return header.split(/[\s`'"(),]+/).flatMap((word) => REPO_PATH.exec(word)?.[1] ?? []);
+}
+
+/** Outside the repository: issue numbers, a build machine's or another checkout's paths. */
+const OUTSIDE = /\bissue[ -]\d+|\/work\/|\.\.\/shared|DESIGN\.md|design card/i;
+
+/** The TypeScript and script files under test/ and bench/, without recorded data (replay, upgrade bundles, results). */
+function testAndBenchFiles(): string[] {
+  const walk = (dir: string): string[] =>
+    fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+      const rel = path.join(dir, e.name);
+      if (e.isDirectory()) return ['replay', 'upgrade', 'results'].includes(e.name) ? [] : walk(rel);
+      return /\.(ts|mjs|cjs|sh)$/.test(e.name) ? [rel] : [];
+    });
+  return [...walk('test'), ...walk('bench')];
+}
+
 describe('the docs', () => {
   test('link only to files that exist in the repository', () => {
     const broken: string[] = [];
@@ -42,6 +82,19 @@ describe('the docs', () => {
     assert.equal(fs.existsSync(path.resolve(ROOT, 'docs/nowhere.md')), false);
   });
 
+  test('name in code only repository paths that exist', () => {
+    const stale = pages()
+      .filter((p) => p !== 'CHANGELOG.md')
+      .flatMap((page) => namedRepoPaths(fs.readFileSync(path.join(ROOT, page), 'utf8')).filter((p) => !fs.existsSync(path.join(ROOT, p))).map((p) => `${page} -> ${p}`));
+    assert.deepEqual(stale, []);
+  });
+
+  test('a stale path in code is noticed (the check can fail)', () => {
+    const named = namedRepoPaths('run `npm test -- test/nowhere.test.ts`, see `src/auth/keyring.ts:12` and `test/replay/0.1.0-*`\n```bash\nnode scripts/nowhere.ts\n```');
+    assert.deepEqual(named, ['test/nowhere.test.ts', 'src/auth/keyring.ts', 'scripts/nowhere.ts']);
+    assert.deepEqual(named.filter((p) => !fs.existsSync(path.join(ROOT, p))), ['test/nowhere.test.ts', 'scripts/nowhere.ts']);
+  });
+
   test('point nowhere outside the repository (no issue numbers, no machine paths)', () => {
     const offenders = pages()
       .filter((p) => p !== path.join('docs', 'provider-api.md'))
@@ -50,7 +103,7 @@ describe('the docs', () => {
           .readFileSync(path.join(ROOT, page), 'utf8')
           .split('\n')
           .map((line, i) => ({ line, at: `${page}:${i + 1}` }))
-          .filter(({ line }) => /\bissue[ -]\d+|\/work\/|\.\.\/shared|DESIGN\.md|design card/i.test(line))
+          .filter(({ line }) => OUTSIDE.test(line))
           .map(({ at, line }) => `${at}: ${line.trim()}`),
       );
     assert.deepEqual(offenders, []);
@@ -60,5 +113,28 @@ describe('the docs', () => {
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     assert.ok(readme.split('\n').length <= 320, `README.md has ${readme.split('\n').length} lines`);
     assert.equal((readme.match(/```mermaid\nstateDiagram-v2/g) ?? []).length, 2);
+  });
+});
+
+describe('the opening comments of test and bench files', () => {
+  test('point nowhere outside the repository and name only repository paths that exist', () => {
+    const offenders = testAndBenchFiles().flatMap((file) => {
+      const header = headerComment(fs.readFileSync(path.join(ROOT, file), 'utf8'));
+      return [
+        ...(OUTSIDE.test(header) || /(^|\s)\/(tmp|home|root)\//.test(header) ? [`${file}: points outside the repository`] : []),
+        ...headerRepoPaths(header)
+          .filter((p) => !fs.existsSync(path.join(ROOT, p)))
+          .map((p) => `${file} -> ${p}`),
+      ];
+    });
+    assert.deepEqual(offenders, []);
+  });
+
+  test('an issue number or a stale path in a header is noticed (the check can fail)', () => {
+    const header = headerComment('#!/usr/bin/env node\n/**\n * Issue 7: see test/nowhere.test.ts and src/auth/.\n */\nimport x from "y";\n/** not the header */\n');
+    assert.equal(header, '/**\n * Issue 7: see test/nowhere.test.ts and src/auth/.\n */');
+    assert.ok(OUTSIDE.test(header));
+    assert.deepEqual(headerRepoPaths(header), ['test/nowhere.test.ts', 'src/auth/']);
+    assert.equal(headerComment('// one\n// two\nconst a = 1;\n'), '// one\n// two\n');
   });
 });

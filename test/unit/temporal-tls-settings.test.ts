@@ -3,7 +3,7 @@
  * server: a setting that names no readable file, or a certificate without its key, stops the
  * client before it connects, naming the setting; a frontend that is not TLS at all, or nothing
  * listening, is told apart from a TLS problem by the client's own handshake. (The refusals by a
- * real mTLS frontend are tested against `mpf cluster up` in test/cluster.test.ts.)
+ * real mTLS frontend are tested against `mpf cluster up` in test/e2e/cluster.test.ts.)
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -109,6 +109,16 @@ describe('the docs', () => {
     assert.deepEqual(offenders, []);
   });
 
+  test('the architecture page names every folder of src/ and of test/', () => {
+    const page = fs.readFileSync(path.join(ROOT, 'docs', 'architecture.md'), 'utf8');
+    const folders = (dir: string) =>
+      fs
+        .readdirSync(path.join(ROOT, dir), { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => `${dir}/${e.name}/`);
+    assert.deepEqual([...folders('src'), ...folders('test')].filter((f) => !page.includes(f)), []);
+  });
+
   test('keep the README a user\'s page of at most about 300 lines, with both state diagrams', () => {
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     assert.ok(readme.split('\n').length <= 320, `README.md has ${readme.split('\n').length} lines`);

@@ -5,7 +5,7 @@
  * token or secret), the delivery schedule and records. The messages of the per-flow delivery
  * workflow (`events-<flow_id>`) are in workflows/event-types.ts.
  */
-import type { FlowKind } from '../workflows/flow-ids';
+import type { FlowKind } from './flow-kinds';
 
 /** The `type` prefix of a flow kind's events: `swap.confirmed`, `payment_link.paid`. */
 export const EVENT_PREFIX: Readonly<Record<FlowKind, string>> = { swap: 'swap', payment_link: 'payment_link' };

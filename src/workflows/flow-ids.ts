@@ -1,11 +1,12 @@
 /**
  * One vocabulary for the two flows (workflow-safe, shared by workflows, client, gateway and CLI):
  * the flow kinds and their workflow ids, `swap-<txn_ref>` and `paylink-<txn_merchant_ref>` (a
- * fixed contract). "Hosted link" is kept only for the provider's own term for the endpoint.
+ * fixed contract: the kinds and prefixes live in contract/flow-kinds.ts). "Hosted link" is kept
+ * only for the provider's own term for the endpoint.
  */
-export type FlowKind = 'swap' | 'payment_link';
+import { FLOW_ID_PREFIX, type FlowKind } from '../contract/flow-kinds';
 
-export const FLOW_ID_PREFIX: Readonly<Record<FlowKind, string>> = { swap: 'swap-', payment_link: 'paylink-' };
+export { FLOW_ID_PREFIX, type FlowKind };
 
 /** The workflow id of a flow: the merchant's reference behind the kind's prefix. */
 export function flowId(kind: FlowKind, ref: string): string {
@@ -16,9 +17,4 @@ export function flowId(kind: FlowKind, ref: string): string {
 export function flowKindOf(id: string): FlowKind | undefined {
   for (const kind of Object.keys(FLOW_ID_PREFIX) as FlowKind[]) if (id.startsWith(FLOW_ID_PREFIX[kind]) && id.length > FLOW_ID_PREFIX[kind].length) return kind;
   return undefined;
-}
-
-/** Words for people: "swap", "payment link". */
-export function flowNoun(kind: FlowKind): string {
-  return kind === 'payment_link' ? 'payment link' : 'swap';
 }

@@ -32,7 +32,7 @@ import { linkStaticDetails, linkStaticSummary, swapStaticDetails, swapStaticSumm
 import type { FlowKind } from '../../workflows/flow-ids';
 import { DuplicateFlowError, FlowClosedError, FlowNotFoundError, FlowPendingError, NotCancellableError, PinNotAcceptedError, TemporalUnavailableError } from './errors';
 import { WorkerUnavailableError } from './errors';
-import { flowKindOf, type TemporalGate } from './health';
+import { flowWord, type TemporalGate } from './health';
 import { checkWebhookUrl, readDeliveries, withDeliveries } from './merchant-events';
 import { type WebhookEgressPolicy, webhookEgressFromEnv } from '../../config/webhook-egress';
 import type { MpfClientOptions } from './options';
@@ -261,14 +261,14 @@ export class Flows {
     // The server's own word on the execution, asked beside the query: a flow that completed needs
     // no worker (its final view is its result), so its lookup never waits out the query's deadline.
     const describing = handle.describe().catch((err: unknown) => {
-      throw err instanceof WorkflowNotFoundError ? new FlowNotFoundError(flowKindOf(flowId), flowId) : err;
+      throw err instanceof WorkflowNotFoundError ? new FlowNotFoundError(flowWord(flowId), flowId) : err;
     });
     describing.catch(() => undefined);
     const abort = new AbortController();
     const querying = this.gate.temporal.withAbortSignal(abort.signal, () => this.gate.queryWithinDeadline(flowId, query)).then(
       (view) => ({ view }),
       (err: unknown) => {
-        if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowKindOf(flowId), flowId);
+        if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowWord(flowId), flowId);
         // No answer in time, or the server knows no worker polls the queue ("no poller seen").
         if (!isDeadlineExceeded(err) && !isNoPoller(err)) throw err;
         return { view: undefined };
@@ -297,9 +297,9 @@ export class Flows {
     const lastState = described.typedSearchAttributes.get(FLOW_STATE);
     const execution = EXECUTION_OF_STATUS[status];
     if (view && execution) {
-      return { ...view, execution, reason: closedExecutionReason(flowKindOf(flowId), execution, view.state) };
+      return { ...view, execution, reason: closedExecutionReason(flowWord(flowId), execution, view.state) };
     }
-    throw new WorkerUnavailableError(flowKindOf(flowId), flowId, waitMs, lastState);
+    throw new WorkerUnavailableError(flowWord(flowId), flowId, waitMs, lastState);
   }
 
   async cancelFlow<V extends { state: string }>(

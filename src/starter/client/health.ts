@@ -54,7 +54,7 @@ function within<T>(p: Promise<T>, ms: number, onTimeout: T): Promise<T> {
 }
 
 /** `swap`, `payment_link`, or `flow` for an id of neither kind. */
-export function flowKindOf(flowId: string): string {
+export function flowWord(flowId: string): string {
   return kindOf(flowId) ?? 'flow';
 }
 
@@ -187,7 +187,7 @@ export class TemporalGate {
     try {
       await this.guard(() => this.temporal.workflow.getHandle(flowId).signal(signal, ...args), flowId);
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowKindOf(flowId), flowId);
+      if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(flowWord(flowId), flowId);
       throw err;
     }
   }

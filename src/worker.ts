@@ -10,7 +10,7 @@ import { createSealer } from './codec/seal';
 import { type MerchantEventsConfig, NO_MERCHANT_EVENTS } from './merchant-events/config';
 import { logProviderCall } from './observability/provider-call-log';
 import { mpfWorkerInterceptors, mpfWorkflowInterceptorModules } from './observability/worker-interceptors';
-import { instrumentProvider } from './metrics/activity-metrics';
+import { instrumentProvider } from './observability/activity-metrics';
 import { flowMetricSinks, initWorkerCounters } from './metrics/flow-metric-sink';
 import type { ProviderClient } from './provider/client';
 import { DEFAULT_DEPLOYMENT_NAME, releaseBuildId, versionWorker, type WorkerVersioning } from './temporal/deployment';
@@ -79,7 +79,7 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   const version = await versionWorker(deps.connection, deps.namespace, deps.versioning ?? defaultVersioning(), deps.identity ?? `mpf-worker@${process.pid}`);
   deps.onVersion?.(version.line);
   const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS);
-  // Provider calls counted and timed through the activity metric meter (src/metrics/activity-metrics.ts).
+  // Provider calls counted and timed through the activity metric meter (src/observability/activity-metrics.ts).
   const activities = {
     ...createActivities({ client: instrumentProvider(deps.provider), sealer: createSealer(deps.keys), eventSettings: eventActivities.eventSettings }),
     ...eventActivities,

@@ -10,7 +10,7 @@ import { Agent, request } from 'undici';
 import { isLoopbackEndpoint } from '../merchant-events/env';
 import type { MerchantEventsConfig } from '../merchant-events/config';
 import { signatureHeaders } from '../merchant-events/signing';
-import { recordEventDelivery } from '../metrics/activity-metrics';
+import { recordEventDelivery } from '../observability/activity-metrics';
 import { endpointHost } from '../contract/merchant-events';
 import { hostRefusal, webhookEgressFromEnv } from '../config/webhook-egress';
 import { guardedAgent, type LookupFunction, REFUSED_ADDRESS_CODE } from './egress-agent';

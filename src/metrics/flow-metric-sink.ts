@@ -11,7 +11,7 @@ import type { MetricMeter } from '@temporalio/common';
 import type { ProviderEndpoint } from '../contract/provider';
 import type { FlowMetricKey, MpfMetricSinks } from '../workflows/flow-metrics';
 import { LINK_TERMINAL_STATES, LINK_WORKFLOW_TYPE, SWAP_TERMINAL_STATES, SWAP_WORKFLOW_TYPE } from '../workflows/messages';
-import { METRICS } from './catalog';
+import { METRICS } from '../observability/metric-catalog';
 
 const REMEMBERED = 50_000;
 

@@ -9,7 +9,7 @@
  */
 import { Runtime, type RuntimeOptions } from '@temporalio/worker';
 import { freePort } from '../temporal/ports';
-import { METRICS, PROVIDER_LATENCY_BUCKETS } from './catalog';
+import { METRICS, PROVIDER_LATENCY_BUCKETS } from '../observability/metric-catalog';
 
 /** The `telemetryOptions.metrics` of the Runtime: Prometheus on `bindAddress`. */
 export function prometheusMetricsOptions(bindAddress: string) {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { MetricMeter, MetricTags } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { WorkflowInfo } from '@temporalio/workflow';
-import { instrumentProvider, recordEventDelivery } from '../../src/metrics/activity-metrics';
+import { instrumentProvider, recordEventDelivery } from '../../src/observability/activity-metrics';
 import { flowMetricSinks, initWorkerCounters } from '../../src/metrics/flow-metric-sink';
 import type { ProviderClient } from '../../src/provider/client';
 import { ProviderAmbiguousError, ProviderRejectedError } from '../../src/provider/errors';

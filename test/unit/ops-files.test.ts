@@ -1,13 +1,13 @@
 /**
  * The committed operations files: the Grafana dashboard (ops/grafana/*.json) and the Prometheus
  * alert rules (ops/prometheus/alerts.yml) parse, are well formed, alert on the failures an operator
- * of payments must hear about, and name only metrics of our catalogue (src/metrics/catalog.ts) or
+ * of payments must hear about, and name only metrics of our catalogue (src/observability/metric-catalog.ts) or
  * of the SDK / Node process. That every name they use is really exposed by a running worker and
  * gateway is checked against a real run in test/e2e/metrics.test.ts.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { METRICS } from '../../src/metrics/catalog';
+import { METRICS } from '../../src/observability/metric-catalog';
 import { dashboards, expressions, metricNamesIn, referencedMetricNames, ruleFiles } from '../helpers/ops-files';
 
 /** Every series name our catalogue exposes (histograms as _bucket, _sum, _count). */
@@ -102,7 +102,7 @@ describe('metric names in the dashboard and the rules', () => {
     const ours = catalogueNames();
     assert.ok(expressions().length > 20);
     for (const name of referencedMetricNames()) {
-      if (name.startsWith('mpf_')) assert.ok(ours.has(name), `${name} is not in src/metrics/catalog.ts`);
+      if (name.startsWith('mpf_')) assert.ok(ours.has(name), `${name} is not in src/observability/metric-catalog.ts`);
       else assert.match(name, /^(temporal_|process_|nodejs_|up$)/, `${name} is nobody's metric`);
     }
   });

@@ -2,7 +2,7 @@
  * The gateway's Prometheus metrics (prom-client, one registry per app): HTTP requests by method,
  * route pattern and status code with their latency, the provider's notifications by result,
  * readiness and the task queue's pollers (asked of Temporal at scrape time), and, in `mpf
- * gateway`, the Node process's own metrics. Names and help: src/metrics/catalog.ts.
+ * gateway`, the Node process's own metrics. Names and help: src/observability/metric-catalog.ts.
  *
  * They are served by startMetricsServer() on a listener of their own (GATEWAY_METRICS_ADDRESS), never on the
  * API's port: the API faces the internet (notifications, PIN page), metrics belong on an internal
@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { HTTP_LATENCY_BUCKETS, METRICS, NOTIFICATION_RESULTS, type NotificationResult } from '../../metrics/catalog';
+import { HTTP_LATENCY_BUCKETS, METRICS, NOTIFICATION_RESULTS, type NotificationResult } from '../../observability/metric-catalog';
 import type { FlowKind } from '../../workflows/flow-ids';
 import type { MpfClient } from '../client/mpf-client';
 import { kindOfNotificationSegment, NOTIFICATION_ROUTE } from '../client/urls';

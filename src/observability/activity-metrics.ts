@@ -16,7 +16,7 @@ import type { MetricMeter } from '@temporalio/common';
 import type { ProviderEndpoint } from '../contract/provider';
 import type { ProviderClient } from '../provider/client';
 import { isProviderError } from '../provider/errors';
-import { type EventDeliveryResult, METRICS } from './catalog';
+import { type EventDeliveryResult, METRICS } from './metric-catalog';
 
 /** The current activity's meter, or undefined outside an activity. */
 function activityMeter(): MetricMeter | undefined {

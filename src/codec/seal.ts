@@ -9,7 +9,8 @@
  * key `keyId`. The prefix `sealed:v1:<keyId>` is authenticated as AAD. Sealing uses the active key;
  * unsealing accepts every key of the ring. Errors never echo the value.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { deriveKeys } from './derive';
 import { KEYS_ENV, type KeyRing, toKeyRing } from './keys';
 import { SEALED_PREFIX } from './sealed-prefix';
 
@@ -19,7 +20,6 @@ export interface Sealer {
 }
 
 export { SEALED_PREFIX };
-export const SEAL_HKDF_INFO = 'mpf-seal-v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const SEALED_PATTERN = /^sealed:v1:([A-Za-z0-9._-]{1,64}):([A-Za-z0-9_-]+)$/;
@@ -33,14 +33,9 @@ export function isSealed(value: unknown): value is string {
   return typeof value === 'string' && SEALED_PATTERN.test(value);
 }
 
-export function deriveSealKey(payloadKey: Buffer): Buffer {
-  return Buffer.from(hkdfSync('sha256', payloadKey, Buffer.alloc(0), SEAL_HKDF_INFO, 32));
-}
-
 export function createSealer(keys: string | KeyRing): Sealer {
   const ring = toKeyRing(keys);
-  const sealKeys = new Map<string, Buffer>();
-  for (const [id, key] of ring.keys) sealKeys.set(id, deriveSealKey(key));
+  const sealKeys = deriveKeys(ring, 'seal').keys;
   const activeId = ring.activeKeyId;
 
   return {

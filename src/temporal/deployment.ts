@@ -17,9 +17,8 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { NativeConnection, WorkerDeploymentOptions } from '@temporalio/worker';
+import { GrpcStatus as grpcStatus, hasGrpcCode as isCode } from './grpc-status';
 
-/** gRPC status codes (the values of @grpc/grpc-js's `status`). */
-const grpcStatus = { DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, ALREADY_EXISTS: 6, RESOURCE_EXHAUSTED: 8, FAILED_PRECONDITION: 9, ABORTED: 10, UNAVAILABLE: 14, UNIMPLEMENTED: 12 } as const;
 
 export const DEFAULT_DEPLOYMENT_NAME = 'merchant-payment-flows';
 export type PromotePolicy = 'if-none' | 'always' | 'never';
@@ -69,10 +68,6 @@ export function workerDeploymentOptions(v: DeploymentVersion): WorkerDeploymentO
     // patches, which is what AUTO_UPGRADE does.
     defaultVersioningBehavior: 'AUTO_UPGRADE',
   };
-}
-
-function isCode(e: unknown, ...codes: number[]): boolean {
-  return typeof e === 'object' && e !== null && codes.includes((e as { code?: number }).code ?? -1);
 }
 
 /** The deployment's Current build id; undefined when the deployment (or its Current Version) does not exist yet. */

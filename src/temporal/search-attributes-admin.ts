@@ -8,21 +8,13 @@
 import { temporal } from '@temporalio/proto';
 import { ConfigError } from '../config/env';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { GrpcStatus, hasGrpcCode } from './grpc-status';
 
 type OperatorService = {
   listSearchAttributes(req: { namespace: string }): Promise<{ customAttributes?: Record<string, unknown> | null }>;
   addSearchAttributes(req: { namespace: string; searchAttributes: Record<string, number> }): Promise<unknown>;
 };
 
-const GRPC_ALREADY_EXISTS = 6;
-const GRPC_PERMISSION_DENIED = 7;
-const GRPC_UNAUTHENTICATED = 16;
-const GRPC_UNIMPLEMENTED = 12;
-
-function grpcCode(e: unknown): number | undefined {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'number' ? code : undefined;
-}
 
 export function operatorCommandFor(names: string[], namespace: string): string {
   return `temporal operator search-attribute create --namespace ${namespace} ${names.map((n) => `--name ${n} --type Keyword`).join(' ')}`;
@@ -49,9 +41,8 @@ export async function ensureSearchAttributes(
       ),
     });
   } catch (e) {
-    const code = grpcCode(e);
-    if (code === GRPC_ALREADY_EXISTS) return []; // another worker registered them first
-    if (code === GRPC_PERMISSION_DENIED || code === GRPC_UNAUTHENTICATED || code === GRPC_UNIMPLEMENTED) {
+    if (hasGrpcCode(e, GrpcStatus.ALREADY_EXISTS)) return []; // another worker registered them first
+    if (hasGrpcCode(e, GrpcStatus.PERMISSION_DENIED, GrpcStatus.UNAUTHENTICATED, GrpcStatus.UNIMPLEMENTED)) {
       throw new ConfigError(
         `search attributes ${missing.join(', ')} are not registered in namespace ${namespace} and this worker may not register them ` +
           `(${(e as Error).message}). Ask an operator to run: ${operatorCommandFor(missing, namespace)}`,

@@ -16,12 +16,14 @@
  *    the ring, forged ones) is for the caller to compare with the SHA-256 kept in the flow's memo,
  *    as before — that comparison also tells a new flow of the same id from the old one.
  */
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { deriveKeys, type KeyPurpose } from '../../codec/derive';
 import { toKeyRing, type KeyRing } from '../../codec/keys';
 
 export type TokenPurpose = 'pin' | 'notify';
 
-export const TOKEN_V2_HKDF_INFO: Readonly<Record<TokenPurpose, string>> = { pin: 'mpf-pin-token-v2', notify: 'mpf-notify-token-v2' };
+/** The derived key's purpose of each token (codec/derive.ts). */
+const TOKEN_V2_KEY: Readonly<Record<TokenPurpose, KeyPurpose>> = { pin: 'flow_token_pin', notify: 'flow_token_notify' };
 const NONCE_BYTES = 16;
 const MAC_BYTES = 32;
 /** Characters of a v2 token (48 bytes in base64url). */
@@ -45,16 +47,12 @@ export interface FlowTokensOptions {
 
 export class FlowTokens {
   private readonly ring: KeyRing;
-  private readonly derived: Record<TokenPurpose, Map<string, Buffer>> = { pin: new Map(), notify: new Map() };
+  private readonly derived: Record<TokenPurpose, Map<string, Buffer>>;
   private readonly windowSeconds: number;
 
   constructor(keys: string | KeyRing, opts: FlowTokensOptions = {}) {
     this.ring = toKeyRing(keys);
-    for (const purpose of ['pin', 'notify'] as const) {
-      for (const [id, key] of this.ring.keys) {
-        this.derived[purpose].set(id, Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), TOKEN_V2_HKDF_INFO[purpose], 32)));
-      }
-    }
+    this.derived = { pin: deriveKeys(this.ring, TOKEN_V2_KEY.pin).keys, notify: deriveKeys(this.ring, TOKEN_V2_KEY.notify).keys };
     this.windowSeconds = opts.localWindowSeconds ?? TOKEN_LOCAL_WINDOW_SECONDS;
   }
 

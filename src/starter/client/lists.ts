@@ -5,12 +5,14 @@
  * (its own view, GET /v1/swaps/{id}, is always current). Lists are scoped to the client's task
  * queue, so deployments sharing a namespace do not see each other's flows.
  */
-import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { deriveKeys } from '../../codec/derive';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { type KeyRing, toKeyRing } from '../../codec/keys';
+import type { KeyRing } from '../../codec/keys';
 import { describeZodError } from '../../contract/provider';
+import { GrpcStatus, hasGrpcCode } from '../../temporal/grpc-status';
 import type { FlowKind } from '../../workflows/flow-ids';
 import { InputError } from './errors';
 import { isDeadlineExceeded } from './temporal-errors';
@@ -119,9 +121,8 @@ export class PageTokens {
   private readonly keys: { id: string; key: Buffer }[];
 
   constructor(keys: string | KeyRing) {
-    const ring = toKeyRing(keys);
-    this.keys = [...ring.keys].map(([id, k]) => ({ id, key: Buffer.from(hkdfSync('sha256', k, Buffer.alloc(0), 'mpf-page-token-v2', 32)) }));
-    this.keys.sort((a, b) => (a.id === ring.activeKeyId ? -1 : b.id === ring.activeKeyId ? 1 : 0));
+    // The active key first: it signs; every key verifies.
+    this.keys = [...deriveKeys(keys, 'page_token').keys].map(([id, key]) => ({ id, key }));
   }
 
   private mac(key: Buffer, body: string): Buffer {
@@ -154,10 +155,8 @@ export class PageTokens {
   }
 }
 
-const GRPC_UNKNOWN = 2;
 /** How long a list call with a page token may take before the token is suspected (see listFlows). */
 const TOKEN_CALL_MS = 5_000;
-const GRPC_INVALID_ARGUMENT = 3;
 
 function keyword(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): string | undefined {
   const p = info.searchAttributes?.indexedFields?.[name];
@@ -190,8 +189,7 @@ export async function listFlows(client: Client, taskQueue: string, kinds: readon
     // An authentic token Temporal does not take (e.g. after a visibility store change; the dev
     // server answers UNKNOWN, others INVALID_ARGUMENT): the caller's input, when the same query
     // without the token is answered.
-    const code = (err as { code?: unknown }).code;
-    if (nextPageToken && (code === GRPC_INVALID_ARGUMENT || code === GRPC_UNKNOWN || isDeadlineExceeded(err))) {
+    if (nextPageToken && (hasGrpcCode(err, GrpcStatus.INVALID_ARGUMENT, GrpcStatus.UNKNOWN) || isDeadlineExceeded(err))) {
       const fine = await client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, pageSize: 1, query }).then(
         () => true,
         () => false,

@@ -10,10 +10,9 @@
  * the token from them. Swaps started before derivation (random tokens, no nonce in the memo) keep
  * working: their hash is checked as before; their token just cannot be handed out again.
  */
-import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { deriveKeys } from '../../codec/derive';
 import { toKeyRing, type KeyRing } from '../../codec/keys';
-
-export const PIN_TOKEN_HKDF_INFO = 'mpf-pin-token-v1';
 
 export interface PinTokenSeed {
   pin_token_nonce: string;
@@ -22,11 +21,11 @@ export interface PinTokenSeed {
 
 export class PinTokens {
   private readonly ring: KeyRing;
-  private readonly derived = new Map<string, Buffer>();
+  private readonly derived: Map<string, Buffer>;
 
   constructor(keys: string | KeyRing) {
     this.ring = toKeyRing(keys);
-    for (const [id, key] of this.ring.keys) this.derived.set(id, Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), PIN_TOKEN_HKDF_INFO, 32)));
+    this.derived = deriveKeys(this.ring, 'pin_token_v1').keys;
   }
 
   /** A fresh seed for a new swap (under the active key). */

@@ -3,6 +3,7 @@
  * is taken". Kept apart from the client so the classification is tested on its own.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { GrpcStatus } from '../../temporal/grpc-status';
 
 /**
  * Our own deadline passed. The SDK reports it as WorkflowUpdateRPCTimeoutOrCancelledError whose
@@ -15,7 +16,7 @@ export function isDeadlineExceeded(err: unknown): boolean {
   for (let i = 0; i < 4 && e; i++) {
     if (e instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
     const code = (e as { code?: unknown }).code;
-    if (code === 4 /* DEADLINE_EXCEEDED */ || code === 1 /* CANCELLED */) return true;
+    if (code === GrpcStatus.DEADLINE_EXCEEDED || code === GrpcStatus.CANCELLED) return true;
     if (/deadline exceeded/i.test((e as Error).message ?? '')) return true;
     e = (e as { cause?: unknown }).cause;
   }
@@ -46,7 +47,7 @@ function* causes(err: unknown): Generator<{ code: unknown; text: string }> {
  * seen for task queue recently", which a query answers once a worker has been gone a few minutes.
  */
 export function isNoPoller(err: unknown): boolean {
-  for (const c of causes(err)) if (c.code === 9 && /no poller seen/i.test(c.text)) return true;
+  for (const c of causes(err)) if (c.code === GrpcStatus.FAILED_PRECONDITION && /no poller seen/i.test(c.text)) return true;
   return false;
 }
 
@@ -56,7 +57,7 @@ export function isNoPoller(err: unknown): boolean {
  */
 export function isTemporalUnavailable(err: unknown): boolean {
   for (const c of causes(err)) {
-    if (c.code === 14 /* UNAVAILABLE */) return true;
+    if (c.code === GrpcStatus.UNAVAILABLE) return true;
     if (typeof c.code === 'string' && /^(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EPIPE|ENOTFOUND)$/.test(c.code)) return true;
   }
   return false;
@@ -69,6 +70,6 @@ export function isTemporalUnavailable(err: unknown): boolean {
  * database run out, about 27 s into a call with a longer deadline).
  */
 export function isPersistenceUnavailable(err: unknown): boolean {
-  for (const c of causes(err)) if (c.code === 14 && /database|persistence|operation failed/i.test(c.text)) return true;
+  for (const c of causes(err)) if (c.code === GrpcStatus.UNAVAILABLE && /database|persistence|operation failed/i.test(c.text)) return true;
   return false;
 }

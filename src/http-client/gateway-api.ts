@@ -46,6 +46,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/swaps/{swap_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a swap still awaiting its PIN
+         * @description Answers the swap's view once the cancellation took effect; 409 with the view when it can no longer be cancelled.
+         */
+        post: operations["cancelSwap"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/swaps/{swap_id}/summary": {
         parameters: {
             query?: never;
@@ -80,26 +100,6 @@ export interface paths {
          * @description Authorised only by this swap's pin_token (Authorization: Bearer <pin_token>): missing 401; another or a forged token and an unknown swap alike 404; closed swap 410; too many requests 429 (per swap and client address, counting only requests with the right token; and wrong PINs per user_ref across swaps). Answers the outcome of this PIN: confirmed, pin_rejected with attempts_left, expired, failed, cancelled or needs_reconciliation. 409 when the swap is not awaiting a PIN right now (e.g. another PIN is being confirmed).
          */
         post: operations["submitPin"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/swaps/{swap_id}/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Cancel a swap still awaiting its PIN
-         * @description Answers the swap's view once the cancellation took effect; 409 with the view when it can no longer be cancelled.
-         */
-        post: operations["cancelSwap"];
         delete?: never;
         options?: never;
         head?: never;
@@ -806,7 +806,7 @@ export interface components {
          */
         Unavailable: {
             /** @enum {string} */
-            error: "worker_unavailable" | "temporal_unavailable" | "temporal_persistence_unavailable";
+            error: "worker_unavailable" | "temporal_unavailable" | "temporal_persistence_unavailable" | "pin_budget_unavailable";
             message: string;
             flow_id?: string;
             /** @description the last state the flow published (search attribute MpfState) */
@@ -1095,6 +1095,111 @@ export interface operations {
             };
         };
     };
+    cancelSwap: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description the swap id, swap-<txn_ref> */
+                swap_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description optional reason, kept in the flow */
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SwapView"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the flow as it is */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "not_cancellable";
+                        message: string;
+                        swap: components["schemas"]["SwapView"];
+                    } | components["schemas"]["IdempotencyInUse"];
+                };
+            };
+            /** @description Unprocessable */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyMismatch"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
     getSwapSummary: {
         parameters: {
             query?: never;
@@ -1287,111 +1392,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Pending"];
-                };
-            };
-        };
-    };
-    cancelSwap: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
-                "idempotency-key"?: string;
-            };
-            path: {
-                /** @description the swap id, swap-<txn_ref> */
-                swap_id: string;
-            };
-            cookie?: never;
-        };
-        /** @description optional reason, kept in the flow */
-        requestBody: {
-            content: {
-                "application/json": {
-                    reason?: string;
-                } | null;
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SwapView"];
-                };
-            };
-            /** @description Missing credentials (the WWW-Authenticate header says which) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict with the flow as it is */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        error: "not_cancellable";
-                        message: string;
-                        swap: components["schemas"]["SwapView"];
-                    } | components["schemas"]["IdempotencyInUse"];
-                };
-            };
-            /** @description Unprocessable */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IdempotencyMismatch"];
-                };
-            };
-            /** @description Too many requests: wait Retry-After seconds */
-            429: {
-                headers: {
-                    /** @description seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
-            503: {
-                headers: {
-                    /** @description seconds to wait before trying again */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Unavailable"];
                 };
             };
         };

@@ -46,20 +46,24 @@ describe('starting a flow while no worker is running', () => {
     assert.equal((await h.stack.control.ledger({ endpoint: 'swap.init' })).requests.length, 1);
   });
 
-  test('a PIN sent while the worker is down answers 504 instead of hanging, and is applied once the worker is back', async () => {
+  test('a PIN sent while the worker is down is refused 503 with Retry-After before it reaches the swap, and goes through once the worker is back', async () => {
     await h.stack.startWorker();
     const txn = uniqueRef('noworker-pin');
     const started = await h.api('POST', '/v1/swaps', swapBody(txn));
     assert.equal(started.status, 201, started.text);
     await h.stack.stopWorker();
     const sent = Date.now();
-    const res = await h.call('POST', `/v1/swaps/swap-${txn}/pin`, {
-      body: { wallet_pin: SIM_PIN },
-      headers: { authorization: `Bearer ${started.json.pin_token}` },
-    });
-    assert.equal(res.status, 504, res.text);
-    assert.equal(res.json.error, 'pending');
+    const pin = () =>
+      h.call('POST', `/v1/swaps/swap-${txn}/pin`, {
+        body: { wallet_pin: SIM_PIN },
+        headers: { authorization: `Bearer ${started.json.pin_token}` },
+      });
+    // No worker answers for the user's wrong-PIN budget: the gate fails closed.
+    const res = await pin();
+    assert.equal(res.status, 503, res.text);
+    assert.equal(res.json.error, 'pin_budget_unavailable');
     assert.equal(res.json.flow_id, `swap-${txn}`);
+    assert.match(String(res.headers['retry-after']), /^\d+$/);
     assert.ok(!res.text.includes(SIM_PIN), 'the PIN is not echoed');
     assert.ok(Date.now() - sent < 20_000, 'answered within the configured bound (not a hang)');
 
@@ -73,12 +77,16 @@ describe('starting a flow while no worker is running', () => {
     assert.ok(Date.now() - looked < 20_000, 'a state lookup is bounded too');
 
     await h.stack.startWorker();
-    // The server holds the admitted update and delivers it with the next workflow task.
     const view = await eventually(async () => {
       const v = await h.api('GET', `/v1/swaps/swap-${txn}`);
-      return v.json?.state === 'confirmed' && v.json;
-    }, 30_000, 'the PIN to be applied');
-    assert.equal(view.pin_attempts_left, 2, 'one attempt used, counted once');
+      return v.status === 200 && v.json;
+    }, 30_000, 'the worker to answer');
+    assert.equal(view.state, 'awaiting_pin', 'the refused PIN was never applied');
+    assert.equal(view.pin_attempts_left, 3, 'and spent no attempt');
+    assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.confirm' })).requests.length, 0, 'nothing reached the provider');
+    const again = await pin();
+    assert.equal(again.status, 200, again.text);
+    assert.equal(again.json.outcome, 'confirmed');
     assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.confirm' })).requests.length, 1, 'one confirmation');
 
     // A finished swap's final view is its result, which the server keeps: no worker needed.
@@ -91,7 +99,7 @@ describe('starting a flow while no worker is running', () => {
     assert.ok(!closed.text.includes('auth_token') && !closed.text.includes('sealed:'), 'the same allow-listed view');
   });
 
-  test('the PIN page waits for the answer while the worker is down, without asking for the PIN again, then says "confirmed"', async () => {
+  test('the PIN page says the PIN was not sent while the worker is down, and confirms when typed again once it is back', async () => {
     browser = await launchBrowser();
     await h.stack.startWorker();
     const txn = uniqueRef('noworker-page');
@@ -104,10 +112,14 @@ describe('starting a flow while no worker is running', () => {
       await h.stack.stopWorker(); // the worker goes down while the user types
       await page.fill('#pin', SIM_PIN);
       await page.click('#submit');
-      await page.waitForFunction(() => /has not answered yet/.test(document.getElementById('outcome')?.textContent ?? ''), undefined, { timeout: 20_000 });
-      assert.equal(await page.isDisabled('#pin'), true, 'the PIN field stays closed while the PIN is pending');
-      assert.equal(await page.inputValue('#pin'), '');
+      await page.waitForFunction(() => /PIN was not sent/.test(document.getElementById('outcome')?.textContent ?? ''), undefined, { timeout: 20_000 });
+      assert.equal(await page.isDisabled('#pin'), false, 'the PIN field opens again: nothing was spent');
+      assert.equal(await page.inputValue('#pin'), '', 'the PIN is not kept in the page');
+      assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.confirm' })).requests.length, 0, 'nothing reached the provider');
       await h.stack.startWorker();
+      await eventually(async () => (await h.api('GET', `/v1/swaps/swap-${txn}`)).status === 200, 30_000, 'the worker to answer');
+      await page.fill('#pin', SIM_PIN);
+      await page.click('#submit');
       await page.waitForFunction(() => document.getElementById('outcome')?.textContent === 'Swap confirmed', undefined, { timeout: 30_000 });
       assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.confirm' })).requests.length, 1, 'one confirmation');
     } finally {

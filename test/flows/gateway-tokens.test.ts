@@ -140,12 +140,12 @@ describe('the gateway: self-verifying tokens', () => {
     assert.deepEqual(r.json, { outcome: 'pin_rejected', state: 'awaiting_pin', attempts_left: 2 });
     assert.equal(gw.count('DescribeWorkflowExecution'), 0, 'no describe for the token');
     assert.equal(gw.count('QueryWorkflow'), 0, 'the user_ref of a swap this gateway started is known');
-    // The PIN's update, and the user's wrong-PIN budget shared by every gateway: its slot is taken
-    // with an update-with-start (ExecuteMultiOperation) and settled with an update (which the
-    // answer does not wait for).
-    await eventually(async () => gw.count('UpdateWorkflowExecution') === 2, 5_000, 'the PIN update and the settle');
-    assert.equal(gw.count('UpdateWorkflowExecution'), 2);
-    assert.equal(gw.count('ExecuteMultiOperation'), 1);
+    // The PIN's update, and the user's wrong-PIN budget shared by every gateway: a budget per key
+    // of the ring (two here: k1, k2), in each a slot taken with an update-with-start
+    // (ExecuteMultiOperation) and settled with an update (which the answer does not wait for).
+    await eventually(async () => gw.count('UpdateWorkflowExecution') === 3, 5_000, 'the PIN update and the two settles');
+    assert.equal(gw.count('UpdateWorkflowExecution'), 3);
+    assert.equal(gw.count('ExecuteMultiOperation'), 2);
     assert.deepEqual((await pin(gw.url, s.swap_id, s.pin_token, PIN)).json, { outcome: 'confirmed', state: 'confirmed' });
   });
 

@@ -147,3 +147,35 @@ export class NotResolvableError<V extends { state: string } = { state: string }>
     super(`the ${kind.replace('_', ' ')} ${flowId} cannot be resolved: ${why}`);
   }
 }
+
+/**
+ * The user's wrong-PIN budget is spent (pin-gate.ts): the PIN was not sent to the swap and no
+ * attempt was spent. -> 429 rate_limited with Retry-After
+ */
+export class PinBudgetExhaustedError extends Error {
+  override name = 'PinBudgetExhaustedError';
+  constructor(
+    readonly swapId: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`too many wrong PINs for this user; try again in ${retryAfterSeconds} s`);
+  }
+}
+
+/**
+ * The user's wrong-PIN budget could not say yes within its bound (no worker answered for it, a
+ * budget too busy to answer, the swap's user not known; Temporal itself down keeps its own
+ * TemporalUnavailableError): the gate fails closed, so the PIN was not sent to the swap and no
+ * attempt was spent. -> 503 pin_budget_unavailable with Retry-After
+ */
+export class PinBudgetUnavailableError extends Error {
+  override name = 'PinBudgetUnavailableError';
+  constructor(
+    readonly swapId: string,
+    readonly retryAfterSeconds: number,
+    why: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`the wrong-PIN budget of this swap's user could not be checked (${why}): the PIN was not sent; try again in ${retryAfterSeconds} s`, options);
+  }
+}

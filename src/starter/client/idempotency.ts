@@ -6,11 +6,12 @@
  *
  * Fields are fingerprinted with an HMAC under a key derived from the payload key (HKDF, like the
  * sealing key), so the record holds no field value (a PIN, a name) and a mismatch can still be
- * named field by field.
+ * named field by field. The records stand on keyed-record.ts (id, update-with-start, bounded wait).
  */
-import { createHash, createHmac, hkdfSync, randomUUID } from 'node:crypto';
-import { type Client, WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
-import { toKeyRing, type KeyRing } from '../../codec/keys';
+import { createHmac, randomUUID } from 'node:crypto';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { deriveKeys } from '../../codec/derive';
+import type { KeyRing } from '../../codec/keys';
 import {
   type ClaimAnswer,
   IDEMPOTENCY_WORKFLOW_TYPE,
@@ -20,10 +21,8 @@ import {
   type StoredAnswer,
 } from '../../workflows/idempotency';
 import { API_KEY_ID } from '../../workflows/search-attributes';
-import { isDeadlineExceeded } from './temporal-errors';
-import { TemporalUnavailableError, WorkerUnavailableError } from './errors';
-
-export const IDEMPOTENCY_HKDF_INFO = 'mpf-idempotency-v1';
+import type { TemporalAvailability } from './health';
+import { KeyedRecords, recordId } from './keyed-record';
 /** Keys are 1-255 visible ASCII characters (a UUID is the usual choice). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
@@ -43,6 +42,8 @@ export interface IdempotencyOptions {
   guard?: <T>(fn: () => Promise<T>, flowId?: string) => Promise<T>;
   /** How long a claim waits for a worker to answer (default 10 s). */
   answerTimeoutMs?: number;
+  /** Whether Temporal and its database answer (health.ts): a call cut by its deadline is then their outage, not a missing worker. */
+  availability?: () => Promise<TemporalAvailability>;
   /** Live records one API key id may hold (GATEWAY_IDEMPOTENCY_MAX_LIVE_PER_KEY, default 1000). */
   maxLivePerKey?: number;
   /** How long a count of an API key's live records is used before it is counted again (default 1 s). */
@@ -66,7 +67,7 @@ export type Claimed = Exclude<ClaimAnswer, { kind: 'rekey' }> & { workflowId: st
 
 /** The workflow id of a key in a scope. */
 export function idempotencyWorkflowId(scope: string, key: string): string {
-  return `idem-${createHash('sha256').update(scope).update('\n').update(key).digest('hex')}`;
+  return recordId.hashed('idem', scope, key);
 }
 
 /** A stable JSON text of a value (object keys sorted), for fingerprints. */
@@ -84,14 +85,16 @@ export function canonicalJson(v: unknown): string {
 }
 
 export class IdempotencyStore {
-  private readonly ring: KeyRing;
-  private readonly hmacKeys = new Map<string, Buffer>();
+  private readonly activeKeyId: string;
+  private readonly hmacKeys: Map<string, Buffer>;
+  private readonly records: KeyedRecords;
   /** Per API key id: live records as last counted (plus the new ones claimed here since), and when. */
   private readonly counts = new Map<string, { live: number; at: number }>();
 
   constructor(private readonly opts: IdempotencyOptions) {
-    this.ring = toKeyRing(opts.keys);
-    for (const [id, key] of this.ring.keys) this.hmacKeys.set(id, Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), IDEMPOTENCY_HKDF_INFO, 32)));
+    ({ activeKeyId: this.activeKeyId, keys: this.hmacKeys } = deriveKeys(opts.keys, 'idempotency'));
+    const { client, taskQueue, guard, availability } = opts;
+    this.records = new KeyedRecords({ client, taskQueue, guard, availability, what: 'idempotency record', answerTimeoutMs: opts.answerTimeoutMs ?? 10_000 });
   }
 
   /** Field name -> HMAC of its canonical JSON under key `keyId`. */
@@ -114,7 +117,7 @@ export class IdempotencyStore {
     const workflowId = idempotencyWorkflowId(scope, key);
     const claimId = randomUUID();
     if (apiKeyId !== undefined) await this.checkCap(apiKeyId, workflowId);
-    let keyId = this.ring.activeKeyId;
+    let keyId = this.activeKeyId;
     for (let round = 0; round < 2; round++) {
       const hashed = this.fingerprint(fields, keyId);
       // The record was hashed under a key no longer in the ring: it cannot be compared.
@@ -131,11 +134,11 @@ export class IdempotencyStore {
   }
 
   async complete(workflowId: string, claimId: string, answer: StoredAnswer): Promise<void> {
-    await this.within(workflowId, () => this.opts.client.workflow.getHandle(workflowId).executeUpdate(idempotencyCompleteUpdate, { args: [{ claim_id: claimId, answer }] }));
+    await this.records.update(workflowId, idempotencyCompleteUpdate, [{ claim_id: claimId, answer }]);
   }
 
   async release(workflowId: string, claimId: string): Promise<void> {
-    await this.within(workflowId, () => this.opts.client.workflow.getHandle(workflowId).executeUpdate(idempotencyReleaseUpdate, { args: [{ claim_id: claimId }] }));
+    await this.records.update(workflowId, idempotencyReleaseUpdate, [{ claim_id: claimId }]);
   }
 
   /** The visibility query of an API key id's live records (the key id is public; the query is built from validated parts). */
@@ -146,7 +149,7 @@ export class IdempotencyStore {
 
   /** The API key id's live records, counted in visibility (shared by every gateway; seconds behind at most). */
   async countLive(apiKeyId: string): Promise<number> {
-    const res = await this.within('idempotency count', () =>
+    const res = await this.records.within('idempotency count', () =>
       this.opts.client.workflowService.countWorkflowExecutions({ namespace: this.opts.client.options.namespace, query: this.liveQuery(apiKeyId) }),
     );
     return Number(res.count ?? 0);
@@ -168,7 +171,7 @@ export class IdempotencyStore {
       if (this.counts.size > 10_000) this.counts.delete(this.counts.keys().next().value as string);
     }
     if (c.live < max) return;
-    const existing = await this.within(workflowId, () => this.opts.client.workflow.getHandle(workflowId).describe()).catch((err: unknown) => {
+    const existing = await this.records.within(workflowId, () => this.opts.client.workflow.getHandle(workflowId).describe()).catch((err: unknown) => {
       if (err instanceof WorkflowNotFoundError) return undefined;
       throw err;
     });
@@ -177,29 +180,12 @@ export class IdempotencyStore {
   }
 
   private update(workflowId: string, claimId: string, route: string, fields: Record<string, string>, keyId: string, apiKeyId?: string): Promise<ClaimAnswer> {
-    const startWorkflowOperation = new WithStartWorkflowOperation(IDEMPOTENCY_WORKFLOW_TYPE, {
-      workflowId,
-      taskQueue: this.opts.taskQueue,
-      ...(apiKeyId !== undefined ? { typedSearchAttributes: [{ key: API_KEY_ID, value: apiKeyId }] } : {}),
-      args: [{ ttl_seconds: this.opts.ttlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS }],
-      // The first request starts the record; every later one (any gateway) meets the same run.
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      // Once a record's time is up, the key may start a new one.
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    });
     const claim = { route, fields, key_id: keyId, claim_id: claimId, stale_after_ms: this.opts.staleAfterMs ?? 60_000 };
-    return this.within(workflowId, () => this.opts.client.workflow.executeUpdateWithStart(idempotencyClaimUpdate, { args: [claim], startWorkflowOperation }));
-  }
-
-  private async within<T>(workflowId: string, fn: () => Promise<T>): Promise<T> {
-    const waitMs = this.opts.answerTimeoutMs ?? 10_000;
-    const guard = this.opts.guard ?? (<R>(f: () => Promise<R>) => f());
-    try {
-      return await guard(() => this.opts.client.withDeadline(Date.now() + waitMs, fn));
-    } catch (err) {
-      if (err instanceof TemporalUnavailableError) throw err;
-      if (isDeadlineExceeded(err)) throw new WorkerUnavailableError('idempotency record', workflowId, waitMs, undefined);
-      throw err;
-    }
+    // Once a record's time is up (its run ended), the key may start a new one.
+    return this.records.updateWithStart(workflowId, idempotencyClaimUpdate, [claim], {
+      workflowType: IDEMPOTENCY_WORKFLOW_TYPE,
+      args: [{ ttl_seconds: this.opts.ttlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS }],
+      ...(apiKeyId !== undefined ? { typedSearchAttributes: [{ key: API_KEY_ID, value: apiKeyId }] } : {}),
+    });
   }
 }

@@ -23,6 +23,7 @@ import { Flows } from './flows';
 import { TemporalGate, type TemporalAvailability } from './health';
 import { IdempotencyStore } from './idempotency';
 import { SharedPinBudget } from './pin-budget';
+import { PinGate, type PinGateOptions } from './pin-gate';
 import { type FlowPage, listFlows, PageTokens, parseListFilter } from './lists';
 import { deliverNotification } from './notifications';
 import type { MpfClientOptions } from './options';
@@ -146,6 +147,14 @@ export class MpfClient {
    */
   resolveFlow(flowId: string, input: unknown): Promise<Viewed<SwapView> | Viewed<LinkView>> {
     return resolveFlow(this.gate, this.flows, flowId, input);
+  }
+
+  /**
+   * The PIN gate (pin-gate.ts) over the wrong-PIN budget per user: what every face puts in front
+   * of a PIN; fails closed when the budget cannot answer.
+   */
+  pinGate(limits: { max: number; timeWindowMs: number; answerTimeoutMs?: number }, onSettleFailed?: PinGateOptions['onSettleFailed']): PinGate {
+    return new PinGate({ budget: this.sharedPinBudget(limits), userRefOf: (swapId) => this.swapUserRef(swapId), ...(onSettleFailed ? { onSettleFailed } : {}) });
   }
 
   /** The wrong-PIN budget per user shared by every gateway on this Temporal (pin-budget.ts). */

@@ -1,23 +1,28 @@
 /**
  * The wrong-PIN budget per user, kept in Temporal (workflows/pin-budget.ts) so that every gateway
- * counts against the same budget. The workflow id is `pin-budget-<HMAC(user_ref)>` under a key
- * derived (HKDF) from the active payload key: no user_ref in Temporal, in plaintext or as a plain
- * hash anyone could compute from a guessed user_ref. (A new active payload key starts fresh budgets.)
+ * counts against the same budget. A budget's workflow id is `pin-budget-<HMAC(user_ref)>` under a
+ * key derived from a payload key (codec/derive.ts, purpose pin_budget): no user_ref in Temporal,
+ * in plaintext or as a plain hash anyone could compute from a guessed user_ref.
+ *
+ * Key rotation: a user has one budget per payload key of the ring, and a PIN takes a slot in every
+ * one of them (in parallel; refused when any refuses). Rotating the keys (a new key put first, the
+ * old ones kept for the history that needs them) thus neither resets a budget nor splits it: a
+ * gateway with the old ring and one with the new still share the old key's budget, and once the
+ * old key leaves the ring the new key's budget has counted everything since the new key came in.
+ * A ring of one key (the usual case) costs one update per PIN, as before.
  */
-import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
-import { type Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { toKeyRing } from '../../codec/keys';
+import { randomUUID } from 'node:crypto';
+import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { deriveKeys } from '../../codec/derive';
+import type { KeyRing } from '../../codec/keys';
 import { BUDGET_EXHAUSTED, PIN_BUDGET_WORKFLOW_TYPE, pinBudgetSettleUpdate, pinBudgetTakeUpdate } from '../../workflows/pin-budget';
-import { isDeadlineExceeded, isTemporalUnavailable } from './temporal-errors';
-import { TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from './errors';
 import type { TemporalAvailability } from './health';
-
-export const PIN_BUDGET_HKDF_INFO = 'mpf-pin-budget-v1';
+import { KeyedRecords, recordId } from './keyed-record';
 
 export interface PinBudgetOptions {
   client: Client;
   taskQueue: string;
-  keys: string;
+  keys: string | KeyRing;
   /** Wrong PINs per user in `timeWindowMs` (PINs in flight count until answered). */
   max: number;
   timeWindowMs: number;
@@ -37,58 +42,62 @@ export interface PinSlot {
   settle(wrong: boolean): Promise<void>;
 }
 
+export type PinBudgetAnswer = { slot: PinSlot } | { retryAfterSeconds: number };
+
 export class SharedPinBudget {
-  private readonly idKey: Buffer;
+  /** The id key of each payload key, the active one first. */
+  private readonly idKeys: Buffer[];
+  private readonly records: KeyedRecords;
 
   constructor(private readonly opts: PinBudgetOptions) {
-    const ring = toKeyRing(opts.keys);
-    this.idKey = Buffer.from(hkdfSync('sha256', ring.keys.get(ring.activeKeyId)!, Buffer.alloc(0), PIN_BUDGET_HKDF_INFO, 32));
+    this.idKeys = [...deriveKeys(opts.keys, 'pin_budget').keys.values()];
+    const { client, taskQueue, guard, availability } = opts;
+    this.records = new KeyedRecords({ client, taskQueue, guard, availability, what: 'PIN budget', answerTimeoutMs: opts.answerTimeoutMs ?? 2_000 });
   }
 
+  /** The user's budget under the active payload key. */
   workflowId(userRef: string): string {
-    return `pin-budget-${createHmac('sha256', this.idKey).update(userRef).digest('hex').slice(0, 40)}`;
+    return this.workflowIds(userRef)[0]!;
   }
 
-  /** A slot for one PIN of the user, or the seconds to wait when the budget is spent. */
-  async take(userRef: string): Promise<{ slot: PinSlot } | { retryAfterSeconds: number }> {
-    const workflowId = this.workflowId(userRef);
+  /** The user's budget under every payload key of the ring, the active key's first. */
+  workflowIds(userRef: string): string[] {
+    return this.idKeys.map((key) => recordId.keyed('pin-budget', key, userRef));
+  }
+
+  /**
+   * A slot for one PIN of the user in every one of its budgets, or the seconds to wait when one is
+   * spent. Throws (TemporalUnavailableError, WorkerUnavailableError…) when a budget did not answer:
+   * the caller must then not pass the PIN on. Slots taken before a refusal or a failure are given back.
+   */
+  async take(userRef: string): Promise<PinBudgetAnswer> {
     const attemptId = randomUUID();
-    const startWorkflowOperation = new WithStartWorkflowOperation(PIN_BUDGET_WORKFLOW_TYPE, {
-      workflowId,
-      taskQueue: this.opts.taskQueue,
-      args: [{ max: this.opts.max, window_ms: this.opts.timeWindowMs }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    });
+    const ids = this.workflowIds(userRef);
+    const answers = await Promise.allSettled(ids.map((id) => this.takeOne(id, attemptId)));
+    const taken = ids.filter((_, i) => answers[i]!.status === 'fulfilled' && (answers[i] as PromiseFulfilledResult<number | true>).value === true);
+    const settle = async (wrong: boolean): Promise<void> => {
+      await Promise.all(taken.map((id) => this.records.update(id, pinBudgetSettleUpdate, [{ attempt_id: attemptId, wrong }])));
+    };
+    const waits = answers.flatMap((a) => (a.status === 'fulfilled' && a.value !== true ? [a.value] : []));
+    const failed = answers.find((a): a is PromiseRejectedResult => a.status === 'rejected');
+    if (waits.length === 0 && !failed) return { slot: { settle } };
+    // Not awaited: a slot not given back counts until its hold time, which only makes the budget stricter.
+    if (taken.length > 0) void settle(false).catch(() => undefined);
+    if (waits.length > 0) return { retryAfterSeconds: Math.max(...waits) };
+    throw failed!.reason;
+  }
+
+  /** true: a slot taken; a number: the budget is spent, seconds until a slot frees. */
+  private async takeOne(workflowId: string, attemptId: string): Promise<true | number> {
     try {
-      await this.within(workflowId, () => this.opts.client.workflow.executeUpdateWithStart(pinBudgetTakeUpdate, { args: [{ attempt_id: attemptId }], startWorkflowOperation }));
+      await this.records.updateWithStart(workflowId, pinBudgetTakeUpdate, [{ attempt_id: attemptId }], {
+        workflowType: PIN_BUDGET_WORKFLOW_TYPE,
+        args: [{ max: this.opts.max, window_ms: this.opts.timeWindowMs }],
+      });
+      return true;
     } catch (err) {
       const m = err instanceof WorkflowUpdateFailedError ? new RegExp(`${BUDGET_EXHAUSTED}:(\\d+)`).exec(String((err.cause as Error | undefined)?.message)) : null;
-      if (m) return { retryAfterSeconds: Number(m[1]) };
-      throw err;
-    }
-    return {
-      slot: {
-        settle: (wrong) =>
-          this.within(workflowId, () => this.opts.client.workflow.getHandle(workflowId).executeUpdate(pinBudgetSettleUpdate, { args: [{ attempt_id: attemptId, wrong }] })),
-      },
-    };
-  }
-
-  private async within<T>(workflowId: string, fn: () => Promise<T>): Promise<T> {
-    const waitMs = this.opts.answerTimeoutMs ?? 2_000;
-    const guard = this.opts.guard ?? (<R>(f: () => Promise<R>) => f());
-    try {
-      return await guard(() => this.opts.client.withDeadline(Date.now() + waitMs, fn));
-    } catch (err) {
-      if (err instanceof TemporalUnavailableError) throw err;
-      if (isTemporalUnavailable(err)) throw new TemporalUnavailableError();
-      if (isDeadlineExceeded(err) && this.opts.availability) {
-        const a = await this.opts.availability();
-        if (a === 'frontend_unavailable') throw new TemporalUnavailableError();
-        if (a === 'persistence_unavailable') throw new TemporalPersistenceUnavailableError();
-      }
-      if (isDeadlineExceeded(err)) throw new WorkerUnavailableError('PIN budget', workflowId, waitMs, undefined);
+      if (m) return Number(m[1]);
       throw err;
     }
   }

@@ -28,6 +28,7 @@ import { registerListRoutes } from './routes/lists';
 import { registerReconciliationRoutes } from './routes/reconciliation';
 import { notificationRoutes } from './routes/notifications';
 import { registerOperationRoutes } from './routes/operations';
+import { registerPinRoutes } from './routes/pin';
 import { registerSwapRoutes } from './routes/swaps';
 
 export interface GatewayAppOptions {
@@ -87,7 +88,9 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   const ctx: GatewayContext = {
     mpf: opts.mpf,
     pinRateLimit: opts.pinRateLimit ?? DEFAULT_PIN_RATE_LIMIT,
-    userPinBudget: opts.mpf.sharedPinBudget(opts.userPinBudget ?? DEFAULT_USER_PIN_BUDGET),
+    pinGate: opts.mpf.pinGate(opts.userPinBudget ?? DEFAULT_USER_PIN_BUDGET, (swapId, err) =>
+      app.log.warn({ swap_id: swapId, err: String(err) }, 'PIN budget slot not settled (given back after its hold time)'),
+    ),
     notificationGuard: new NotificationGuard({ maxSignalsPerFlow: opts.notificationSignalsPerFlow }),
     metrics: opts.metrics ?? new GatewayMetrics({ mpf: opts.mpf }),
   };
@@ -149,6 +152,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   });
 
   registerSwapRoutes(app, ctx);
+  registerPinRoutes(app, ctx);
   registerLinkRoutes(app, ctx);
   registerListRoutes(app, ctx);
   registerReconciliationRoutes(app, ctx);

@@ -9,7 +9,7 @@ import { bearerToken } from './auth';
 import { sendError } from './errors';
 import type { GatewayMetrics } from './metrics';
 import type { NotificationGuard } from './notification-guard';
-import type { SharedPinBudget } from '../client/pin-budget';
+import type { PinGate } from '../client/pin-gate';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,8 +32,8 @@ declare module 'fastify' {
 export interface GatewayContext {
   mpf: MpfClient;
   pinRateLimit: { max: number; timeWindowMs: number };
-  /** Wrong PINs per user_ref across their swaps, kept in Temporal: every gateway counts against one budget. */
-  userPinBudget: SharedPinBudget;
+  /** Wrong PINs per user_ref across their swaps, kept in Temporal (every gateway counts against one budget); fails closed. */
+  pinGate: PinGate;
   notificationGuard: NotificationGuard;
   metrics: GatewayMetrics;
 }

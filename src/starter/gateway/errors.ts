@@ -8,6 +8,8 @@
  *   PinNotAcceptedError                -> 409 pin_not_accepted
  *   FlowPendingError                   -> 504 pending, with flow_id
  *   WorkerUnavailableError             -> 503 worker_unavailable, with flow_id, last_known_state, Retry-After
+ *   PinBudgetExhaustedError            -> 429 rate_limited, with Retry-After (the PIN was not sent)
+ *   PinBudgetUnavailableError          -> 503 pin_budget_unavailable, with Retry-After (the PIN was not sent)
  *   TemporalUnavailableError           -> 503 temporal_unavailable, with Retry-After
  *   TemporalPersistenceUnavailableError -> 503 temporal_persistence_unavailable, with Retry-After
  *   router errors (bad %-encoding, a path segment over maxParamLength)
@@ -22,6 +24,8 @@ import {
   FlowNotFoundError,
   FlowPendingError,
   InputError,
+  PinBudgetExhaustedError,
+  PinBudgetUnavailableError,
   PinNotAcceptedError,
   TemporalPersistenceUnavailableError,
   TemporalUnavailableError,
@@ -80,6 +84,15 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (err instanceof FlowNotFoundError) return sendError(reply, 404, 'not_found', err.message);
     if (err instanceof PinNotAcceptedError) return sendError(reply, 409, 'pin_not_accepted', err.message);
     if (err instanceof FlowPendingError) return sendError(reply, 504, 'pending', err.message, { flow_id: err.flowId });
+    if (err instanceof PinBudgetExhaustedError) {
+      reply.header('retry-after', String(err.retryAfterSeconds));
+      return sendError(reply, 429, 'rate_limited', err.message);
+    }
+    if (err instanceof PinBudgetUnavailableError) {
+      req.log.warn({ swap_id: err.swapId, cause: (err.cause as Error | undefined)?.name }, 'PIN refused: its wrong-PIN budget could not be checked');
+      reply.header('retry-after', String(err.retryAfterSeconds));
+      return sendError(reply, 503, 'pin_budget_unavailable', err.message, { flow_id: err.swapId });
+    }
     if (err instanceof WorkerUnavailableError) {
       reply.header('retry-after', '5');
       return sendError(reply, 503, 'worker_unavailable', err.message, { flow_id: err.flowId, last_known_state: err.lastKnownState });

@@ -156,6 +156,8 @@ const SCRIPT = `
         if (res.status === 409) { say('This swap is not waiting for a PIN right now. Try again in a moment.', 'bad'); setBusy(false); return; }
         if (res.status === 410) { closed = true; return load(); }
         if (res.status === 504) { awaitAnswer(Date.now() + 60000); return; }
+        // Refused before it reached the swap (its wrong-PIN budget could not be checked): nothing was spent.
+        if (res.status === 503) { say('Your PIN was not sent: the service is busy. Type it again in a moment.', 'bad'); setBusy(false); pinEl.focus(); return; }
         if (res.status === 400) { say('That PIN could not be read. Please type it again.', 'bad'); setBusy(false); return; }
         authProblem(res.status);
         if (!closed) setBusy(false);

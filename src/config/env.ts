@@ -6,7 +6,8 @@
 import { DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS } from './flow-defaults';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { checkMerchantEventsEnv, MERCHANT_EVENTS_ENV } from '../merchant-events/env';
+import { MERCHANT_EVENTS_ENV } from './merchant-events-env';
+import { parseAllowedHosts } from './webhook-egress';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -56,153 +57,172 @@ const listenAddress = z
   .optional();
 const flag = z.enum(['0', '1', 'true', 'false']).optional().transform((v) => v === '1' || v === 'true');
 
-export const EnvSchema = z
-  .object({
-    /**
-     * The provider's base URL. A non-loopback address needs MPS_LIVE=1 (there is no allowlist:
-     * compose reaches its simulator over loopback). Unset: the worker refuses to start unless
-     * MPS_PROVIDER=simulator asks for the embedded simulator (fail closed).
-     */
-    MPS_BASE_URL: httpUrl.optional(),
-    /**
-     * `simulator`: the worker embeds the local provider simulator (no money moves), only when
-     * MPS_BASE_URL is unset and never under NODE_ENV=production. `live` (or unset): MPS_BASE_URL.
-     */
-    MPS_PROVIDER: z.enum(['live', 'simulator'], { message: "must be 'live' or 'simulator'" }).optional(),
-    /** `production` forbids the embedded simulator and loopback notification URLs on a public gateway. */
-    NODE_ENV: z.string().optional(),
-    /** The provider's secret key (sent as its API requires); a secret. */
-    MPS_SECRET_KEY: optionalNonEmpty,
-    /** The provider's access token (Bearer); a secret. */
-    MPS_ACCESS_TOKEN: optionalNonEmpty,
-    /** Our merchant reference at the provider (`x-merchant-ref`). */
-    MPS_MERCHANT_REF: optionalNonEmpty,
-    /** `1` before any non-loopback MPS_BASE_URL is dialled: every call to the live provider moves real money. */
-    MPS_LIVE: flag,
-    /** `1`: the categories call also sends the Bearer token (default: only `x-merchant-ref`). */
-    MPS_CATEGORIES_BEARER: flag,
-    /** The Temporal frontend, `host:port` (the SDK's envconfig TLS variables apply to it). */
-    TEMPORAL_ADDRESS: optionalNonEmpty,
-    /** The Temporal namespace of the flows. */
-    TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-    /** The task queue the worker polls and the clients start flows on. */
-    TEMPORAL_TASK_QUEUE: z.string().min(1).default('merchant-payment-flows'),
-    /** mTLS to Temporal: this process's client certificate (PEM). Read by the SDK's envconfig; checked at start-up, a missing file is named. */
-    TEMPORAL_TLS_CLIENT_CERT_PATH: optionalNonEmpty,
-    /** mTLS to Temporal: the private key of that certificate (PEM). Set with TEMPORAL_TLS_CLIENT_CERT_PATH. */
-    TEMPORAL_TLS_CLIENT_KEY_PATH: optionalNonEmpty,
-    /** mTLS to Temporal: the CA that signed the frontend's certificate (PEM); unset = the system's roots. */
-    TEMPORAL_TLS_SERVER_CA_CERT_PATH: optionalNonEmpty,
-    /** mTLS to Temporal: the name the frontend's certificate must carry when it differs from TEMPORAL_ADDRESS's host (`temporal` in `mpf cluster up`). */
-    TEMPORAL_TLS_SERVER_NAME: optionalNonEmpty,
-    /** Temporal Web's base URL, for the links `mpf demo` prints when TEMPORAL_ADDRESS is set. */
-    TEMPORAL_UI_URL: httpUrl.optional(),
-    /** The gateway's HTTP port (`mpf gateway --port` wins; 0 = a free one). */
-    GATEWAY_PORT: port.default(8080),
-    /** Interface the gateway listens on (`mpf gateway --host` wins); default 127.0.0.1. */
-    GATEWAY_HOST: optionalNonEmpty,
-    /** What browsers use: PIN page links (and notifications unless the next one is set). */
-    GATEWAY_PUBLIC_URL: httpUrl.optional(),
-    /** Base of the notification_url handed to the provider when it reaches us by another address. */
-    GATEWAY_NOTIFICATION_BASE_URL: httpUrl.optional(),
-    /** The backend's API key (`x-api-key` or `Authorization: Bearer`), at least 16 characters; a secret. */
-    GATEWAY_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
-    /**
-     * The gateway's keyring: a JSON array of {id, role (read_only, backend, operator), sha256, label?,
-     * expires_at?}, from `mpf keys new`. As GATEWAY_API_KEYS_FILE it is a file the gateway re-reads
-     * when it changes (rotation without a restart). Holds no secret: only SHA-256 digests of keys.
-     */
-    GATEWAY_API_KEYS: z.string().optional(),
-    /**
-     * Behind a reverse proxy: `true` (trust X-Forwarded-For from any hop) or the proxies'
-     * addresses/CIDRs, comma-separated, so per-address limits see clients, not the proxy. Unset/false: off.
-     */
-    GATEWAY_TRUST_PROXY: z
-      .string()
-      .optional()
-      .transform((v): boolean | string[] => {
-        const t = (v ?? '').trim();
-        if (t === '' || t === 'false' || t === '0') return false;
-        if (t === 'true' || t === '1') return true;
-        return t.split(',').map((x) => x.trim()).filter(Boolean);
-      }),
-    /**
-     * Where the gateway serves GET /metrics (Prometheus), on a listener of its own, never the API's
-     * port, so it can stay on an internal interface; unset = no metrics listener.
-     */
-    GATEWAY_METRICS_ADDRESS: listenAddress,
-    /** Live Idempotency-Key records (each a workflow kept 24 h) one API key may hold; past it, a new key is 429 (default 1000). */
-    GATEWAY_IDEMPOTENCY_MAX_LIVE_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
-    /** Where the worker serves GET /metrics (the SDK's and ours), /healthz and /readyz; unset = none. */
-    WORKER_METRICS_ADDRESS: listenAddress,
-    /**
-     * How many flows the worker keeps in its sticky cache (default MPF_WORKER_TUNING's 1000). A
-     * parked flow past it is evicted and replayed from its history when it wakes: memory stays
-     * bounded however many flows wait for PINs and payments.
-     */
-    WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
-    /** A prebuilt workflow bundle (`npm run bundle-workflows`) instead of bundling src/workflows at start-up: a faster start, and the bundle of a given release (the upgrade test runs the previous release's). */
-    WORKER_WORKFLOW_BUNDLE: optionalNonEmpty,
-    /** The Worker Deployment this worker is a version of (Worker Deployment Versioning; default `merchant-payment-flows`). No dot. */
-    WORKER_DEPLOYMENT_NAME: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, _ and - only (no dot), at most 100').default('merchant-payment-flows'),
-    /** This worker's build id: the release's identity (default `<package version>-<commit>`, the commit from MPF_COMMIT or the checkout). */
-    WORKER_BUILD_ID: z.string().regex(/^[A-Za-z0-9_.+-]{1,100}$/, 'letters, digits, _ . + - only, at most 100').optional(),
-    /** Whether a starting worker makes its version Current: `if-none` (only when the deployment has none; default), `always`, `never`. */
-    WORKER_PROMOTE: z.enum(['if-none', 'always', 'never']).default('if-none'),
-    /** The commit of this code, for the default build id, where the checkout has no .git (the image's build argument). */
-    MPF_COMMIT: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^[0-9a-f]{7,40}$/, 'a git commit hash').optional()),
-    /** Payload encryption keys, comma-separated `keyId:base64` 32-byte keys; the first encrypts, all decrypt (rotation); a secret. */
-    PAYLOAD_ENCRYPTION_KEYS: optionalNonEmpty,
-    /** Bearer token of the codec server (/codec on the gateway); unset = no codec server. */
-    CODEC_AUTH_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-    /** Temporal Web origins the codec server answers CORS for. */
-    CODEC_CORS_ORIGINS: originList,
-    /** `mpf simulator`: base of pay_link when browsers reach the checkout by another address. */
-    SIMULATOR_CHECKOUT_PUBLIC_URL: httpUrl.optional(),
-    /** `mpf simulator`: non-loopback hosts it may deliver notifications to (e.g. `gateway`). */
-    SIMULATOR_NOTIFICATION_ALLOW_HOSTS: hostList,
-    /** `mpf simulator`: keep its swaps, links and ledger in this file across restarts (a provider persists); unset: memory only. */
-    SIMULATOR_STATE_PATH: optionalNonEmpty,
-    /** Wrong PINs a swap accepts before it fails (our cap; the provider publishes none). */
-    SWAP_PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
-    /** After `confirmed`, how long the swap stays open for the provider's notification and records it (0: closes at once). */
-    SWAP_NOTIFICATION_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS),
-    /** A confirmation in doubt waits this long for the provider's notification before needs_reconciliation. */
-    SWAP_SETTLE_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(900),
-    /** How long a payment link waits for its payment before it expires. */
-    LINK_LIFETIME_SECONDS: z.coerce.number().int().min(1).max(30 * 86_400).default(86_400),
-    /** After expiry, how long a link still records a late payment notification (money that arrived is never ignored). */
-    LINK_LATE_NOTIFICATION_GRACE_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3_600),
-    /** The log level of every process (pino's levels). */
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    ...MERCHANT_EVENTS_ENV,
-  })
-  .superRefine((env, ctx) => {
-    checkMerchantEventsEnv(env, ctx);
-    if (env.MPS_PROVIDER === 'simulator' && env.MPS_BASE_URL) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['MPS_PROVIDER'],
-        message: 'is simulator (the embedded one) but MPS_BASE_URL is set too: unset one of them',
-      });
+const EnvVariables = z.object({
+  /**
+   * The provider's base URL. A non-loopback address needs MPS_LIVE=1 (there is no allowlist:
+   * compose reaches its simulator over loopback). Unset: the worker refuses to start unless
+   * MPS_PROVIDER=simulator asks for the embedded simulator (fail closed).
+   */
+  MPS_BASE_URL: httpUrl.optional(),
+  /**
+   * `simulator`: the worker embeds the local provider simulator (no money moves), only when
+   * MPS_BASE_URL is unset and never under NODE_ENV=production. `live` (or unset): MPS_BASE_URL.
+   */
+  MPS_PROVIDER: z.enum(['live', 'simulator'], { message: "must be 'live' or 'simulator'" }).optional(),
+  /** `production` forbids the embedded simulator and loopback notification URLs on a public gateway. */
+  NODE_ENV: z.string().optional(),
+  /** The provider's secret key (sent as its API requires); a secret. */
+  MPS_SECRET_KEY: optionalNonEmpty,
+  /** The provider's access token (Bearer); a secret. */
+  MPS_ACCESS_TOKEN: optionalNonEmpty,
+  /** Our merchant reference at the provider (`x-merchant-ref`). */
+  MPS_MERCHANT_REF: optionalNonEmpty,
+  /** `1` before any non-loopback MPS_BASE_URL is dialled: every call to the live provider moves real money. */
+  MPS_LIVE: flag,
+  /** `1`: the categories call also sends the Bearer token (default: only `x-merchant-ref`). */
+  MPS_CATEGORIES_BEARER: flag,
+  /** The Temporal frontend, `host:port` (the SDK's envconfig TLS variables apply to it). */
+  TEMPORAL_ADDRESS: optionalNonEmpty,
+  /** The Temporal namespace of the flows. */
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** The task queue the worker polls and the clients start flows on. */
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('merchant-payment-flows'),
+  /** mTLS to Temporal: this process's client certificate (PEM). Read by the SDK's envconfig; checked at start-up, a missing file is named. */
+  TEMPORAL_TLS_CLIENT_CERT_PATH: optionalNonEmpty,
+  /** mTLS to Temporal: the private key of that certificate (PEM). Set with TEMPORAL_TLS_CLIENT_CERT_PATH. */
+  TEMPORAL_TLS_CLIENT_KEY_PATH: optionalNonEmpty,
+  /** mTLS to Temporal: the CA that signed the frontend's certificate (PEM); unset = the system's roots. */
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: optionalNonEmpty,
+  /** mTLS to Temporal: the name the frontend's certificate must carry when it differs from TEMPORAL_ADDRESS's host (`temporal` in `mpf cluster up`). */
+  TEMPORAL_TLS_SERVER_NAME: optionalNonEmpty,
+  /** Temporal Web's base URL, for the links `mpf demo` prints when TEMPORAL_ADDRESS is set. */
+  TEMPORAL_UI_URL: httpUrl.optional(),
+  /** The gateway's HTTP port (`mpf gateway --port` wins; 0 = a free one). */
+  GATEWAY_PORT: port.default(8080),
+  /** Interface the gateway listens on (`mpf gateway --host` wins); default 127.0.0.1. */
+  GATEWAY_HOST: optionalNonEmpty,
+  /** What browsers use: PIN page links (and notifications unless the next one is set). */
+  GATEWAY_PUBLIC_URL: httpUrl.optional(),
+  /** Base of the notification_url handed to the provider when it reaches us by another address. */
+  GATEWAY_NOTIFICATION_BASE_URL: httpUrl.optional(),
+  /** The backend's API key (`x-api-key` or `Authorization: Bearer`), at least 16 characters; a secret. */
+  GATEWAY_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * The gateway's keyring: a JSON array of {id, role (read_only, backend, operator), sha256, label?,
+   * expires_at?}, from `mpf keys new`. As GATEWAY_API_KEYS_FILE it is a file the gateway re-reads
+   * when it changes (rotation without a restart). Holds no secret: only SHA-256 digests of keys.
+   */
+  GATEWAY_API_KEYS: z.string().optional(),
+  /**
+   * Behind a reverse proxy: `true` (trust X-Forwarded-For from any hop) or the proxies'
+   * addresses/CIDRs, comma-separated, so per-address limits see clients, not the proxy. Unset/false: off.
+   */
+  GATEWAY_TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((v): boolean | string[] => {
+      const t = (v ?? '').trim();
+      if (t === '' || t === 'false' || t === '0') return false;
+      if (t === 'true' || t === '1') return true;
+      return t.split(',').map((x) => x.trim()).filter(Boolean);
+    }),
+  /**
+   * Where the gateway serves GET /metrics (Prometheus), on a listener of its own, never the API's
+   * port, so it can stay on an internal interface; unset = no metrics listener.
+   */
+  GATEWAY_METRICS_ADDRESS: listenAddress,
+  /** Live Idempotency-Key records (each a workflow kept 24 h) one API key may hold; past it, a new key is 429 (default 1000). */
+  GATEWAY_IDEMPOTENCY_MAX_LIVE_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  /** Where the worker serves GET /metrics (the SDK's and ours), /healthz and /readyz; unset = none. */
+  WORKER_METRICS_ADDRESS: listenAddress,
+  /**
+   * How many flows the worker keeps in its sticky cache (default MPF_WORKER_TUNING's 1000). A
+   * parked flow past it is evicted and replayed from its history when it wakes: memory stays
+   * bounded however many flows wait for PINs and payments.
+   */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  /** A prebuilt workflow bundle (`npm run bundle-workflows`) instead of bundling src/workflows at start-up: a faster start, and the bundle of a given release (the upgrade test runs the previous release's). */
+  WORKER_WORKFLOW_BUNDLE: optionalNonEmpty,
+  /** The Worker Deployment this worker is a version of (Worker Deployment Versioning; default `merchant-payment-flows`). No dot. */
+  WORKER_DEPLOYMENT_NAME: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, _ and - only (no dot), at most 100').default('merchant-payment-flows'),
+  /** This worker's build id: the release's identity (default `<package version>-<commit>`, the commit from MPF_COMMIT or the checkout). */
+  WORKER_BUILD_ID: z.string().regex(/^[A-Za-z0-9_.+-]{1,100}$/, 'letters, digits, _ . + - only, at most 100').optional(),
+  /** Whether a starting worker makes its version Current: `if-none` (only when the deployment has none; default), `always`, `never`. */
+  WORKER_PROMOTE: z.enum(['if-none', 'always', 'never']).default('if-none'),
+  /** The commit of this code, for the default build id, where the checkout has no .git (the image's build argument). */
+  MPF_COMMIT: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^[0-9a-f]{7,40}$/, 'a git commit hash').optional()),
+  /** Payload encryption keys, comma-separated `keyId:base64` 32-byte keys; the first encrypts, all decrypt (rotation); a secret. */
+  PAYLOAD_ENCRYPTION_KEYS: optionalNonEmpty,
+  /** Bearer token of the codec server (/codec on the gateway); unset = no codec server. */
+  CODEC_AUTH_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Temporal Web origins the codec server answers CORS for. */
+  CODEC_CORS_ORIGINS: originList,
+  /** `mpf simulator`: base of pay_link when browsers reach the checkout by another address. */
+  SIMULATOR_CHECKOUT_PUBLIC_URL: httpUrl.optional(),
+  /** `mpf simulator`: non-loopback hosts it may deliver notifications to (e.g. `gateway`). */
+  SIMULATOR_NOTIFICATION_ALLOW_HOSTS: hostList,
+  /** `mpf simulator`: keep its swaps, links and ledger in this file across restarts (a provider persists); unset: memory only. */
+  SIMULATOR_STATE_PATH: optionalNonEmpty,
+  /** Wrong PINs a swap accepts before it fails (our cap; the provider publishes none). */
+  SWAP_PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  /** After `confirmed`, how long the swap stays open for the provider's notification and records it (0: closes at once). */
+  SWAP_NOTIFICATION_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS),
+  /** A confirmation in doubt waits this long for the provider's notification before needs_reconciliation. */
+  SWAP_SETTLE_WAIT_SECONDS: z.coerce.number().int().min(0).max(86_400).default(900),
+  /** How long a payment link waits for its payment before it expires. */
+  LINK_LIFETIME_SECONDS: z.coerce.number().int().min(1).max(30 * 86_400).default(86_400),
+  /** After expiry, how long a link still records a late payment notification (money that arrived is never ignored). */
+  LINK_LATE_NOTIFICATION_GRACE_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3_600),
+  /** The log level of every process (pino's levels). */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ...MERCHANT_EVENTS_ENV,
+});
+export type AppEnv = z.infer<typeof EnvVariables>;
+
+/**
+ * A rule over variables that only a feature knows (merchant events: a signing secret's shape,
+ * endpoints need a secret). The feature registers it when its module loads, so config imports no
+ * feature; every loadEnv runs the registered rules with the schema's own.
+ */
+export type EnvCheck = (env: AppEnv, ctx: z.RefinementCtx) => void;
+const featureChecks = new Map<string, EnvCheck>();
+
+export function registerEnvCheck(feature: string, check: EnvCheck): void {
+  featureChecks.set(feature, check);
+}
+
+export const EnvSchema = EnvVariables.superRefine((env, ctx) => {
+  for (const check of featureChecks.values()) check(env, ctx);
+  if (env.MERCHANT_WEBHOOK_ALLOWED_HOSTS !== undefined) {
+    try {
+      parseAllowedHosts(env.MERCHANT_WEBHOOK_ALLOWED_HOSTS);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', path: ['MERCHANT_WEBHOOK_ALLOWED_HOSTS'], message: (err as Error).message });
     }
-    if (env.MPS_PROVIDER === 'simulator' && env.NODE_ENV === 'production') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['MPS_PROVIDER'],
-        message: 'is simulator, which NODE_ENV=production never runs: set MPS_BASE_URL to the provider (with MPS_LIVE=1 for a non-loopback address) and its credentials',
-      });
-    }
-    if (env.MPS_BASE_URL && !isLoopbackUrl(env.MPS_BASE_URL) && !env.MPS_LIVE) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['MPS_BASE_URL'],
-        message:
-          'is not a loopback address; set MPS_LIVE=1 to dial the live provider (every call moves real money)',
-      });
-    }
-  });
-export type AppEnv = z.infer<typeof EnvSchema>;
+  }
+  if (env.MPS_PROVIDER === 'simulator' && env.MPS_BASE_URL) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['MPS_PROVIDER'],
+      message: 'is simulator (the embedded one) but MPS_BASE_URL is set too: unset one of them',
+    });
+  }
+  if (env.MPS_PROVIDER === 'simulator' && env.NODE_ENV === 'production') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['MPS_PROVIDER'],
+      message: 'is simulator, which NODE_ENV=production never runs: set MPS_BASE_URL to the provider (with MPS_LIVE=1 for a non-loopback address) and its credentials',
+    });
+  }
+  if (env.MPS_BASE_URL && !isLoopbackUrl(env.MPS_BASE_URL) && !env.MPS_LIVE) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['MPS_BASE_URL'],
+      message:
+        'is not a loopback address; set MPS_LIVE=1 to dial the live provider (every call moves real money)',
+    });
+  }
+});
 
 export function isProduction(env: Pick<AppEnv, 'NODE_ENV'>): boolean {
   return env.NODE_ENV === 'production';

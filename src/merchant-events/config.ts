@@ -3,6 +3,8 @@ import type { AppEnv } from '../config/env';
 import { type WebhookEgressPolicy, webhookEgressFromEnv } from '../config/webhook-egress';
 import type { DeliverySchedule } from '../contract/merchant-events';
 import { splitSecrets } from './signing';
+// The merchant-event rules of the environment, registered with its schema before any loadEnv.
+import './env';
 
 export interface MerchantEventsConfig {
   /** Endpoints every flow's events go to. */

@@ -1,10 +1,13 @@
 /**
  * The process configuration (src/config/env.ts): every bad value is an error naming the variable
  * (never echoing the value), every non-loopback provider needs MPS_LIVE (there is no host
- * allowlist), and every variable can come from a NAME_FILE.
+ * allowlist), every variable can come from a NAME_FILE, and the merchant-event rules the feature
+ * registers apply in every process that reads the environment.
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -135,5 +138,27 @@ describe('NAME_FILE variables', () => {
     const file = path.join(dir, 'port');
     writeFileSync(file, 'not-a-port\n');
     assert.match(configError({ GATEWAY_PORT_FILE: file }).message, /GATEWAY_PORT:/);
+  });
+});
+
+describe('the merchant-event rules, registered by the feature', () => {
+  /** What loadEnv says of a malformed signing secret in a fresh process that first required `entry`. */
+  async function verdictAfter(entry: string): Promise<string> {
+    const script = `require(${JSON.stringify(entry)});
+      const { loadEnv } = require('./src/config/env');
+      try { loadEnv({ MERCHANT_WEBHOOK_SECRET: 'not-a-secret' }); process.stdout.write('accepted'); }
+      catch (e) { process.stdout.write(e.message); }`;
+    const run = promisify(execFile);
+    return (await run(process.execPath, ['--import', 'tsx', '-e', script], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', timeout: 60_000 })).stdout;
+  }
+
+  test('apply in every process that reads the environment: worker, gateway, CLI, demo and the SDK', async () => {
+    const entries = ['./src/worker-main', './src/starter/gateway/main', './src/starter/cli/program', './src/starter/demo/run', './src/index'];
+    const verdicts = await Promise.all(entries.map(verdictAfter));
+    entries.forEach((entry, i) => assert.match(verdicts[i]!, /MERCHANT_WEBHOOK_SECRET: must be whsec_/, entry));
+  });
+
+  test('are the feature\'s: config alone does not know them (so the check above can fail)', async () => {
+    assert.equal(await verdictAfter('./src/config/env'), 'accepted');
   });
 });

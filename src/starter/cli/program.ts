@@ -18,6 +18,8 @@ import { simulatorCommand } from './commands/simulator';
 import { swapCommand } from './commands/swap';
 import { webCommand } from './commands/web';
 import { workerCommand } from './commands/worker';
+// Every command that reads the environment checks the merchant-event variables by the feature's rules.
+import '../../merchant-events/env';
 
 export function buildProgram(): Command {
   return new Command('mpf')

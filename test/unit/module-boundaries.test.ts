@@ -1,8 +1,8 @@
 /**
- * The production path loads no fake and no worker runtime, the rooms of src/starter point one way
- * (cli -> demo -> gateway -> client), and src/ has no import circle. The lint rules check the
- * static imports; this checks what actually loads (a fresh node process each) and, with madge,
- * every dependency: type imports and the CLI's lazy requires included.
+ * The production path loads no fake and no worker runtime, src/ stands on floors (every import
+ * points down; in src/starter cli -> demo -> gateway -> client), and src/ has no import circle.
+ * The lint rules check the static imports; this checks what actually loads (a fresh node process
+ * each) and, with madge, every dependency: type imports and the CLI's lazy requires included.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -69,6 +69,47 @@ describe('the production path', () => {
   });
 });
 
+/**
+ * The floors of src/, ground first. A room is a folder of src/ (each of the four rooms of
+ * src/starter counts as one) or a file at its root; a room imports only rooms on floors below its
+ * own, never one beside it or above. A new room gets a floor here.
+ */
+const FLOORS: readonly (readonly string[])[] = [
+  ['contract', 'auth', 'config'],
+  ['provider', 'codec', 'simulator', 'merchant-events'],
+  ['observability'],
+  ['activities'],
+  ['workflows'],
+  ['temporal'],
+  ['metrics', 'cluster'],
+  ['worker.ts'],
+  ['worker-main.ts'],
+  ['starter/client'],
+  ['starter/gateway'],
+  ['starter/demo'],
+  ['starter/cli'],
+  ['index.ts', 'http-client'],
+];
+const FLOOR_OF = new Map(FLOORS.flatMap((rooms, floor) => rooms.map((room) => [room, floor] as const)));
+
+/** The room of a file of src/ (a path relative to src/, as madge names it). */
+function roomOf(file: string): string {
+  return /^(starter\/[^/]+|[^/]+)/.exec(file)![1]!;
+}
+
+/** The imports of `graph` (file -> files it imports) that stay level or climb, one line each. */
+function climbsIn(graph: Record<string, string[]>): string[] {
+  const climbs: string[] = [];
+  for (const [from, deps] of Object.entries(graph)) {
+    for (const to of deps) {
+      const [a, b] = [roomOf(from), roomOf(to)];
+      const [fa, fb] = [FLOOR_OF.get(a), FLOOR_OF.get(b)];
+      if (a !== b && fa !== undefined && fb !== undefined && fb >= fa) climbs.push(`${from} -> ${to} (${a} on floor ${fa} may not import ${b} on floor ${fb})`);
+    }
+  }
+  return climbs;
+}
+
 describe('the import graph of src (madge: static imports, type imports and lazy requires)', () => {
   interface MadgeResult {
     obj(): Record<string, string[]>;
@@ -88,23 +129,32 @@ describe('the import graph of src (madge: static imports, type imports and lazy 
     assert.deepEqual(g.warnings().skipped, [], 'every import was resolved');
   });
 
-  test('points one way in src/starter (cli -> demo -> gateway -> client), and provider/, client/ and gateway/ reach no simulator or worker', async () => {
-    const RANK: Record<string, number> = { client: 0, gateway: 1, demo: 2, cli: 3 };
-    const roomOf = (file: string): string | undefined => /^starter\/([^/]+)\//.exec(file)?.[1];
+  test('stands on floors: every import points down, none beside or up (FLOORS)', async (t) => {
+    const files = (await graph).obj();
+    assert.ok(Object.keys(files).length > 50, 'madge read the tree');
+    // Every room has a floor and every floor's rooms are there (a renamed room would make the check vacuous).
+    const rooms = new Set(Object.keys(files).map(roomOf));
+    assert.deepEqual([...rooms].filter((r) => !FLOOR_OF.has(r)), [], 'a room of src/ with no floor: give it one in FLOORS');
+    assert.deepEqual([...FLOOR_OF.keys()].filter((r) => !rooms.has(r)), [], 'a room in FLOORS that src/ no longer has: take it out');
+    t.diagnostic(`${rooms.size} rooms on ${FLOORS.length} floors`);
+    assert.deepEqual(climbsIn(files), []);
+  });
+
+  test('the floor check fails on an import that climbs or stays level', () => {
+    assert.equal(climbsIn({ 'contract/merchant-events.ts': ['workflows/flow-ids.ts'] }).length, 1);
+    assert.equal(climbsIn({ 'config/env.ts': ['contract/flow-kinds.ts'] }).length, 1, 'beside, on the same floor');
+    assert.equal(climbsIn({ 'starter/client/flows.ts': ['starter/gateway/app.ts'] }).length, 1);
+    assert.deepEqual(climbsIn({ 'starter/cli/main.ts': ['starter/client/flows.ts', 'workflows/flow-ids.ts'], 'activities/x.ts': ['activities/y.ts'] }), []);
+  });
+
+  test('provider/, client/ and gateway/ reach no simulator or worker', async () => {
     const production = (file: string): boolean => /^(provider|starter\/(client|gateway))\//.test(file);
     const wrong: string[] = [];
-    const edges = Object.entries((await graph).obj());
-    assert.ok(edges.length > 50, 'madge read the tree');
-    for (const [from, deps] of edges) {
+    for (const [from, deps] of Object.entries((await graph).obj())) {
       for (const to of deps) {
-        const [a, b] = [roomOf(from), roomOf(to)];
-        if (a && b && a !== b && RANK[b]! > RANK[a]!) wrong.push(`${from} -> ${to} (${a} may not depend on ${b})`);
         if (production(from) && /^(simulator\/|worker(-main)?\.ts$)/.test(to)) wrong.push(`${from} -> ${to} (the production path loads no simulator or worker)`);
       }
     }
     assert.deepEqual(wrong, []);
-    // The rooms are all there (a renamed room would make the check above vacuous).
-    const rooms = new Set(edges.map(([file]) => roomOf(file)).filter(Boolean));
-    assert.deepEqual([...rooms].sort(), ['cli', 'client', 'demo', 'gateway']);
   });
 });

@@ -22,7 +22,7 @@ import { TemporalUnavailableError } from './errors';
 import { Flows } from './flows';
 import { TemporalGate, type TemporalAvailability } from './health';
 import { IdempotencyStore } from './idempotency';
-import { SharedPinBudget } from './pin-budget';
+import { DEFAULT_PIN_BUDGET, SharedPinBudget } from './pin-budget';
 import { PinGate, type PinGateOptions } from './pin-gate';
 import { type FlowPage, listFlows, PageTokens, parseListFilter } from './lists';
 import { deliverNotification } from './notifications';
@@ -153,8 +153,9 @@ export class MpfClient {
    * The PIN gate (pin-gate.ts) over the wrong-PIN budget per user: what every face puts in front
    * of a PIN; fails closed when the budget cannot answer.
    */
-  pinGate(limits: { max: number; timeWindowMs: number; answerTimeoutMs?: number }, onSettleFailed?: PinGateOptions['onSettleFailed']): PinGate {
-    return new PinGate({ budget: this.sharedPinBudget(limits), userRefOf: (swapId) => this.swapUserRef(swapId), ...(onSettleFailed ? { onSettleFailed } : {}) });
+  pinGate(opts: { limits?: { max: number; timeWindowMs: number; answerTimeoutMs?: number } } & Omit<PinGateOptions, 'budget' | 'userRefOf'> = {}): PinGate {
+    const { limits, ...gate } = opts;
+    return new PinGate({ budget: this.sharedPinBudget(limits ?? DEFAULT_PIN_BUDGET), userRefOf: (swapId) => this.swapUserRef(swapId), ...gate });
   }
 
   /** The wrong-PIN budget per user shared by every gateway on this Temporal (pin-budget.ts). */

@@ -42,6 +42,9 @@ export interface PinSlot {
   settle(wrong: boolean): Promise<void>;
 }
 
+/** The budget every face uses unless told otherwise: 10 wrong PINs per user in 15 minutes. */
+export const DEFAULT_PIN_BUDGET = { max: 10, timeWindowMs: 15 * 60_000 } as const;
+
 export type PinBudgetAnswer = { slot: PinSlot } | { retryAfterSeconds: number };
 
 export class SharedPinBudget {

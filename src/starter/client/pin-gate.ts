@@ -31,6 +31,8 @@ export interface PinGateOptions {
   /** Told when a slot could not be settled (it is given back after its hold time). */
   onSettleFailed?: (swapId: string, err: unknown) => void;
   retryAfterSeconds?: number;
+  /** Wait for the settle before answering (a short-lived process such as the CLI); default: the answer does not wait. */
+  awaitSettle?: boolean;
 }
 
 /** What the submission reports back to the gate: whether the provider said the PIN was wrong. */
@@ -68,7 +70,8 @@ export class PinGate {
     try {
       return await submit(verdict);
     } finally {
-      void answer.slot.settle(verdict.wrong).catch((err: unknown) => this.opts.onSettleFailed?.(swapId, err));
+      const settled = answer.slot.settle(verdict.wrong).catch((err: unknown) => this.opts.onSettleFailed?.(swapId, err));
+      if (this.opts.awaitSettle) await settled;
     }
   }
 

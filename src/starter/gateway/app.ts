@@ -73,7 +73,6 @@ export interface GatewayAppOptions {
 
 const DEFAULT_PIN_RATE_LIMIT = { max: 5, timeWindowMs: 60_000 };
 const DEFAULT_RATE_LIMIT = { max: 6000, timeWindowMs: 60_000 };
-const DEFAULT_USER_PIN_BUDGET = { max: 10, timeWindowMs: 15 * 60_000 };
 
 /**
  * The longest path segment a route takes: a flow id is `paylink-` + a reference of up to 100
@@ -88,9 +87,10 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   const ctx: GatewayContext = {
     mpf: opts.mpf,
     pinRateLimit: opts.pinRateLimit ?? DEFAULT_PIN_RATE_LIMIT,
-    pinGate: opts.mpf.pinGate(opts.userPinBudget ?? DEFAULT_USER_PIN_BUDGET, (swapId, err) =>
-      app.log.warn({ swap_id: swapId, err: String(err) }, 'PIN budget slot not settled (given back after its hold time)'),
-    ),
+    pinGate: opts.mpf.pinGate({
+      ...(opts.userPinBudget ? { limits: opts.userPinBudget } : {}),
+      onSettleFailed: (swapId, err) => app.log.warn({ swap_id: swapId, err: String(err) }, 'PIN budget slot not settled (given back after its hold time)'),
+    }),
     notificationGuard: new NotificationGuard({ maxSignalsPerFlow: opts.notificationSignalsPerFlow }),
     metrics: opts.metrics ?? new GatewayMetrics({ mpf: opts.mpf }),
   };

@@ -149,8 +149,14 @@ async function swapPin(swapId: string, opts: SwapPinOptions): Promise<void> {
   const { withClient, answerWithin } = connect();
   const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
   await withClient(async (c) => {
+    // The same PIN gate as the gateway's PIN route: the user's wrong-PIN budget, failing closed.
+    const gated = c.mpf.pinGate({ awaitSettle: true }).around(swapId, async (verdict) => {
+      const o = await c.mpf.submitPin(swapId, { wallet_pin: walletPin });
+      verdict.wrong = o?.outcome === 'pin_rejected';
+      return o;
+    });
     const outcome = await answerWithin(
-      c.mpf.submitPin(swapId, { wallet_pin: walletPin }),
+      gated,
       wait,
       c,
       `(the PIN may still be confirmed: see \`mpf swap status ${swapId}\`)`,

@@ -253,22 +253,48 @@ export function providerChoice(env: AppEnv): ProviderChoice {
   );
 }
 
+/**
+ * One variable as every process reads it: NAME, else the content of the file NAME_FILE names
+ * (trimmed); empty is unset. A file that cannot be read is an error naming NAME_FILE, never its content.
+ */
+export function readVariable(name: string, source: NodeJS.ProcessEnv = process.env): string | undefined {
+  const direct = source[name];
+  const file = source[`${name}_FILE`];
+  if (direct !== undefined && direct !== '') return direct;
+  if (!file) return undefined;
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new ConfigError(`${name}_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
 /** Reads NAME or NAME_FILE for every known variable; NAME wins when both are set. */
 export function collectEnv(source: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const key of Object.keys(EnvSchema.shape)) {
-    const direct = source[key];
-    const file = source[`${key}_FILE`];
-    if (direct !== undefined && direct !== '') out[key] = direct;
-    else if (file) {
-      try {
-        out[key] = readFileSync(file, 'utf8').trim();
-      } catch (e) {
-        throw new ConfigError(`${key}_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
-      }
-    }
+    const value = readVariable(key, source);
+    if (value !== undefined) out[key] = value;
   }
   return out;
+}
+
+/** A variable of EnvSchema. */
+export type EnvName = keyof typeof EnvSchema.shape;
+
+/** The path NAME_FILE names, for a process that watches the file itself (the gateway's keyring). */
+export function fileVariable(name: EnvName, source: NodeJS.ProcessEnv = process.env): string | undefined {
+  return source[`${name}_FILE`] || undefined;
+}
+
+/** Whether NAME itself is set (not only NAME_FILE). */
+export function isSetDirectly(name: EnvName, source: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(source[name]);
+}
+
+/** Whether the variable is given at all, as NAME or NAME_FILE: when it is not, its default applies. */
+export function isGiven(name: EnvName, source: NodeJS.ProcessEnv = process.env): boolean {
+  return isSetDirectly(name, source) || fileVariable(name, source) !== undefined;
 }
 
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): AppEnv {

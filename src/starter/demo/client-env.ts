@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { cliSetting } from '../../config/cli-env';
 import { PROJECT_ROOT } from '../../temporal/provision';
 
 export interface DemoClientSettings {
@@ -34,7 +35,8 @@ export interface DemoClientSettings {
 
 /** Where the settings go: MPF_DEMO_ENV_FILE, else .data/demo.env in the project. */
 export function demoEnvFile(env: NodeJS.ProcessEnv = process.env): string {
-  return env.MPF_DEMO_ENV_FILE ? path.resolve(env.MPF_DEMO_ENV_FILE) : path.join(PROJECT_ROOT, '.data', 'demo.env');
+  const file = cliSetting('MPF_DEMO_ENV_FILE', env);
+  return file ? path.resolve(file) : path.join(PROJECT_ROOT, '.data', 'demo.env');
 }
 
 /** A value as a single-quoted shell word. */

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import type * as Playwright from 'playwright-core';
 import { request } from 'undici';
+import { cliSetting } from '../../config/cli-env';
 import { createControlClient } from '../../simulator/control-client';
 
 const DEMO_CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
@@ -21,7 +22,7 @@ export interface PaymentResult {
 }
 
 function chromiumPath(): string {
-  return process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  return cliSetting('CHROMIUM_PATH');
 }
 
 export async function payLink(opts: {

@@ -20,7 +20,7 @@ import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { DefaultLogger } from '@temporalio/worker';
-import { loadEnv } from '../../config/env';
+import { isGiven, loadEnv } from '../../config/env';
 import { merchantEventsFromEnv } from '../../merchant-events/config';
 import { type ReceivedDelivery, startEventListener } from '../../merchant-events/listener';
 import { generateSecret, splitSecrets } from '../../merchant-events/signing';
@@ -173,7 +173,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
 
     // TEMPORAL_TASK_QUEUE when given; else the default queue on the demo's own server, and a queue of
     // this run's own on a server it was pointed at (never taking tasks meant for someone's workers).
-    const queueGiven = Boolean(process.env.TEMPORAL_TASK_QUEUE || process.env.TEMPORAL_TASK_QUEUE_FILE);
+    const queueGiven = isGiven('TEMPORAL_TASK_QUEUE');
     const taskQueue = queueGiven || !env.TEMPORAL_ADDRESS ? env.TEMPORAL_TASK_QUEUE : `mpf-demo-${randomBytes(4).toString('hex')}`;
     const provider = new ProviderClient({ baseUrl: sim.baseUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
     teardown.add('the provider client', () => provider.close());

@@ -7,7 +7,7 @@
 import { KeyringSource, LEGACY_KEY_ID } from '../../auth/keyring';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { ConfigError, loadEnv, requireKeys } from '../../config/env';
+import { ConfigError, fileVariable, isSetDirectly, loadEnv, requireKeys } from '../../config/env';
 import { mpfClientFromEnv } from '../client/from-env';
 import { localUrl } from '../client/urls';
 import { buildGateway, type GatewayAppOptions } from './app';
@@ -75,12 +75,12 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
   const env = loadEnv();
   // The keyring: GATEWAY_API_KEYS_FILE (watched: edits apply without a restart), GATEWAY_API_KEYS,
   // and GATEWAY_API_KEY as one key of role operator. A bad entry stops the start, naming it.
-  const keysFile = process.env.GATEWAY_API_KEYS_FILE || undefined;
+  const keysFile = fileVariable('GATEWAY_API_KEYS');
   let keyring: KeyringSource;
   try {
     keyring = new KeyringSource({
       file: keysFile,
-      json: process.env.GATEWAY_API_KEYS ? env.GATEWAY_API_KEYS : undefined,
+      json: isSetDirectly('GATEWAY_API_KEYS') ? env.GATEWAY_API_KEYS : undefined,
       legacyKey: env.GATEWAY_API_KEY,
       onReload: (r) => console.error(`gateway: ${r.message}`),
     });

@@ -10,8 +10,8 @@
  * certificate) can: the record then names `--operator` and says it came through Temporal.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { cliSetting } from '../../../config/cli-env';
 import { NotResolvableError } from '../../client/errors';
 import type { LinkView, SwapView } from '../../../workflows/messages';
 import type * as Connect from '../connect';
@@ -74,7 +74,7 @@ export function reconcileCommand(): Command {
     .option('--gateway <url>', "resolve through this gateway with the operator's API key in MPF_API_KEY (default: MPF_GATEWAY_URL)")
     .option('--json', JSON_HELP)
     .action(async (flowId: string, opts: ResolveOptions) => {
-      const gateway = opts.gateway ?? process.env.MPF_GATEWAY_URL;
+      const gateway = opts.gateway ?? cliSetting('MPF_GATEWAY_URL');
       const body = { outcome: opts.outcome, provider_reference: opts.providerReference, note: opts.note, ...(opts.operator ? { operator: opts.operator } : {}) };
       if (gateway) return printResolved(flowId, await resolveThroughGateway(gateway, flowId, body), opts.json);
       if (!opts.operator) throw new Error('--operator: is required without a gateway (who decides); or resolve through the gateway with --gateway and an operator key in MPF_API_KEY');
@@ -116,16 +116,8 @@ function printResolved(flowId: string, view: SwapView | LinkView, json: boolean 
 
 /** MPF_API_KEY, or the file MPF_API_KEY_FILE names. */
 function operatorKey(): string {
-  const direct = process.env.MPF_API_KEY;
-  if (direct) return direct;
-  const file = process.env.MPF_API_KEY_FILE;
-  if (file) {
-    try {
-      return readFileSync(file, 'utf8').trim();
-    } catch (e) {
-      throw new Error(`MPF_API_KEY_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { cause: e });
-    }
-  }
+  const key = cliSetting('MPF_API_KEY');
+  if (key) return key;
   throw new Error('MPF_API_KEY: is required to resolve through the gateway (an API key of role operator: mpf keys new --role operator)');
 }
 

@@ -5,6 +5,7 @@
  * address: these commands never talk to the live provider.
  */
 import { Command, InvalidArgumentError } from 'commander';
+import { cliSetting } from '../../../config/cli-env';
 import { ConfigError, isLoopbackUrl, loadEnv } from '../../../config/env';
 import type * as ControlClient from '../../../simulator/control-client';
 import { JSON_HELP, parseHttpUrl } from '../options';
@@ -46,7 +47,7 @@ export function simCommand(): Command {
 }
 
 function control(opts: SimOptions): ControlClient.SimulatorControl {
-  const url = opts.simUrl ?? process.env.MPF_SIMULATOR_URL ?? loadEnv().MPS_BASE_URL;
+  const url = opts.simUrl ?? cliSetting('MPF_SIMULATOR_URL') ?? loadEnv().MPS_BASE_URL;
   if (!url) throw new ConfigError('MPF_SIMULATOR_URL: is not set: give the simulator\'s address (--sim-url, MPF_SIMULATOR_URL or MPS_BASE_URL), e.g. http://127.0.0.1:8090');
   if (!isLoopbackUrl(url)) throw new ConfigError(`the simulator address ${new URL(url).host} is not loopback: mpf sim only talks to a local simulator, never the live provider`);
   // eslint-disable-next-line @typescript-eslint/no-require-imports

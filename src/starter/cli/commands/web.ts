@@ -4,6 +4,7 @@
  * saves them and adds the MpfState column in Temporal Web (which keeps both per browser).
  */
 import { Command } from 'commander';
+import { cliSetting } from '../../../config/cli-env';
 import { operatorViews, webSetupScript, workflowListUrl } from '../../client/temporal-web';
 
 interface WebViewsOptions {
@@ -18,7 +19,7 @@ export function webCommand(): Command {
   web
     .command('views')
     .description('print Temporal Web links of the saved views (visibility queries on MpfState / MpfFlowKind)')
-    .option('--ui-url <url>', 'Temporal Web address (default TEMPORAL_WEB_URL, else http://localhost:8233)', process.env.TEMPORAL_WEB_URL || 'http://localhost:8233')
+    .option('--ui-url <url>', 'Temporal Web address (default TEMPORAL_WEB_URL, else http://localhost:8233)', cliSetting('TEMPORAL_WEB_URL'))
     .option('--namespace <ns>', 'namespace (default TEMPORAL_NAMESPACE, else default)', process.env.TEMPORAL_NAMESPACE || 'default')
     .option('--setup-script', "print instead the snippet to paste in the browser console on Temporal Web's page: saves the views and adds the MpfState column")
     .option('--json', 'print the views as JSON')

@@ -1,0 +1,30 @@
+/**
+ * The variables only the `mpf` CLI's commands and the demo read, each by the command that needs it
+ * when it runs (not at start-up, so a command never trips over another's setting). Read like every
+ * other variable (NAME or NAME_FILE, empty is unset) and listed in the generated table.
+ */
+import { z } from 'zod';
+import { ConfigError, readVariable } from './env';
+
+export const CliEnvSchema = z.object({
+  /** `mpf reconcile resolve`: resolve through this gateway, with the operator's key in MPF_API_KEY (`--gateway` wins). */
+  MPF_GATEWAY_URL: z.string().min(1).optional(),
+  /** `mpf reconcile resolve` through a gateway: an API key of role operator (`mpf keys new --role operator`); a secret. */
+  MPF_API_KEY: z.string().min(1).optional(),
+  /** `mpf sim`: the local simulator's address (`--sim-url` wins; unset: MPS_BASE_URL). */
+  MPF_SIMULATOR_URL: z.string().min(1).optional(),
+  /** `mpf web views`: Temporal Web's address the links point at (`--ui-url` wins). */
+  TEMPORAL_WEB_URL: z.string().min(1).default('http://localhost:8233'),
+  /** `mpf demo`: the Chromium that pays a link as a customer would (without it, the simulator's control API pays). */
+  CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
+  /** `mpf demo`: where it writes the running demo's client settings (mode 0600); unset: `.data/demo.env` in the project. */
+  MPF_DEMO_ENV_FILE: z.string().min(1).optional(),
+});
+export type CliEnv = z.infer<typeof CliEnvSchema>;
+
+/** One variable of CliEnvSchema, read (NAME or NAME_FILE) and checked now; a bad value names it. */
+export function cliSetting<K extends keyof CliEnv>(name: K, source: NodeJS.ProcessEnv = process.env): CliEnv[K] {
+  const parsed = CliEnvSchema.shape[name].safeParse(readVariable(name, source));
+  if (!parsed.success) throw new ConfigError(`${name}: ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+  return parsed.data as CliEnv[K];
+}

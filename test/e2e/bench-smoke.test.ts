@@ -6,15 +6,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Curve, halfKnee, knee } from '../../bench/curve';
 import { figure } from '../../bench/results';
 import { lineChartSvg } from '../../bench/svg';
+import { runRepoScript } from '../helpers/processes';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const TIMEOUT_MS = 4 * 60_000;
 
 test('a figure is marked met or missed against its goal, with how far it misses', () => {
@@ -58,17 +57,8 @@ test('the chart writer draws every series as a path with its points', () => {
 test('npm run bench -- --quick runs every section and writes the table, the chart and the JSON', { timeout: TIMEOUT_MS + 30_000 }, async () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-bench-smoke-'));
   const address = process.env.MPF_TEST_TEMPORAL_ADDRESS;
-  const args = ['bench/run.ts', '--quick', '--sim-process', '--parked', '2,4', '--label', 'smoke', '--out-dir', out, ...(address ? ['--temporal-address', address] : [])];
-  const child = spawn(process.execPath, [require.resolve('tsx/cli'), ...args], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stdout.on('data', (d: Buffer) => (log += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (log += d.toString()));
-  const stopOnExit = () => child.kill('SIGTERM');
-  process.once('exit', stopOnExit);
-  const timer = setTimeout(() => child.kill('SIGTERM'), TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  clearTimeout(timer);
-  process.off('exit', stopOnExit);
+  const args = ['--quick', '--sim-process', '--parked', '2,4', '--label', 'smoke', '--out-dir', out, ...(address ? ['--temporal-address', address] : [])];
+  const { code, output: log } = await runRepoScript('bench/run.ts', args, TIMEOUT_MS);
   try {
     assert.equal(code, 0, log);
     for (const ext of ['md', 'json', 'svg']) assert.ok(fs.existsSync(path.join(out, `smoke.${ext}`)), `smoke.${ext}\n${log}`);

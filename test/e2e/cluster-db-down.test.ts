@@ -21,7 +21,7 @@ import { SECRET_FILES } from '../../src/cluster/topology';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { swapToConfirmed } from '../helpers/field';
 import { http, type HttpAnswer } from '../helpers/gateway';
-import { runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { cleanUpCluster, spawnMpf, type MpfProcess } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 
 const UP_TIMEOUT_MS = 15 * 60_000;
@@ -76,11 +76,7 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
 
   after(async () => {
     if (frozen) signalAll(frozen, 'SIGCONT');
-    if (up && up.child.exitCode === null && up.child.signalCode === null) {
-      await runMpf(['cluster', 'down', '--state-dir', stateDir], { ...process.env }, { timeoutMs: 120_000 }).catch(() => undefined);
-      await up.kill('SIGKILL');
-    }
-    if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+    await cleanUpCluster(up, stateDir);
   });
 
   const api = (gw: string, method: string, p: string, body?: unknown, headers: Record<string, string> = {}) =>

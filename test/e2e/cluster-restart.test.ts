@@ -16,7 +16,7 @@ import type { ClusterInfo } from '../../src/cluster/state';
 import { createControlClient } from '../../src/simulator/control-client';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { http } from '../helpers/gateway';
-import { runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { cleanUpCluster, runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 
 const UP_TIMEOUT_MS = 15 * 60_000;
@@ -73,13 +73,7 @@ describe('mpf cluster restarts: crashes, `mpf cluster restart`, and down / up --
     { timeout: UP_TIMEOUT_MS + 60_000 },
   );
 
-  after(async () => {
-    if (up && up.child.exitCode === null && up.child.signalCode === null) {
-      await runMpf(['cluster', 'down', '--state-dir', stateDir], { ...process.env }, { timeoutMs: 120_000 }).catch(() => undefined);
-      await up.kill('SIGKILL');
-    }
-    if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
-  });
+  after(() => cleanUpCluster(up, stateDir));
 
   test('cluster.json records each component with its command line, and --app-env reaches every worker and gateway', () => {
     const names = Object.keys(info.components ?? {}).sort();

@@ -26,7 +26,7 @@ import { provisionTemporalCli } from '../../src/temporal/provision';
 import { linkToPaid, swapToConfirmed, type FieldTarget } from '../helpers/field';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { http } from '../helpers/gateway';
-import { runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { cleanUpCluster, runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
 import { scrape, sumOf } from '../helpers/prometheus';
 import { eventually } from '../helpers/stack';
 
@@ -92,14 +92,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     { timeout: UP_TIMEOUT_MS + 60_000 },
   );
 
-  after(async () => {
-    // Only when a test failed before `down` ran: stop it anyway.
-    if (up && up.child.exitCode === null && up.child.signalCode === null) {
-      await runMpf(['cluster', 'down', '--state-dir', stateDir], { ...process.env }, { timeoutMs: 120_000 }).catch(() => undefined);
-      await up.kill('SIGKILL');
-    }
-    if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
-  });
+  after(() => cleanUpCluster(up, stateDir));
 
   test('mpf cluster up prints every address and "cluster ready", each service runs on 127.0.0.1 as compose runs it, and no secret is printed', (t) => {
     t.diagnostic(`mpf cluster up: ready in ${(startedIn / 1000).toFixed(1)} s (as measured by this test, node start included)`);

@@ -12,11 +12,10 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { generateDevKeys } from '../../src/codec/keys';
 import { createControlClient, type SimulatorControl } from '../../src/simulator/control-client';
 import { linkBody, swapBody, uniqueRef } from '../helpers/fixtures';
 import { http } from '../helpers/gateway';
-import { MPF_BIN } from '../helpers/processes';
+import { MPF_BIN, mpfAppEnv } from '../helpers/processes';
 import { SIM_CREDENTIALS } from '../helpers/provider';
 import { eventually } from '../helpers/stack';
 import { getTestTemporal, uniqueTaskQueue } from '../helpers/temporal';
@@ -102,15 +101,7 @@ describe('logs of a full run with canary values', () => {
     control = createControlClient(simulatorUrl);
     await control.setConfig({ pins: { [CANARY_USER]: CANARY_PIN } });
     const env = {
-      TEMPORAL_ADDRESS: temporal.address,
-      TEMPORAL_NAMESPACE: temporal.namespace,
-      TEMPORAL_TASK_QUEUE: uniqueTaskQueue('redact'),
-      PAYLOAD_ENCRYPTION_KEYS: generateDevKeys(),
-      MPS_BASE_URL: simulatorUrl,
-      MPS_SECRET_KEY: SIM_CREDENTIALS.secretKey,
-      MPS_ACCESS_TOKEN: SIM_CREDENTIALS.accessToken,
-      MPS_MERCHANT_REF: SIM_CREDENTIALS.merchantRef,
-      GATEWAY_API_KEY: API_KEY,
+      ...mpfAppEnv({ temporal, taskQueue: uniqueTaskQueue('redact'), simulatorUrl, apiKey: API_KEY }),
       LOG_LEVEL: 'info',
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp,
     };

@@ -8,7 +8,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateDevKeys } from '../../src/codec/keys';
 import { METRICS } from '../../src/observability/metric-catalog';
 import { createControlClient } from '../../src/simulator/control-client';
 import { freePort } from '../../src/temporal/ports';
@@ -16,9 +15,8 @@ import { linkToPaid, swapToConfirmed } from '../helpers/field';
 import { swapBody, uniqueRef } from '../helpers/fixtures';
 import { http } from '../helpers/gateway';
 import { referencedMetricNames, ALWAYS_EXPOSED } from '../helpers/ops-files';
-import { type MpfProcess, spawnMpf } from '../helpers/processes';
+import { type MpfProcess, mpfAppEnv, spawnMpf } from '../helpers/processes';
 import { namesOf, scrape, sumOf } from '../helpers/prometheus';
-import { SIM_CREDENTIALS } from '../helpers/provider';
 import { eventually } from '../helpers/stack';
 import { getTestTemporal, uniqueTaskQueue } from '../helpers/temporal';
 
@@ -45,17 +43,7 @@ describe('metrics and health of `mpf worker` and `mpf gateway` started from envi
     const sim = spawnMpf(['simulator', '--port', '0'], userEnv({}));
     procs.push(sim);
     simulatorUrl = (await sim.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1]!;
-    env = userEnv({
-      TEMPORAL_ADDRESS: temporal.address,
-      TEMPORAL_NAMESPACE: temporal.namespace,
-      TEMPORAL_TASK_QUEUE: uniqueTaskQueue('metrics'),
-      PAYLOAD_ENCRYPTION_KEYS: generateDevKeys(),
-      MPS_BASE_URL: simulatorUrl,
-      MPS_SECRET_KEY: SIM_CREDENTIALS.secretKey,
-      MPS_ACCESS_TOKEN: SIM_CREDENTIALS.accessToken,
-      MPS_MERCHANT_REF: SIM_CREDENTIALS.merchantRef,
-      GATEWAY_API_KEY: API_KEY,
-    });
+    env = userEnv(mpfAppEnv({ temporal, taskQueue: uniqueTaskQueue('metrics'), simulatorUrl, apiKey: API_KEY }));
     const metricsPort = await freePort();
     gateway = spawnMpf(['gateway', '--port', '0'], { ...env, GATEWAY_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` });
     procs.push(gateway);

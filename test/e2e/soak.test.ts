@@ -8,10 +8,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
+import { runRepoScript } from '../helpers/processes';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const TIMEOUT_MS = 6 * 60_000;
 
 test('a small chaos soak: 12 swaps + 12 links, worker, gateway and Temporal server kills → 0 lost, 0 duplicate, 0 inconsistent', { timeout: TIMEOUT_MS + 60_000 }, async () => {
@@ -21,16 +19,7 @@ test('a small chaos soak: 12 swaps + 12 links, worker, gateway and Temporal serv
     '--kill-every', '3-6', '--in-flight-kills', '1',
   ];
   // As `npm run soak` runs it (tsx's CLI relays SIGTERM to the soak, which then stops its topology).
-  const child = spawn(process.execPath, [require.resolve('tsx/cli'), 'bench/soak/main.ts', ...args], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const stopOnExit = () => child.kill('SIGTERM');
-  process.once('exit', stopOnExit);
-  const timer = setTimeout(() => child.kill('SIGTERM'), TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  clearTimeout(timer);
-  process.off('exit', stopOnExit);
+  const { code, output: out } = await runRepoScript('bench/soak/main.ts', args, TIMEOUT_MS);
 
   const lines = out.trimEnd().split('\n');
   const last = lines.at(-1) ?? '';

@@ -7,15 +7,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { codecWebEndpoint, startCodecServer, type StartedCodecServer } from '../../src/codec/codec-server';
+import type { StartedCodecServer } from '../../src/codec/codec-server';
 import { generateDevKeys } from '../../src/codec/keys';
 import { connectClient } from '../../src/temporal/connection';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
-import { freePort } from '../../src/temporal/ports';
+import type { DevServer } from '../../src/temporal/dev-server';
 import { Client } from '@temporalio/client';
 import { createSealer } from '../../src/codec/seal';
 import { launchBrowser } from '../helpers/browser';
-import { uniqueTaskQueue } from '../helpers/temporal';
+import { startDevServerWithCodec, uniqueTaskQueue } from '../helpers/temporal';
 
 const CODEC_TOKEN = 'temporal-web-codec-token-0123456789';
 const MARKER = 'WEBUI-MARKER-7f3a';
@@ -29,18 +28,8 @@ describe('Temporal Web with the codec server', () => {
   let browser: Browser;
 
   before(async () => {
-    // The codec server must know the UI's origin (CORS) and the UI the codec's URL, so the UI port
-    // is chosen first; on a busy machine another process may take it before the server binds it.
-    for (let attempt = 1; !server; attempt++) {
-      const uiPort = await freePort();
-      codec = await startCodecServer({ port: 0, keys, authToken: CODEC_TOKEN, corsOrigins: [`http://127.0.0.1:${uiPort}`] });
-      try {
-        server = await startDevServer({ ui: true, uiPort, uiCodecEndpoint: codecWebEndpoint(codec.url, CODEC_TOKEN), unref: true });
-      } catch (e) {
-        await codec.close();
-        if (attempt >= 3 || !/address already in use/.test((e as Error).message)) throw e;
-      }
-    }
+    // The codec server must know the UI's origin (CORS) and the UI the codec's URL.
+    ({ server, codec } = await startDevServerWithCodec(keys, CODEC_TOKEN));
     client = await connectClient({ address: server.address, namespace: server.namespace }, keys);
     browser = await launchBrowser();
   });

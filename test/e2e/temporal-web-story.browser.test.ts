@@ -9,14 +9,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@temporalio/client';
 import type { Browser, Page } from 'playwright-core';
-import { codecWebEndpoint, startCodecServer, type StartedCodecServer } from '../../src/codec/codec-server';
+import type { StartedCodecServer } from '../../src/codec/codec-server';
 import { generateDevKeys } from '../../src/codec/keys';
 import { operatorViews, webSetupScript, workflowListUrl } from '../../src/starter/client/temporal-web';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
-import { freePort } from '../../src/temporal/ports';
+import type { DevServer } from '../../src/temporal/dev-server';
 import { launchBrowser } from '../helpers/browser';
 import { SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { eventually, startStack, type Stack } from '../helpers/stack';
+import { startDevServerWithCodec } from '../helpers/temporal';
 
 const CODEC_TOKEN = 'temporal-web-story-codec-token-0123456789';
 const CANARY_USER = 'canary-user-5e1f0a'; // a user reference: personal data that must not reach a summary
@@ -44,16 +44,7 @@ describe('Temporal Web tells the story of a flow', () => {
   const doneId = `swap-${done}`;
 
   before(async () => {
-    for (let attempt = 1; !server; attempt++) {
-      const uiPort = await freePort();
-      codec = await startCodecServer({ port: 0, keys, authToken: CODEC_TOKEN, corsOrigins: [`http://127.0.0.1:${uiPort}`] });
-      try {
-        server = await startDevServer({ ui: true, uiPort, uiCodecEndpoint: codecWebEndpoint(codec.url, CODEC_TOKEN), unref: true });
-      } catch (e) {
-        await codec.close();
-        if (attempt >= 3 || !/address already in use/.test((e as Error).message)) throw e;
-      }
-    }
+    ({ server, codec } = await startDevServerWithCodec(keys, CODEC_TOKEN));
     stack = await startStack({ keys, temporal: { address: server.address, namespace: server.namespace } });
     browser = await launchBrowser();
 

@@ -4,12 +4,12 @@
  * duplicate notifications, notifications for closed flows, flows terminated in Temporal, PIN
  * guessing and probing for flow existence, and router errors.
  */
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { temporal } from '@temporalio/proto';
 import type { LinkView, SwapView } from '../../src/workflows/messages';
 import { linkBody, swapBody, uniqueRef } from '../helpers/fixtures';
-import { type GatewayHarness, historyMessages, http, startGatewayStack, stopOwnTemporal } from '../helpers/gateway';
+import { gatewayHarnessForSuite, historyMessages, http } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
 
 const PIN = '4321';
@@ -19,19 +19,7 @@ const WRONG_PIN = '111333';
 const refOfLength = (prefix: string, n: number): string => uniqueRef(prefix).padEnd(n, 'x');
 
 describe('the gateway under attack and operator actions', () => {
-  let h: GatewayHarness;
-
-  before(async () => {
-    h = await startGatewayStack({ simulator: { pins: { 'user-1': PIN } } });
-  });
-  after(async () => {
-    await h?.stop();
-    await stopOwnTemporal();
-  });
-  beforeEach(async () => {
-    await h.stack.control.clearFaults();
-    await h.stack.control.setConfig({ swapExpiresInSeconds: 300 });
-  });
+  const h = gatewayHarnessForSuite({ simulator: { pins: { 'user-1': PIN } } }, { simulatorConfig: { swapExpiresInSeconds: 300 } });
 
   const startSwap = async (txn: string, extra: Record<string, unknown> = {}) => {
     const r = await h.api('POST', '/v1/swaps', swapBody(txn, extra));

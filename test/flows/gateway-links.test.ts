@@ -3,28 +3,17 @@
  * Temporal dev server, simulator and worker. The simulator's notifications travel to the
  * gateway's own URL; every test checks the answer, the link's final state and the ledger.
  */
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MpfClient } from '../../src/starter/client/mpf-client';
 import { startGateway, type RunningGateway } from '../../src/starter/gateway/main';
 import type { LinkView } from '../../src/workflows/messages';
 import { linkBody, uniqueRef } from '../helpers/fixtures';
-import { API_KEY, type GatewayHarness, historyMessages, http, startGatewayStack, stopOwnTemporal, workflowExists } from '../helpers/gateway';
+import { API_KEY, gatewayHarnessForSuite, historyMessages, http, workflowExists } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
 
 describe('the gateway: payment links and notifications', () => {
-  let h: GatewayHarness;
-
-  before(async () => {
-    h = await startGatewayStack();
-  });
-  after(async () => {
-    await h?.stop();
-    await stopOwnTemporal();
-  });
-  beforeEach(async () => {
-    await h.stack.control.clearFaults();
-  });
+  const h = gatewayHarnessForSuite();
 
   const create = async (ref: string, extra: Record<string, unknown> = {}) => {
     const r = await h.api('POST', '/v1/payment-links', linkBody(ref, extra));

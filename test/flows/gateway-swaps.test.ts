@@ -2,7 +2,7 @@
  * The swap half of the gateway over real HTTP, on the real Temporal dev server, simulator and
  * worker: every test checks the answer, the swap's final state and the simulator's ledger.
  */
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
 import { generateDevKeys } from '../../src/codec/keys';
@@ -10,27 +10,15 @@ import { MpfClient } from '../../src/starter/client/mpf-client';
 import { startGateway } from '../../src/starter/gateway/main';
 import type { SwapView } from '../../src/workflows/messages';
 import { swapBody, uniqueRef } from '../helpers/fixtures';
-import { API_KEY, type GatewayHarness, historyMessages, http, startGatewayStack, stopOwnTemporal, workflowExists } from '../helpers/gateway';
+import { API_KEY, gatewayHarnessForSuite, historyMessages, http, workflowExists } from '../helpers/gateway';
 
 const PIN = '908172';
 const WRONG_PIN = '111333';
 
 
 describe('the gateway: swaps', () => {
-  let h: GatewayHarness;
+  const h = gatewayHarnessForSuite({ simulator: { pins: { 'user-1': PIN } } }, { simulatorConfig: { swapExpiresInSeconds: 300 } });
   const secrets = new Set<string>([PIN, WRONG_PIN, API_KEY]);
-
-  before(async () => {
-    h = await startGatewayStack({ simulator: { pins: { 'user-1': PIN } } });
-  });
-  after(async () => {
-    await h?.stop();
-    await stopOwnTemporal();
-  });
-  beforeEach(async () => {
-    await h.stack.control.clearFaults();
-    await h.stack.control.setConfig({ swapExpiresInSeconds: 300 });
-  });
 
   const start = async (txn: string, extra: Record<string, unknown> = {}) => {
     const r = await h.api('POST', '/v1/swaps', swapBody(txn, extra));

@@ -3,8 +3,10 @@
  * listening on a free loopback port with its own URL as public URL, so the simulator's
  * notifications reach it. Plus small HTTP and history helpers for the gateway tests.
  */
+import { after, before, beforeEach } from 'node:test';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { request } from 'undici';
+import type { ConfigPatch } from '../../src/simulator/options';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../src/starter/gateway/main';
 import { startStack, type Stack, type StackOptions } from './stack';
 import { getTestTemporal } from './temporal';
@@ -85,6 +87,48 @@ export async function startGatewayStack(
       await gw.close();
       await stack.stop();
     },
+  };
+}
+
+/**
+ * The preamble of a suite (call it inside `describe`) that runs on one gateway harness: started
+ * before the suite's tests, stopped after them with the file's own dev server, and the simulator's
+ * faults cleared and `simulatorConfig` set again before each test. The harness it returns can be
+ * used in the suite's hooks and tests (once started; before that its members throw).
+ */
+export function gatewayHarnessForSuite(
+  opts: Parameters<typeof startGatewayStack>[0] = {},
+  each: { simulatorConfig?: ConfigPatch } = {},
+): GatewayHarness {
+  let h: GatewayHarness | undefined;
+  const started = (): GatewayHarness => {
+    if (!h) throw new Error('the gateway harness is not started yet: use it in a hook or a test');
+    return h;
+  };
+  before(async () => {
+    h = await startGatewayStack(opts);
+  });
+  after(async () => {
+    await h?.stop();
+    await stopOwnTemporal();
+  });
+  beforeEach(async () => {
+    await started().stack.control.clearFaults();
+    if (each.simulatorConfig) await started().stack.control.setConfig(each.simulatorConfig);
+  });
+  return {
+    get stack() {
+      return started().stack;
+    },
+    get gw() {
+      return started().gw;
+    },
+    get logs() {
+      return started().logs;
+    },
+    api: (method, path, body) => started().api(method, path, body),
+    call: (method, path, o) => started().call(method, path, o),
+    stop: () => started().stop(),
   };
 }
 

@@ -1,6 +1,9 @@
 /** Real child processes of the `mpf` CLI for tests (worker kill/restart, servers). */
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
+import { generateDevKeys } from '../../src/codec/keys';
+import { SIMULATOR_DEFAULT_CREDENTIALS } from '../../src/simulator/options';
 
 export const MPF_BIN = path.resolve(__dirname, '..', '..', 'bin', 'mpf.cjs');
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -84,5 +87,57 @@ export function spawnMpf(args: string[], env: NodeJS.ProcessEnv): MpfProcess {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },
+  };
+}
+
+/**
+ * Runs a TypeScript entry of the repository (`bench/run.ts`, `bench/soak/main.ts`) to its end as
+ * `npm run` runs it: through tsx's CLI, which relays SIGTERM so the script stops what it started.
+ * `output` is its stdout and stderr as they came. It is sent SIGTERM after `timeoutMs`, and when
+ * this test process exits first.
+ */
+export async function runRepoScript(script: string, args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [require.resolve('tsx/cli'), script, ...args], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const stopOnExit = () => child.kill('SIGTERM');
+  process.once('exit', stopOnExit);
+  const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  process.off('exit', stopOnExit);
+  return { code, output };
+}
+
+/**
+ * The `after` of a file that runs `mpf cluster up`: when a test failed before the file's own
+ * `mpf cluster down` ran, stops the cluster anyway (`down`, then the `up` process), and removes
+ * the state directory.
+ */
+export async function cleanUpCluster(up: MpfProcess | undefined, stateDir: string | undefined): Promise<void> {
+  if (up && up.child.exitCode === null && up.child.signalCode === null) {
+    await runMpf(['cluster', 'down', '--state-dir', stateDir ?? ''], { ...process.env }, { timeoutMs: 120_000 }).catch(() => undefined);
+    await up.kill('SIGKILL');
+  }
+  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+}
+
+/**
+ * The variables `mpf worker` and `mpf gateway` processes are configured with, as users configure
+ * them: the test's Temporal server, a task queue of their own, fresh payload keys, a simulator as
+ * the provider (with the credentials it accepts) and the gateway's API key.
+ */
+export function mpfAppEnv(o: { temporal: { address: string; namespace: string }; taskQueue: string; simulatorUrl: string; apiKey: string }): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: o.temporal.address,
+    TEMPORAL_NAMESPACE: o.temporal.namespace,
+    TEMPORAL_TASK_QUEUE: o.taskQueue,
+    PAYLOAD_ENCRYPTION_KEYS: generateDevKeys(),
+    MPS_BASE_URL: o.simulatorUrl,
+    MPS_SECRET_KEY: SIMULATOR_DEFAULT_CREDENTIALS.secretKey,
+    MPS_ACCESS_TOKEN: SIMULATOR_DEFAULT_CREDENTIALS.accessToken,
+    MPS_MERCHANT_REF: SIMULATOR_DEFAULT_CREDENTIALS.merchantRef,
+    GATEWAY_API_KEY: o.apiKey,
   };
 }

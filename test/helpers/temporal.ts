@@ -6,7 +6,10 @@
  */
 import { Connection, Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { codecWebEndpoint, startCodecServer, type StartedCodecServer } from '../../src/codec/codec-server';
+import type { KeyRing } from '../../src/codec/keys';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { freePort } from '../../src/temporal/ports';
 import { ensureSearchAttributes } from '../../src/temporal/search-attributes-admin';
 
 export interface TestTemporal {
@@ -65,4 +68,23 @@ export async function connectTest(): Promise<{
 
 export function uniqueTaskQueue(prefix: string): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * A dev server of the test's own with Temporal Web, handed the capability URL of a codec server
+ * started for it (which allows the UI's origin). The UI's port is chosen before either starts, so
+ * another process may take it first on a busy machine: up to three attempts.
+ */
+export async function startDevServerWithCodec(keys: string | KeyRing, codecToken: string): Promise<{ server: DevServer; codec: StartedCodecServer }> {
+  for (let attempt = 1; ; attempt++) {
+    const uiPort = await freePort();
+    const codec = await startCodecServer({ port: 0, keys, authToken: codecToken, corsOrigins: [`http://127.0.0.1:${uiPort}`] });
+    try {
+      const server = await startDevServer({ ui: true, uiPort, uiCodecEndpoint: codecWebEndpoint(codec.url, codecToken), unref: true });
+      return { server, codec };
+    } catch (e) {
+      await codec.close();
+      if (attempt >= 3 || !/address already in use/.test((e as Error).message)) throw e;
+    }
+  }
 }

@@ -15,12 +15,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isRunning } from '../../src/cluster/processes';
-import type { ClusterInfo } from '../../src/cluster/state';
-import { SECRET_FILES } from '../../src/cluster/topology';
+import { isRunning } from '../../tools/cluster/processes';
+import type { ClusterInfo } from '../../tools/cluster/state';
+import { SECRET_FILES } from '../../tools/cluster/topology';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { swapToConfirmed } from '../helpers/field';
-import { http, type HttpAnswer } from '../helpers/gateway';
+import { gatewayCaller, type HttpAnswer } from '../helpers/gateway';
 import { cleanUpCluster, spawnMpf, type MpfProcess } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 
@@ -79,8 +79,7 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
     await cleanUpCluster(up, stateDir);
   });
 
-  const api = (gw: string, method: string, p: string, body?: unknown, headers: Record<string, string> = {}) =>
-    http(method, `${gw}${p}`, { body, headers: { 'x-api-key': apiKey, ...headers } });
+  const api = (gw: string, method: string, p: string, body?: unknown, headers?: Record<string, string>) => gatewayCaller(gw, apiKey).api(method, p, body, headers);
 
   let swapId: string;
   let pinToken: string;
@@ -100,7 +99,7 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
     const confirmedRef = uniqueRef('dbd-done');
     await swapToConfirmed({ gatewayUrl: gw1, apiKey, simulatorUrl: info.simulator!.url }, confirmedRef);
     confirmedId = `swap-${confirmedRef}`;
-    for (const g of info.gateways) assert.equal((await http('GET', `${g.url}/readyz`)).status, 200, `${g.name} ready before the outage`);
+    for (const g of info.gateways) assert.equal((await gatewayCaller(g.url).call('GET', '/readyz')).status, 200, `${g.name} ready before the outage`);
 
     const pgPid = info.postgres!.pid;
     frozen = postgresProcesses(pgPid);
@@ -116,14 +115,14 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
       ['POST swap', () => api(gw, 'POST', '/v1/swaps', swapBody(uniqueRef('dbd-new')))],
       ['POST swap with Idempotency-Key', () => api(gw, 'POST', '/v1/swaps', swapBody(uniqueRef('dbd-idem')), { 'idempotency-key': uniqueRef('k') })],
       ['POST link', () => api(gw, 'POST', '/v1/payment-links', linkBody(uniqueRef('dbd-newlink')))],
-      ['PIN', () => http('POST', `${gw}/v1/swaps/${swapId}/pin`, { body: { wallet_pin: SIM_PIN }, headers: { authorization: `Bearer ${pinToken}` } })],
+      ['PIN', () => gatewayCaller(gw).call('POST', `/v1/swaps/${swapId}/pin`, { body: { wallet_pin: SIM_PIN }, headers: { authorization: `Bearer ${pinToken}` } })],
       ['cancel swap', () => api(gw, 'POST', `/v1/swaps/${swapId}/cancel`, {})],
       ['cancel link', () => api(gw, 'POST', `/v1/payment-links/${linkId}/cancel`, {})],
-      ['PIN page summary', () => http('GET', `${gw}/v1/swaps/${swapId}/summary`, { headers: { authorization: `Bearer ${pinToken}` } })],
-      ['notification', () => http('POST', `${gw}/v1/notifications/swap/${swapId}/${'t'.repeat(43)}`, { body: { status: 'successful' } })],
+      ['PIN page summary', () => gatewayCaller(gw).call('GET', `/v1/swaps/${swapId}/summary`, { headers: { authorization: `Bearer ${pinToken}` } })],
+      ['notification', () => gatewayCaller(gw).call('POST', `/v1/notifications/swap/${swapId}/${'t'.repeat(43)}`, { body: { status: 'successful' } })],
       ['reconciliations', () => api(gw, 'GET', '/v1/admin/reconciliations')],
       ['categories', () => api(gw, 'GET', '/v1/categories')],
-      ['readyz', () => http('GET', `${gw}/readyz`)],
+      ['readyz', () => gatewayCaller(gw).call('GET', '/readyz')],
     ];
     // Every route of both gateways at once, as traffic would arrive.
     const answers = await Promise.all(
@@ -169,7 +168,7 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
             api(g.url, 'GET', `/v1/swaps/${confirmedId}`),
             api(g.url, 'GET', `/v1/payment-links/${linkId}`),
             api(g.url, 'GET', '/v1/swaps?limit=1'),
-            http('GET', `${g.url}/readyz`),
+            gatewayCaller(g.url).call('GET', '/readyz'),
           ]);
           return checks.every((c) => c.status === 200);
         }, RECOVERY_BOUND_MS + 30_000, `${g.name} serving again`);
@@ -200,7 +199,7 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
     const recovered = await Promise.all(
       info.gateways.map(async (g) => {
         await eventually(async () => {
-          const checks = await Promise.all([api(g.url, 'GET', `/v1/swaps/${confirmedId}`), api(g.url, 'GET', '/v1/swaps?limit=1'), http('GET', `${g.url}/readyz`)]);
+          const checks = await Promise.all([api(g.url, 'GET', `/v1/swaps/${confirmedId}`), api(g.url, 'GET', '/v1/swaps?limit=1'), gatewayCaller(g.url).call('GET', '/readyz')]);
           return checks.every((c) => c.status === 200);
         }, RECOVERY_BOUND_MS + 30_000, `${g.name} serving again`);
         return { name: g.name, ms: Date.now() - killed };

@@ -12,10 +12,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ClusterInfo } from '../../src/cluster/state';
+import type { ClusterInfo } from '../../tools/cluster/state';
 import { createControlClient } from '../../src/simulator/control-client';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
-import { http } from '../helpers/gateway';
+import { gatewayCaller } from '../helpers/gateway';
 import { cleanUpCluster, runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 
@@ -85,11 +85,11 @@ describe('mpf cluster restarts: crashes, `mpf cluster restart`, and down / up --
 
   test('flows are parked: a link awaiting payment and a swap awaiting its PIN', async () => {
     const gw = info.gateways[1]!.url; // the provider will notify gateway-2, which must come back on its port
-    const l = await http('POST', `${gw}/v1/payment-links`, { body: linkBody(link), headers: { 'x-api-key': apiKey() } });
+    const l = await gatewayCaller(gw, apiKey()).api('POST', '/v1/payment-links', linkBody(link));
     assert.equal(l.status, 201, l.text);
     paymentRef = l.json.payment_ref;
     payLink = l.json.pay_link;
-    const s = await http('POST', `${gw}/v1/swaps`, { body: swapBody(swap), headers: { 'x-api-key': apiKey() } });
+    const s = await gatewayCaller(gw, apiKey()).api('POST', '/v1/swaps', swapBody(swap));
     assert.equal(s.status, 201, s.text);
     pinToken = s.json.pin_token;
   });
@@ -120,7 +120,7 @@ describe('mpf cluster restarts: crashes, `mpf cluster restart`, and down / up --
     const now = readInfo();
     assert.notEqual(now.components!['gateway-1']!.pid, before);
     assert.equal(now.gateways[0]!.url, first.gateways[0]!.url);
-    assert.equal((await http('GET', `${now.gateways[0]!.url}/readyz`)).status, 200);
+    assert.equal((await gatewayCaller(now.gateways[0]!.url).call('GET', '/readyz')).status, 200);
     const unknown = await runMpf(['cluster', 'restart', 'gateway-9', '--state-dir', stateDir], { ...process.env }, { timeoutMs: 30_000 });
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /no component gateway-9; one of: .*gateway-1/);
@@ -141,10 +141,10 @@ describe('mpf cluster restarts: crashes, `mpf cluster restart`, and down / up --
     await createControlClient(info.simulator!.url).completeLink(paymentRef);
     const gw = info.gateways[1]!.url;
     await eventually(async () => {
-      const v = await http('GET', `${gw}/v1/payment-links/paylink-${link}`, { headers: { 'x-api-key': apiKey() } });
+      const v = await gatewayCaller(gw, apiKey()).api('GET', `/v1/payment-links/paylink-${link}`);
       return v.json?.state === 'paid' ? v : undefined;
     }, 60_000, 'the parked link paid');
-    const pin = await http('POST', `${gw}/v1/swaps/swap-${swap}/pin`, { body: { wallet_pin: SIM_PIN }, headers: { authorization: `Bearer ${pinToken}` } });
+    const pin = await gatewayCaller(gw).call('POST', `/v1/swaps/swap-${swap}/pin`, { body: { wallet_pin: SIM_PIN }, headers: { authorization: `Bearer ${pinToken}` } });
     assert.equal(pin.status, 200, pin.text);
     assert.equal(pin.json.outcome, 'confirmed', pin.text);
     const sim = createControlClient(info.simulator!.url);

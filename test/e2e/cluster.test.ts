@@ -16,16 +16,16 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { payloadToJson } from '../../src/codec/codec-server';
-import { isRunning, processesOfRun } from '../../src/cluster/processes';
-import type { ClusterInfo } from '../../src/cluster/state';
-import { clientTls, issueCertificate, prepareTls } from '../../src/cluster/tls';
-import { SECRET_FILES, TLS_FILES } from '../../src/cluster/topology';
+import { isRunning, processesOfRun } from '../../tools/cluster/processes';
+import type { ClusterInfo } from '../../tools/cluster/state';
+import { clientTls, issueCertificate, prepareTls } from '../../tools/cluster/tls';
+import { SECRET_FILES, TLS_FILES } from '../../tools/cluster/topology';
 import { tlsDiagnosis } from '../../src/temporal/connection';
 import { createControlClient } from '../../src/simulator/control-client';
 import { provisionTemporalCli } from '../../src/temporal/provision';
 import { linkToPaid, swapToConfirmed, type FieldTarget } from '../helpers/field';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
-import { http } from '../helpers/gateway';
+import { gatewayCaller, http } from '../helpers/gateway';
 import { cleanUpCluster, runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
 import { scrape, sumOf } from '../helpers/prometheus';
 import { eventually } from '../helpers/stack';
@@ -44,7 +44,7 @@ const swapIds: string[] = [];
 
 const secret = (name: keyof typeof SECRET_FILES) => fs.readFileSync(path.join(info.secretsDir, SECRET_FILES[name]), 'utf8').trim();
 const target = (gatewayUrl: string): FieldTarget => ({ gatewayUrl, apiKey, simulatorUrl: info.simulator!.url });
-const api = (gatewayUrl: string, method: string, p: string, body?: unknown) => http(method, `${gatewayUrl}${p}`, { body, headers: { 'x-api-key': apiKey } });
+const api = (gatewayUrl: string, method: string, p: string, body?: unknown) => gatewayCaller(gatewayUrl, apiKey).api(method, p, body);
 
 /** cluster.env as `set -a; . cluster.env` loads it: the operator's settings (addresses, NAME_FILE and certificate paths). */
 function clusterEnv(): Record<string, string> {
@@ -358,7 +358,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
       await up.waitFor(new RegExp(`worker-\\d \\(pid ${victim}\\) exited \\(SIGKILL\\); restarting it`), 10_000);
 
       // The PIN through the other gateway; a live worker (the other one, or the killed one started again) confirms.
-      const outcome = await http('POST', `${gw2}/v1/swaps/${started.json.swap_id}/pin`, {
+      const outcome = await gatewayCaller(gw2).call('POST', `/v1/swaps/${started.json.swap_id}/pin`, {
         body: { wallet_pin: SIM_PIN },
         headers: { authorization: `Bearer ${started.json.pin_token}` },
       });
@@ -429,7 +429,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
       t.diagnostic(`${w.name}: new certificate, restarted in ${Date.now() - t0} ms (pid ${now})`);
       newPids.push(now);
     }
-    const outcome = await http('POST', `${gw}/v1/swaps/${started.json.swap_id}/pin`, {
+    const outcome = await gatewayCaller(gw).call('POST', `/v1/swaps/${started.json.swap_id}/pin`, {
       body: { wallet_pin: SIM_PIN },
       headers: { authorization: `Bearer ${started.json.pin_token}` },
     });

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { type KeyEntry, newKey, type Role } from '../../src/auth/keyring';
 import { generateDevKeys } from '../../src/codec/keys';
 import { swapBody, uniqueRef } from '../helpers/fixtures';
-import { http } from '../helpers/gateway';
+import { gatewayCaller } from '../helpers/gateway';
 import { type MpfProcess, runMpf, spawnMpf } from '../helpers/processes';
 import { getTestTemporal } from '../helpers/temporal';
 
@@ -49,8 +49,7 @@ function baseEnv(temporalAddress: string): NodeJS.ProcessEnv {
   };
 }
 
-const call = (method: string, p: string, key: string | undefined, body?: unknown) =>
-  http(method, `${url}${p}`, { headers: key ? { 'x-api-key': key } : {}, ...(body !== undefined ? { body } : {}) });
+const call = (method: string, p: string, key: string | undefined, body?: unknown) => gatewayCaller(url, key).api(method, p, body);
 
 before(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-keys-'));

@@ -14,7 +14,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createControlClient, type SimulatorControl } from '../../src/simulator/control-client';
 import { linkBody, swapBody, uniqueRef } from '../helpers/fixtures';
-import { http } from '../helpers/gateway';
+import { gatewayCaller } from '../helpers/gateway';
 import { MPF_BIN, mpfAppEnv } from '../helpers/processes';
 import { SIM_CREDENTIALS } from '../helpers/provider';
 import { eventually } from '../helpers/stack';
@@ -114,20 +114,18 @@ describe('logs of a full run with canary values', () => {
 
     // A swap with a wrong PIN, then the canary PIN; the provider's notification reaches the gateway.
     const txn = uniqueRef('canary');
-    const started = await http('POST', `${gatewayUrl}/v1/swaps`, {
-      body: swapBody(txn, { user_ref: CANARY_USER }),
-      headers: { 'x-api-key': API_KEY, 'x-request-id': REQUEST_ID },
-    });
+    const gateway = gatewayCaller(gatewayUrl, API_KEY);
+    const started = await gateway.api('POST', '/v1/swaps', swapBody(txn, { user_ref: CANARY_USER }), { 'x-request-id': REQUEST_ID });
     assert.equal(started.status, 201, started.text);
     assert.equal(started.headers['x-request-id'], REQUEST_ID);
     swapId = started.json.swap_id;
     canaries.set('pin_token', started.json.pin_token);
-    const pinUrl = `${gatewayUrl}/v1/swaps/${swapId}/pin`;
+    const pinPath = `/v1/swaps/${swapId}/pin`;
     const auth = { authorization: `Bearer ${started.json.pin_token}` };
-    const wrong = await http('POST', pinUrl, { body: { wallet_pin: 'WrongCanary55' }, headers: auth });
+    const wrong = await gateway.call('POST', pinPath, { body: { wallet_pin: 'WrongCanary55' }, headers: auth });
     assert.equal(wrong.json.outcome, 'pin_rejected', wrong.text);
     canaries.set('wrong PIN', 'WrongCanary55');
-    const right = await http('POST', pinUrl, { body: { wallet_pin: CANARY_PIN }, headers: auth });
+    const right = await gateway.call('POST', pinPath, { body: { wallet_pin: CANARY_PIN }, headers: auth });
     assert.deepEqual(right.json, { outcome: 'confirmed', state: 'confirmed' });
     const init = (await control.ledger({ ref: txn, endpoint: 'swap.init' })).requests[0]!;
     canaries.set('swap notification token', lastSegment((init.body as { notification_url: string }).notification_url));
@@ -135,14 +133,14 @@ describe('logs of a full run with canary values', () => {
 
     // A payment link paid at the provider; its notification reaches the gateway.
     const ref = uniqueRef('canary-link');
-    const created = await http('POST', `${gatewayUrl}/v1/payment-links`, { body: linkBody(ref), headers: { 'x-api-key': API_KEY } });
+    const created = await gatewayCaller(gatewayUrl, API_KEY).api('POST', '/v1/payment-links', linkBody(ref));
     assert.equal(created.status, 201, created.text);
     linkId = created.json.link_id;
     const linkCreate = (await control.ledger({ ref, endpoint: 'link.create' })).requests[0]!;
     canaries.set('link notification token', lastSegment((linkCreate.body as { notification_url: string }).notification_url));
     await control.completeLink(created.json.payment_ref);
     await eventually(async () => {
-      const v = await http('GET', `${gatewayUrl}/v1/payment-links/${linkId}`, { headers: { 'x-api-key': API_KEY } });
+      const v = await gatewayCaller(gatewayUrl, API_KEY).api('GET', `/v1/payment-links/${linkId}`);
       return v.json?.state === 'paid';
     }, 60_000, `${linkId} paid`);
 

@@ -13,7 +13,7 @@ import { createControlClient } from '../../src/simulator/control-client';
 import { freePort } from '../../src/temporal/ports';
 import { linkToPaid, swapToConfirmed } from '../helpers/field';
 import { swapBody, uniqueRef } from '../helpers/fixtures';
-import { http } from '../helpers/gateway';
+import { gatewayCaller, gatewayUrlCall, http } from '../helpers/gateway';
 import { referencedMetricNames, ALWAYS_EXPOSED } from '../helpers/ops-files';
 import { type MpfProcess, mpfAppEnv, spawnMpf } from '../helpers/processes';
 import { namesOf, scrape, sumOf } from '../helpers/prometheus';
@@ -57,12 +57,12 @@ describe('metrics and health of `mpf worker` and `mpf gateway` started from envi
   });
 
   test('the gateway answers /readyz 503 no_worker_polling while no worker polls its task queue, and serves no /metrics on the API port', async () => {
-    const r = await http('GET', `${gatewayUrl}/readyz`);
+    const r = await gatewayCaller(gatewayUrl).call('GET', '/readyz');
     assert.equal(r.status, 503, r.text);
     assert.equal(r.json.error, 'no_worker_polling');
     assert.match(r.json.message, new RegExp(`no worker polled task queue ${String(env.TEMPORAL_TASK_QUEUE)}`));
-    assert.equal((await http('GET', `${gatewayUrl}/healthz`)).status, 200);
-    assert.equal((await http('GET', `${gatewayUrl}/metrics`)).status, 404);
+    assert.equal((await gatewayCaller(gatewayUrl).call('GET', '/healthz')).status, 200);
+    assert.equal((await gatewayCaller(gatewayUrl).call('GET', '/metrics')).status, 404);
     const m = await scrape(`${gatewayMetricsUrl}/metrics`);
     assert.equal(sumOf(m.samples, METRICS.gatewayReady.name), 0);
     assert.equal(sumOf(m.samples, METRICS.taskQueuePollers.name, { task_queue_type: 'workflow' }), 0);
@@ -76,8 +76,8 @@ describe('metrics and health of `mpf worker` and `mpf gateway` started from envi
     await worker.waitFor(/worker: polling task queue/, 120_000);
     await eventually(async () => (await http('GET', `${workerUrl}/readyz`)).status === 200, 30_000, 'worker /readyz 200');
     assert.deepEqual((await http('GET', `${workerUrl}/readyz`)).json, { ok: true, state: 'RUNNING' });
-    await eventually(async () => (await http('GET', `${gatewayUrl}/readyz`)).status === 200, 30_000, 'gateway /readyz 200');
-    assert.deepEqual((await http('GET', `${gatewayUrl}/readyz`)).json, { ok: true });
+    await eventually(async () => (await gatewayCaller(gatewayUrl).call('GET', '/readyz')).status === 200, 30_000, 'gateway /readyz 200');
+    assert.deepEqual((await gatewayCaller(gatewayUrl).call('GET', '/readyz')).json, { ok: true });
     assert.equal((await http('GET', `${workerUrl}/nothing`)).status, 404);
   });
 
@@ -87,14 +87,14 @@ describe('metrics and health of `mpf worker` and `mpf gateway` started from envi
     await swapToConfirmed(t, refs.confirmed);
 
     // A wrong PIN (the provider rejects it), then the swap is cancelled.
-    const started = await http('POST', `${gatewayUrl}/v1/swaps`, { body: swapBody(refs.rejected), headers: { 'x-api-key': API_KEY } });
+    const started = await gatewayCaller(gatewayUrl, API_KEY).api('POST', '/v1/swaps', swapBody(refs.rejected));
     assert.equal(started.status, 201, started.text);
-    const wrong = await http('POST', `${gatewayUrl}/v1/swaps/${started.json.swap_id}/pin`, {
+    const wrong = await gatewayCaller(gatewayUrl).call('POST', `/v1/swaps/${started.json.swap_id}/pin`, {
       body: { wallet_pin: WRONG_PIN },
       headers: { authorization: `Bearer ${started.json.pin_token}` },
     });
     assert.deepEqual(wrong.json, { outcome: 'pin_rejected', state: 'awaiting_pin', attempts_left: 2 });
-    const cancelled = await http('POST', `${gatewayUrl}/v1/swaps/${started.json.swap_id}/cancel`, { body: {}, headers: { 'x-api-key': API_KEY } });
+    const cancelled = await gatewayCaller(gatewayUrl, API_KEY).api('POST', `/v1/swaps/${started.json.swap_id}/cancel`, {});
     assert.equal(cancelled.json?.state, 'cancelled', cancelled.text);
 
     await linkToPaid(t, refs.link);
@@ -104,10 +104,10 @@ describe('metrics and health of `mpf worker` and `mpf gateway` started from envi
     const linkInit = (await control.ledger({ ref: refs.link, endpoint: 'link.create' })).requests[0]!.body as { notification_url: string };
     const notifyUrl = linkInit.notification_url;
     const note = { notification_id: `late-${refs.link}`, status: 'pending' };
-    assert.deepEqual((await http('POST', notifyUrl, { body: note })).json, { received: true });
-    assert.deepEqual((await http('POST', notifyUrl, { body: note })).json, { received: true, duplicate: true });
+    assert.deepEqual((await gatewayUrlCall('POST', notifyUrl, { body: note })).json, { received: true });
+    assert.deepEqual((await gatewayUrlCall('POST', notifyUrl, { body: note })).json, { received: true, duplicate: true });
     const forged = notifyUrl.replace(/\/[^/]+$/, `/${'A'.repeat(43)}`);
-    assert.equal((await http('POST', forged, { body: note })).status, 404);
+    assert.equal((await gatewayUrlCall('POST', forged, { body: note })).status, 404);
 
     // The simulator's own deliveries (each answered 2xx once): the link's payment, the confirmed swap's success.
     const delivered = async (ref: string) => (await control.ledger({ ref })).effects.filter((e) => e.kind === 'notification.delivered').length;

@@ -13,7 +13,7 @@ import { MpfClient } from '../../src/starter/client/mpf-client';
 import { type RunningGateway, startGateway } from '../../src/starter/gateway/main';
 import { eventually } from '../helpers/stack';
 import { linkBody, swapBody, uniqueRef } from '../helpers/fixtures';
-import { API_KEY, type GatewayHarness, http, startGatewayStack, stopOwnTemporal } from '../helpers/gateway';
+import { API_KEY, gatewayCaller, type GatewayHarness, startGatewayStack, stopOwnTemporal } from '../helpers/gateway';
 
 const PIN = '908172';
 const API_SCOPE = MERCHANT_SCOPE;
@@ -59,7 +59,7 @@ describe('the gateway for merchant backends', () => {
   });
 
   const post = (base: string, path: string, body: unknown, key?: string, headers: Record<string, string> = {}) =>
-    http('POST', `${base}${path}`, { body, headers: { 'x-api-key': API_KEY, ...(key ? { 'idempotency-key': key } : {}), ...headers } });
+    gatewayCaller(base, API_KEY).api('POST', path, body, { ...(key ? { 'idempotency-key': key } : {}), ...headers });
   const get = (path: string) => h.api('GET', path);
 
   test('POST /v1/swaps retried with the same Idempotency-Key answers the same 201 body, with a pin_token that confirms the swap, on either gateway', async () => {
@@ -83,7 +83,7 @@ describe('the gateway for merchant backends', () => {
     assert.match(otherRoute.json.message, /was first used for POST \/v1\/swaps/);
 
     // The replayed token is the swap's own: it confirms it.
-    const outcome = await http('POST', `${gw2.url}/v1/swaps/${again.json.swap_id}/pin`, { body: { wallet_pin: PIN }, headers: { authorization: `Bearer ${again.json.pin_token}` } });
+    const outcome = await gatewayCaller(gw2.url).call('POST', `/v1/swaps/${again.json.swap_id}/pin`, { body: { wallet_pin: PIN }, headers: { authorization: `Bearer ${again.json.pin_token}` } });
     assert.equal(outcome.status, 200, outcome.text);
     assert.equal(outcome.json.outcome, 'confirmed');
     const effects = (await h.stack.control.ledger({ ref: txn })).effects.map((e) => e.kind);
@@ -120,7 +120,7 @@ describe('the gateway for merchant backends', () => {
 
     const s = await post(h.gw.url, '/v1/swaps', swapBody(uniqueRef('idem-pin')), undefined);
     const pinWith = (base: string, wallet_pin: string) =>
-      http('POST', `${base}/v1/swaps/${s.json.swap_id}/pin`, { body: { wallet_pin }, headers: { authorization: `Bearer ${s.json.pin_token}`, 'idempotency-key': 'pin-1' } });
+      gatewayCaller(base).call('POST', `/v1/swaps/${s.json.swap_id}/pin`, { body: { wallet_pin }, headers: { authorization: `Bearer ${s.json.pin_token}`, 'idempotency-key': 'pin-1' } });
     const wrong = await pinWith(h.gw.url, '000111');
     assert.deepEqual(wrong.json, { outcome: 'pin_rejected', state: 'awaiting_pin', attempts_left: 2 });
     assert.deepEqual((await pinWith(gw2.url, '000111')).json, wrong.json, 'a retried PIN is not a second attempt');
@@ -141,7 +141,7 @@ describe('the gateway for merchant backends', () => {
     const retry = await post(gw2.url, '/v1/swaps', swapBody(txn), key);
     assert.equal(retry.status, 201, retry.text);
     assert.equal(retry.json.swap_id, `swap-${txn}`);
-    const outcome = await http('POST', `${h.gw.url}/v1/swaps/${retry.json.swap_id}/pin`, { body: { wallet_pin: PIN }, headers: { authorization: `Bearer ${retry.json.pin_token}` } });
+    const outcome = await gatewayCaller(h.gw.url).call('POST', `/v1/swaps/${retry.json.swap_id}/pin`, { body: { wallet_pin: PIN }, headers: { authorization: `Bearer ${retry.json.pin_token}` } });
     assert.equal(outcome.json.outcome, 'confirmed', outcome.text);
     // Another key for the same reference is still the plain duplicate.
     assert.equal((await post(h.gw.url, '/v1/swaps', swapBody(txn), `other-${txn}`)).status, 409);

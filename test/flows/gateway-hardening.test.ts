@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { temporal } from '@temporalio/proto';
 import type { LinkView, SwapView } from '../../src/workflows/messages';
 import { linkBody, swapBody, uniqueRef } from '../helpers/fixtures';
-import { gatewayHarnessForSuite, historyMessages, http } from '../helpers/gateway';
+import { gatewayHarnessForSuite, gatewayUrlCall, historyMessages } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
 
 const PIN = '4321';
@@ -85,7 +85,7 @@ describe('the gateway under attack and operator actions', () => {
     const answers: number[] = [];
     let duplicates = 0;
     for (let batch = 0; batch < 30; batch++) {
-      const res = await Promise.all(Array.from({ length: 10 }, (_, j) => http('POST', url, { body: big(j) })));
+      const res = await Promise.all(Array.from({ length: 10 }, (_, j) => gatewayUrlCall('POST', url, { body: big(j) })));
       for (const r of res) {
         answers.push(r.status);
         if (r.json?.duplicate === true) duplicates++;
@@ -111,7 +111,7 @@ describe('the gateway under attack and operator actions', () => {
     assert.equal(cancelled.json.state, 'cancelled', cancelled.text);
     await h.stack.client.workflow.getHandle(link.link_id).result();
     const paidNote = { event: 'collection.completed', data: { payment_ref: link.payment_ref, status: 'successful', notification_id: 'late-paid', sequence: 2 } };
-    const refused = await http('POST', url, { body: paidNote });
+    const refused = await gatewayUrlCall('POST', url, { body: paidNote });
     assert.equal(refused.status, 409, refused.text);
     assert.deepEqual(
       { error: refused.json.error, flow_id: refused.json.flow_id, state: refused.json.state },
@@ -121,7 +121,7 @@ describe('the gateway under attack and operator actions', () => {
     assert.ok(h.logs.some((l) => l.includes('"level":50') && l.includes('money notified for a closed flow') && l.includes(link.link_id)));
     assert.ok(!h.logs.some((l) => l.includes(url.split('/').pop()!)), 'the token is never logged');
     const failedNote = { event: 'collection.failed', data: { payment_ref: link.payment_ref, status: 'failed', notification_id: 'late-failed', sequence: 3 } };
-    const acked = await http('POST', url, { body: failedNote });
+    const acked = await gatewayUrlCall('POST', url, { body: failedNote });
     assert.equal(acked.status, 200, acked.text);
     assert.deepEqual(acked.json, { received: true, applied: false });
     assert.ok(h.logs.some((l) => l.includes('"level":40') && l.includes('notification for a closed flow') && l.includes('"outcome":"failed"')));
@@ -191,8 +191,7 @@ describe('the gateway under attack and operator actions', () => {
     await pair(s.swap_id, ghostSwap, (id) => h.call('GET', `/v1/swaps/${id}/summary`, { headers: { authorization: `Bearer ${forged}` } }));
     await pair(s.swap_id, ghostSwap, (id) => pin(id, undefined, PIN));
     const url = await notificationUrl(link.txn_merchant_ref);
-    const base = `${h.gw.url}/v1/notifications/paylink`;
-    const n = await pair(link.link_id, `paylink-${uniqueRef('ghost')}`, (id) => http('POST', `${base}/${id}/${forged}`, { body: { status: 'successful' } }));
+    const n = await pair(link.link_id, `paylink-${uniqueRef('ghost')}`, (id) => h.call('POST', `/v1/notifications/paylink/${id}/${forged}`, { body: { status: 'successful' } }));
     assert.equal(n.status, 404);
     assert.ok(url.includes(link.link_id));
     assert.deepEqual((await historyMessages(h.stack, link.link_id)).signals, []);

@@ -9,7 +9,7 @@ import { MpfClient } from '../../src/starter/client/mpf-client';
 import { startGateway, type RunningGateway } from '../../src/starter/gateway/main';
 import type { LinkView } from '../../src/workflows/messages';
 import { linkBody, uniqueRef } from '../helpers/fixtures';
-import { API_KEY, gatewayHarnessForSuite, historyMessages, http, workflowExists } from '../helpers/gateway';
+import { API_KEY, gatewayCaller, gatewayHarnessForSuite, gatewayUrlCall, historyMessages, http, workflowExists } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
 
 describe('the gateway: payment links and notifications', () => {
@@ -31,7 +31,7 @@ describe('the gateway: payment links and notifications', () => {
   /** The notification_url the provider was given for a link (from the simulator's request ledger). */
   const notificationUrl = async (ref: string) =>
     ((await h.stack.control.ledger({ ref, endpoint: 'link.create' })).requests[0].body as { notification_url: string }).notification_url;
-  const notify = (url: string, payload: unknown) => http('POST', url, { body: payload });
+  const notify = (url: string, payload: unknown) => gatewayUrlCall('POST', url, { body: payload });
   const pending = (paymentRef: string, id = `n-${Math.random().toString(36).slice(2)}`) => ({
     event: 'collection.pending',
     data: { payment_ref: paymentRef, status: 'pending', notification_id: id, sequence: 1, occurred_at: new Date().toISOString() },
@@ -86,7 +86,7 @@ describe('the gateway: payment links and notifications', () => {
     const short: RunningGateway = await startGateway({ mpf, apiKey: API_KEY, port: 0 });
     try {
       const ref = uniqueRef('gw-abandon');
-      const r = await http('POST', `${short.url}/v1/payment-links`, { body: linkBody(ref), headers: { 'x-api-key': API_KEY } });
+      const r = await gatewayCaller(short.url, API_KEY).api('POST', '/v1/payment-links', linkBody(ref));
       assert.equal(r.status, 201, r.text);
       const link = r.json as LinkView;
       assert.ok(Date.parse(link.expires_at!) - Date.now() <= 2_000);
@@ -122,6 +122,7 @@ describe('the gateway: payment links and notifications', () => {
       { outcome: 'pending', applied: false },
     );
     // A raw, non-JSON body is accepted and kept (as text), and moves nothing either.
+    // Raw on purpose: a body that is not JSON, with a content type the gateway does not take.
     const text = await http('POST', url, { rawBody: 'status=weird', headers: { 'content-type': 'text/plain' } });
     assert.equal(text.status, 200);
     await h.stack.control.completeLink(link.payment_ref!);

@@ -10,7 +10,7 @@ import { MpfClient } from '../../src/starter/client/mpf-client';
 import { startGateway } from '../../src/starter/gateway/main';
 import type { SwapView } from '../../src/workflows/messages';
 import { swapBody, uniqueRef } from '../helpers/fixtures';
-import { API_KEY, gatewayHarnessForSuite, historyMessages, http, workflowExists } from '../helpers/gateway';
+import { API_KEY, gatewayCaller, gatewayHarnessForSuite, historyMessages, workflowExists } from '../helpers/gateway';
 
 const PIN = '908172';
 const WRONG_PIN = '111333';
@@ -362,11 +362,11 @@ describe('the gateway: swaps', () => {
     const mpf = new MpfClient({ client, taskQueue: 'none', keys: generateDevKeys(), publicUrl: 'http://127.0.0.1:9' });
     const down = await startGateway({ mpf, apiKey: API_KEY, port: 0 });
     try {
-      const r = await http('GET', `${down.url}/readyz`);
+      const r = await gatewayCaller(down.url).call('GET', '/readyz');
       assert.equal(r.status, 503);
       assert.deepEqual(r.json, { ok: false, error: 'temporal_unavailable', message: 'the Temporal server (its frontend) cannot be reached' });
       assert.equal(r.headers['retry-after'], '5');
-      assert.equal((await http('GET', `${down.url}/healthz`)).status, 200);
+      assert.equal((await gatewayCaller(down.url).call('GET', '/healthz')).status, 200);
     } finally {
       await down.close();
       await client.connection.close();

@@ -17,7 +17,7 @@ import { startGateway } from '../../src/starter/gateway/main';
 import type { LinkView, SwapView } from '../../src/workflows/messages';
 import { linkBody, swapBody, uniqueRef } from '../helpers/fixtures';
 import { eventually } from '../helpers/stack';
-import { API_KEY, type GatewayHarness, historyMessages, http, startGatewayStack, stopOwnTemporal } from '../helpers/gateway';
+import { API_KEY, gatewayCaller, type GatewayHarness, historyMessages, startGatewayStack, stopOwnTemporal } from '../helpers/gateway';
 
 const PIN = '650217';
 const WRONG_PIN = '111333';
@@ -97,7 +97,7 @@ describe('the gateway: self-verifying tokens', () => {
     gw.calls.clear();
   });
 
-  const api = (base: string, method: string, path: string, body?: unknown) => http(method, `${base}${path}`, { body, headers: { 'x-api-key': API_KEY } });
+  const api = (base: string, method: string, path: string, body?: unknown) => gatewayCaller(base, API_KEY).api(method, path, body);
   const startSwap = async (base = gw.url, extra: Record<string, unknown> = {}): Promise<StartedSwap> => {
     const r = await api(base, 'POST', '/v1/swaps', swapBody(uniqueRef('tok'), extra));
     assert.equal(r.status, 201, r.text);
@@ -109,15 +109,15 @@ describe('the gateway: self-verifying tokens', () => {
     return r.json as LinkView;
   };
   const pin = (base: string, swapId: string, token: string | undefined, wallet_pin: string) =>
-    http('POST', `${base}/v1/swaps/${swapId}/pin`, { body: { wallet_pin }, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+    gatewayCaller(base).call('POST', `/v1/swaps/${swapId}/pin`, { body: { wallet_pin }, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
   const summary = (base: string, swapId: string, token: string) =>
-    http('GET', `${base}/v1/swaps/${swapId}/summary`, { headers: { authorization: `Bearer ${token}` } });
+    gatewayCaller(base).call('GET', `/v1/swaps/${swapId}/summary`, { headers: { authorization: `Bearer ${token}` } });
   /** The notification_url the provider was given (from the simulator's request ledger). */
   const notificationUrlOf = async (ref: string, endpoint: 'swap.init' | 'link.create') =>
     ((await h.stack.control.ledger({ ref, endpoint })).requests[0]!.body as { notification_url: string }).notification_url;
   const notificationToken = async (ref: string, endpoint: 'swap.init' | 'link.create') => (await notificationUrlOf(ref, endpoint)).split('/').pop()!;
   const notify = (base: string, kind: 'swap' | 'paylink', flowId: string, token: string, payload: unknown) =>
-    http('POST', `${base}/v1/notifications/${kind}/${flowId}/${token}`, { body: payload });
+    gatewayCaller(base).call('POST', `/v1/notifications/${kind}/${flowId}/${token}`, { body: payload });
   /** A notification as the simulator sends it (a link's collection.*, a swap's swap.*). */
   const notification = (kind: 'collection' | 'swap', paymentRef: string, status: 'pending' | 'successful', id = `n-${Math.random().toString(36).slice(2)}`) => ({
     event: `${kind}.${status === 'pending' ? 'pending' : 'completed'}`,

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createControlClient } from '../../src/simulator/control-client';
-import { http } from './gateway';
+import { gatewayCaller } from './http';
 import { linkBody, SIM_PIN, swapBody } from './fixtures';
 import { eventually } from './stack';
 
@@ -17,15 +17,14 @@ export interface FieldTarget {
   simulatorUrl: string;
 }
 
-const api = (t: FieldTarget, method: string, path: string, body?: unknown) =>
-  http(method, `${t.gatewayUrl}${path}`, { body, headers: { 'x-api-key': t.apiKey } });
+const api = (t: FieldTarget, method: string, path: string, body?: unknown) => gatewayCaller(t.gatewayUrl, t.apiKey).api(method, path, body);
 
 /** Starts a swap, sends the PIN, expects `confirmed`; checks the ledger: one init, one confirm. */
 export async function swapToConfirmed(t: FieldTarget, txnRef: string): Promise<void> {
   const started = await api(t, 'POST', '/v1/swaps', swapBody(txnRef));
   assert.equal(started.status, 201, started.text);
   assert.equal(started.json.state, 'awaiting_pin');
-  const outcome = await http('POST', `${t.gatewayUrl}/v1/swaps/${started.json.swap_id}/pin`, {
+  const outcome = await gatewayCaller(t.gatewayUrl).call('POST', `/v1/swaps/${started.json.swap_id}/pin`, {
     body: { wallet_pin: SIM_PIN },
     headers: { authorization: `Bearer ${started.json.pin_token}` },
   });

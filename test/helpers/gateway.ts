@@ -1,59 +1,32 @@
 /**
  * The gateway on top of the real test stack (Temporal dev server, simulator, worker, MpfClient),
  * listening on a free loopback port with its own URL as public URL, so the simulator's
- * notifications reach it. Plus small HTTP and history helpers for the gateway tests.
+ * notifications reach it; the tests call it through the project's typed HTTP client (./http.ts).
+ * Plus history helpers for the gateway tests.
  */
 import { after, before, beforeEach } from 'node:test';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { request } from 'undici';
+import type { GatewayClient } from '../../src/http-client';
 import type { ConfigPatch } from '../../src/simulator/options';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../../src/starter/gateway/main';
 import { startStack, type Stack, type StackOptions } from './stack';
+import { type CallOptions, gatewayCaller, type HttpAnswer } from './http';
 import { getTestTemporal } from './temporal';
 
+export { answerOf, type CallOptions, gatewayCall, gatewayCaller, type GatewayCaller, gatewayUrlCall, http, type HttpAnswer, testGatewayClient } from './http';
+
 export const API_KEY = 'gateway-test-api-key-0123456789';
-
-export interface HttpAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  json: any;
-}
-
-export interface CallOptions {
-  body?: unknown;
-  /** Sent as is (not JSON-encoded). */
-  rawBody?: string;
-  headers?: Record<string, string>;
-}
-
-export async function http(method: string, url: string, opts: CallOptions = {}): Promise<HttpAnswer> {
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  let body: string | undefined = opts.rawBody;
-  if (opts.body !== undefined) {
-    body = JSON.stringify(opts.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const res = await request(url, { method: method as 'GET', headers, body });
-  const text = await res.body.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.statusCode, headers: res.headers, text, json };
-}
 
 export interface GatewayHarness {
   stack: Stack;
   gw: RunningGateway;
   /** Everything the gateway logged (JSON lines). */
   logs: string[];
-  /** A call with the API key. */
+  /** The gateway's typed client with the API key (src/http-client). */
+  client: GatewayClient;
+  /** A call with the API key, through the typed client. */
   api(method: string, path: string, body?: unknown): Promise<HttpAnswer>;
-  /** A call with whatever headers the test chooses. */
+  /** A call with whatever headers the test chooses, through the typed client. */
   call(method: string, path: string, opts?: CallOptions): Promise<HttpAnswer>;
   stop(): Promise<void>;
 }
@@ -76,13 +49,14 @@ export async function startGatewayStack(
     await stack.stop();
     throw e;
   }
-  const call = (method: string, path: string, o: CallOptions = {}) => http(method, `${gw.url}${path}`, o);
+  const caller = gatewayCaller(gw.url, API_KEY);
   return {
     stack,
     gw,
     logs,
-    call,
-    api: (method, path, body) => call(method, path, { body, headers: { 'x-api-key': API_KEY } }),
+    client: caller.client,
+    call: caller.call,
+    api: (method, path, body) => caller.api(method, path, body),
     async stop() {
       await gw.close();
       await stack.stop();
@@ -125,6 +99,9 @@ export function gatewayHarnessForSuite(
     },
     get logs() {
       return started().logs;
+    },
+    get client() {
+      return started().client;
     },
     api: (method, path, body) => started().api(method, path, body),
     call: (method, path, o) => started().call(method, path, o),

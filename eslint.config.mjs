@@ -205,4 +205,36 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: [noRoom('cli', 'The demo imports no CLI: the arrows point cli -> demo -> gateway -> client.')] }],
     },
   },
+  {
+    // tools/ stands above src/: nothing in src/ imports a tool (`mpf cluster` requires the launcher
+    // by a computed path, only in a source checkout). A rule of its own name, so the blocks above
+    // that set no-restricted-imports for their rooms do not replace it.
+    files: ['src/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(\\.\\./)+tools(/|$)', message: 'src/ imports nothing from tools/: the tools stand on src/, and the package (built from src/) has none of them.' }] },
+      ],
+    },
+  },
+  {
+    // tools/cluster: the native production topology (`mpf cluster`). It runs the apps as processes
+    // (`mpf worker`, `mpf gateway`, `mpf simulator`), never in its own process: from src/ it takes
+    // only what addresses and provisions them.
+    files: ['tools/cluster/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+src/(?!(contract|temporal)/|workflows/search-attributes$|codec/codec-server$)',
+              message: 'The cluster launcher starts the apps as processes: from src/ it imports only contract/, temporal/, the search attributes and the codec endpoint URL.',
+            },
+            { group: ['@temporalio/worker', '@temporalio/worker/**'], message: 'The cluster launcher runs workers as processes (`mpf worker`), never the worker runtime in its own.' },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -6,11 +6,11 @@
 #   .cache/cluster/temporal-server-v<V>/schema/postgresql/v12/...   (copied from the module)
 #   .cache/cluster/temporal-ui-v<U>/temporal-ui-server      github.com/temporalio/ui-server/v2/cmd/server@v<U>
 # and makes PostgreSQL's server binaries available (Debian's `postgresql` package, installed with
-# apt-get when missing). Versions are pinned in src/cluster/versions.json (read also by
+# apt-get when missing). Versions are pinned in tools/cluster/versions.json (read also by
 # docker-compose's test). Prints KEY=path lines on stdout; progress goes to stderr.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-versions="$root/src/cluster/versions.json"
+versions="$root/tools/cluster/versions.json"
 jget() { node -e "process.stdout.write(String(require(process.argv[1])[process.argv[2]]))" "$versions" "$1"; }
 server_v="$(jget temporalServer)"
 ui_v="$(jget temporalUi)"

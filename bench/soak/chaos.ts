@@ -11,7 +11,7 @@
  */
 import { Connection } from '@temporalio/client';
 import type { SimulatorControl } from '../../src/simulator/control-client';
-import { NAMESPACE } from '../../src/cluster/topology';
+import { NAMESPACE } from '../../tools/cluster/topology';
 import type { Flow } from './flows';
 import { type Rng, sleep } from './http';
 import type { SoakTopology } from './topology';

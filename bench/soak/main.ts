@@ -1,6 +1,6 @@
 /**
  * `npm run soak -- --swaps N --links N [--concurrency C] [--seed S] [--max-minutes M]`: a chaos
- * soak on the production topology (src/cluster, loopback only). Flows through every gateway at a
+ * soak on the production topology (tools/cluster, loopback only). Flows through every gateway at a
  * set concurrency, each a script; seeded provider faults; workers SIGKILLed and restarted every few
  * seconds (some while a provider POST is in flight), one gateway and the Temporal server killed and
  * restarted once; then every flow is checked against the simulator's ledger. Bounded in count and

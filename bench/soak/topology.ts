@@ -1,5 +1,5 @@
 /**
- * The soak's topology: the production topology of `mpf cluster up` (src/cluster: PostgreSQL, the
+ * The soak's topology: the production topology of `mpf cluster up` (tools/cluster: PostgreSQL, the
  * schema job, the Temporal server on it, the namespace job, Temporal Web, the simulator and the
  * workers, each its own process on loopback), started through the cluster's exported functions so
  * the soak can kill and restart single processes:
@@ -23,11 +23,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { request } from 'undici';
-import { appContextOf, startWorker, type AppContext, type RunningApp } from '../../src/cluster/apps';
-import { Child, processesOfRun } from '../../src/cluster/processes';
-import { clientTls, issueCertificate } from '../../src/cluster/tls';
-import { SECRET_FILES, appCommand, appEnvironment, IMAGE_ENV, NAMESPACE } from '../../src/cluster/topology';
-import { startCluster, type RunningCluster } from '../../src/cluster/up';
+import { appContextOf, startWorker, type AppContext, type RunningApp } from '../../tools/cluster/apps';
+import { Child, processesOfRun } from '../../tools/cluster/processes';
+import { clientTls, issueCertificate } from '../../tools/cluster/tls';
+import { SECRET_FILES, appCommand, appEnvironment, IMAGE_ENV, NAMESPACE } from '../../tools/cluster/topology';
+import { startCluster, type RunningCluster } from '../../tools/cluster/up';
 import { freePort } from '../../src/temporal/ports';
 import { PROJECT_ROOT } from '../../src/temporal/provision';
 

@@ -14,13 +14,13 @@ import { parse } from 'yaml';
 import { EnvSchema, isLoopbackUrl, loadEnv } from '../../src/config/env';
 import { providerClientFromEnv } from '../../src/provider/client';
 import { buildProgram } from '../../src/starter/cli/program';
-import { temporalServerConfig, temporalServerTls } from '../../src/cluster/temporal-server';
-import { uiConfig, uiEnvironment } from '../../src/cluster/ui';
+import { temporalServerConfig, temporalServerTls } from '../../tools/cluster/temporal-server';
+import { uiConfig, uiEnvironment } from '../../tools/cluster/ui';
 import {
   APP_ENV, appCommand, appEnvironment, HISTORY_SHARDS, IMAGE_ENV, IMAGES, METRICS_PORT, namespaceJob, schemaJob, SECRET_FILES, TEMPORAL_SERVER_ENV,
   TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv, temporalUiTlsEnv, tlsComponents, tlsJob, VERSIONS,
   type AddressKey, type AppRole, type JobStep,
-} from '../../src/cluster/topology';
+} from '../../tools/cluster/topology';
 
 const root = path.join(__dirname, '..', '..');
 const composeText = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
@@ -356,9 +356,9 @@ describe('Dockerfile', () => {
 
 /**
  * docker-compose.yml and `mpf cluster up` (the same topology natively) take their settings from one
- * definition, src/cluster/topology.ts: the checks below fail when docker-compose.yml drifts from it.
+ * definition, tools/cluster/topology.ts: the checks below fail when docker-compose.yml drifts from it.
  */
-describe('docker-compose.yml and the native topology (src/cluster/topology.ts)', () => {
+describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)', () => {
   /** What compose fills in where the native topology uses loopback ports. */
   const COMPOSE_ADDRESSES: Record<AddressKey, string> = {
     temporalAddress: 'temporal:7233',

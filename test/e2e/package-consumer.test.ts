@@ -97,7 +97,7 @@ describe('the package, consumed by name from its npm pack tarball', () => {
     const packed = await run('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: pkg, timeout: 120_000, maxBuffer: 8 * 1024 * 1024 });
     const [{ filename, files }] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
     assert.ok(files.some((f) => f.path === 'dist/index.d.ts'), 'the tarball has the declarations');
-    assert.ok(!files.some((f) => f.path.startsWith('src/') || f.path.startsWith('test/')), 'the tarball has no sources or tests');
+    assert.ok(!files.some((f) => /^(src|tools|test)\//.test(f.path)), 'the tarball has no sources, tools or tests');
 
     // The consumer: the tarball where `npm install` puts it; the package's declared dependencies beside it.
     consumer = path.join(tmp, 'consumer');

@@ -28,7 +28,7 @@ export function relativeLinks(markdown: string): string[] {
 }
 
 /** The folders of the repository a path named in the docs or a header starts with. */
-const TOP_FOLDERS = ['src', 'test', 'docs', 'bench', 'scripts', 'ops', 'examples', 'bin'];
+const TOP_FOLDERS = ['src', 'tools', 'test', 'docs', 'bench', 'scripts', 'ops', 'examples', 'bin'];
 const REPO_PATH = new RegExp(`^(?:\\./)?((?:${TOP_FOLDERS.join('|')})/[\\w.@/-]*?)(?::\\d+(?:[-,]\\d+)*)?[.,;:]*$`);
 
 /**
@@ -109,14 +109,14 @@ describe('the docs', () => {
     assert.deepEqual(offenders, []);
   });
 
-  test('the architecture page names every folder of src/ and of test/', () => {
+  test('the architecture page names every folder of src/, tools/ and test/', () => {
     const page = fs.readFileSync(path.join(ROOT, 'docs', 'architecture.md'), 'utf8');
     const folders = (dir: string) =>
       fs
         .readdirSync(path.join(ROOT, dir), { withFileTypes: true })
         .filter((e) => e.isDirectory())
         .map((e) => `${dir}/${e.name}/`);
-    assert.deepEqual([...folders('src'), ...folders('test')].filter((f) => !page.includes(f)), []);
+    assert.deepEqual([...folders('src'), ...folders('tools'), ...folders('test')].filter((f) => !page.includes(f)), []);
   });
 
   test('keep the README a user\'s page of at most about 300 lines, with both state diagrams', () => {

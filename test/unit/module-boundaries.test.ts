@@ -1,6 +1,7 @@
 /**
  * The production path loads no fake and no worker runtime, src/ stands on floors (every import
- * points down; in src/starter cli -> demo -> gateway -> client), and src/ has no import circle.
+ * points down; in src/starter cli -> demo -> gateway -> client) with the tools of tools/ above it
+ * (src/ imports none of them), and src/ and tools/ have no import circle.
  * The lint rules check the static imports; this checks what actually loads (a fresh node process
  * each) and, with madge, every dependency: type imports and the CLI's lazy requires included.
  */
@@ -70,9 +71,11 @@ describe('the production path', () => {
 });
 
 /**
- * The floors of src/, ground first. A room is a folder of src/ (each of the four rooms of
- * src/starter counts as one) or a file at its root; a room imports only rooms on floors below its
- * own, never one beside it or above. A new room gets a floor here.
+ * The floors of src/, ground first, and the tools above it. A room is a folder of src/ (each of
+ * the four rooms of src/starter counts as one) or a file at its root, or a folder of tools/; a room
+ * imports only rooms on floors below its own, never one beside it or above. The tools stand on
+ * src/ and nothing in src/ stands on them (`mpf cluster` requires the launcher by a computed path,
+ * only in a source checkout). A new room gets a floor here.
  */
 const FLOORS: readonly (readonly string[])[] = [
   ['contract', 'auth', 'config'],
@@ -81,7 +84,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['activities'],
   ['workflows'],
   ['temporal'],
-  ['metrics', 'cluster'],
+  ['metrics'],
   ['worker.ts'],
   ['worker-main.ts'],
   ['starter/client'],
@@ -89,12 +92,19 @@ const FLOORS: readonly (readonly string[])[] = [
   ['starter/demo'],
   ['starter/cli'],
   ['index.ts', 'http-client'],
+  ['tools/cluster'],
 ];
 const FLOOR_OF = new Map(FLOORS.flatMap((rooms, floor) => rooms.map((room) => [room, floor] as const)));
 
-/** The room of a file of src/ (a path relative to src/, as madge names it). */
+/** The room of a file: of src/ by its path relative to src/, of tools/ by its path from the root (as `named` gives them). */
 function roomOf(file: string): string {
-  return /^(starter\/[^/]+|[^/]+)/.exec(file)![1]!;
+  return /^(tools\/[^/]+|starter\/[^/]+|[^/]+)/.exec(file)![1]!;
+}
+
+/** Names a madge graph of the repository's root as the rooms read it: src/ files relative to src/. */
+function named(graph: Record<string, string[]>): Record<string, string[]> {
+  const name = (file: string): string => file.replace(/^src\//, '');
+  return Object.fromEntries(Object.entries(graph).map(([from, deps]) => [name(from), deps.map(name)]));
 }
 
 /** The imports of `graph` (file -> files it imports) that stay level or climb, one line each. */
@@ -110,7 +120,7 @@ function climbsIn(graph: Record<string, string[]>): string[] {
   return climbs;
 }
 
-describe('the import graph of src (madge: static imports, type imports and lazy requires)', () => {
+describe('the import graph of src and tools (madge: static imports, type imports and lazy requires)', () => {
   interface MadgeResult {
     obj(): Record<string, string[]>;
     circular(): string[][];
@@ -118,8 +128,9 @@ describe('the import graph of src (madge: static imports, type imports and lazy 
   }
   // madge ships no type declarations.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const madge = require('madge') as (root: string, config: object) => Promise<MadgeResult>;
-  const graph = madge(path.join(ROOT, 'src'), { fileExtensions: ['ts'], tsConfig: path.join(ROOT, 'tsconfig.json') });
+  const madge = require('madge') as (roots: string | string[], config: object) => Promise<MadgeResult>;
+  const graph = madge([path.join(ROOT, 'src'), path.join(ROOT, 'tools')], { baseDir: ROOT, fileExtensions: ['ts'], tsConfig: path.join(ROOT, 'tsconfig.json') });
+  const files = async (): Promise<Record<string, string[]>> => named((await graph).obj());
 
   test('has no circle', async (t) => {
     const g = await graph;
@@ -130,27 +141,29 @@ describe('the import graph of src (madge: static imports, type imports and lazy 
   });
 
   test('stands on floors: every import points down, none beside or up (FLOORS)', async (t) => {
-    const files = (await graph).obj();
-    assert.ok(Object.keys(files).length > 50, 'madge read the tree');
+    const all = await files();
+    assert.ok(Object.keys(all).length > 50, 'madge read the tree');
     // Every room has a floor and every floor's rooms are there (a renamed room would make the check vacuous).
-    const rooms = new Set(Object.keys(files).map(roomOf));
-    assert.deepEqual([...rooms].filter((r) => !FLOOR_OF.has(r)), [], 'a room of src/ with no floor: give it one in FLOORS');
-    assert.deepEqual([...FLOOR_OF.keys()].filter((r) => !rooms.has(r)), [], 'a room in FLOORS that src/ no longer has: take it out');
+    const rooms = new Set(Object.keys(all).map(roomOf));
+    assert.deepEqual([...rooms].filter((r) => !FLOOR_OF.has(r)), [], 'a room of src/ or tools/ with no floor: give it one in FLOORS');
+    assert.deepEqual([...FLOOR_OF.keys()].filter((r) => !rooms.has(r)), [], 'a room in FLOORS that src/ and tools/ no longer have: take it out');
     t.diagnostic(`${rooms.size} rooms on ${FLOORS.length} floors`);
-    assert.deepEqual(climbsIn(files), []);
+    assert.deepEqual(climbsIn(all), []);
   });
 
   test('the floor check fails on an import that climbs or stays level', () => {
     assert.equal(climbsIn({ 'contract/merchant-events.ts': ['workflows/flow-ids.ts'] }).length, 1);
     assert.equal(climbsIn({ 'config/env.ts': ['contract/flow-kinds.ts'] }).length, 1, 'beside, on the same floor');
     assert.equal(climbsIn({ 'starter/client/flows.ts': ['starter/gateway/app.ts'] }).length, 1);
+    assert.equal(climbsIn({ 'starter/cli/commands/cluster.ts': ['tools/cluster/main.ts'] }).length, 1, 'src/ importing a tool');
     assert.deepEqual(climbsIn({ 'starter/cli/main.ts': ['starter/client/flows.ts', 'workflows/flow-ids.ts'], 'activities/x.ts': ['activities/y.ts'] }), []);
+    assert.deepEqual(climbsIn({ 'tools/cluster/up.ts': ['tools/cluster/apps.ts', 'temporal/provision.ts', 'starter/cli/program.ts'] }), [], 'a tool stands on all of src/');
   });
 
   test('provider/, client/ and gateway/ reach no simulator or worker', async () => {
     const production = (file: string): boolean => /^(provider|starter\/(client|gateway))\//.test(file);
     const wrong: string[] = [];
-    for (const [from, deps] of Object.entries((await graph).obj())) {
+    for (const [from, deps] of Object.entries(await files())) {
       for (const to of deps) {
         if (production(from) && /^(simulator\/|worker(-main)?\.ts$)/.test(to)) wrong.push(`${from} -> ${to} (the production path loads no simulator or worker)`);
       }

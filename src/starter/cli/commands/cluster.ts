@@ -1,9 +1,9 @@
 /**
  * `mpf cluster up|down`: the production topology (docker-compose.yml's services) natively on
- * 127.0.0.1. The launcher (src/cluster: process supervision, PostgreSQL, the Temporal server) is an
- * operator's and developer's tool, not part of the library: it is left out of the published
- * package's dist/ (tsconfig.build.json) and loaded here only from a source checkout, only when one
- * of these commands runs.
+ * 127.0.0.1. The launcher (tools/cluster: process supervision, PostgreSQL, the Temporal server) is an
+ * operator's and developer's tool, not part of the library: it lives outside src/, so the published
+ * package (dist/, built from src/) has none of it, and it is loaded here only from a source
+ * checkout, only when one of these commands runs.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,7 +24,7 @@ interface ClusterMain {
   runClusterRestart(o: { stateDir: string; component: string }): Promise<number>;
 }
 
-/** The flow settings `--app-env` may set (src/cluster/topology.ts FLOW_SETTINGS; listed here so --help loads no launcher code). */
+/** The flow settings `--app-env` may set (tools/cluster/topology.ts FLOW_SETTINGS; listed here so --help loads no launcher code). */
 const APP_ENV_NAMES = ['SWAP_SETTLE_WAIT_SECONDS', 'SWAP_NOTIFICATION_WAIT_SECONDS', 'SWAP_PIN_MAX_ATTEMPTS', 'LINK_LIFETIME_SECONDS', 'LINK_LATE_NOTIFICATION_GRACE_SECONDS', 'LOG_LEVEL'];
 
 function collectAppEnv(value: string, previous: Record<string, string> = {}): Record<string, string> {
@@ -36,7 +36,7 @@ function collectAppEnv(value: string, previous: Record<string, string> = {}): Re
 
 /** The launcher's sources (a checkout run through tsx); absent from the published package. */
 function main(): ClusterMain {
-  const sources = path.join(PROJECT_ROOT, 'src', 'cluster', 'main.ts');
+  const sources = path.join(PROJECT_ROOT, 'tools', 'cluster', 'main.ts');
   if (!fs.existsSync(sources)) {
     throw new InvalidArgumentError(
       'mpf cluster runs from a source checkout of merchant-payment-flows (git clone, npm ci, then `npx mpf cluster up`); the published package holds the library and the CLI only',

@@ -9,7 +9,7 @@
  * same in both). Addresses are filled in by the caller: compose's service names and fixed ports,
  * or the native topology's free loopback ports.
  */
-import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { CUSTOM_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
 import versions from './versions.json';
 
 export const VERSIONS = {

@@ -12,9 +12,9 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { codecWebEndpoint } from '../codec/codec-server';
-import { provisionTemporalCli } from '../temporal/provision';
-import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { codecWebEndpoint } from '../../src/codec/codec-server';
+import { provisionTemporalCli } from '../../src/temporal/provision';
+import { CUSTOM_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
 import { startGateway, startSimulator, startWorker, type RunningGateway, type RunningWorker } from './apps';
 import { runNamespaceJob, runSchemaJob } from './jobs';
 import { startPostgres } from './postgres';

@@ -85,7 +85,7 @@ export async function startUi(o: UiOptions): Promise<RunningUi> {
     const url = `http://127.0.0.1:${port}`;
     const env = uiEnvironment({ temporalAddress: o.temporalAddress, origin: url, codecEndpoint: o.codecEndpoint, tlsDir: o.tlsDir });
     fs.rmSync(configFile, { force: true });
-    fs.writeFileSync(configFile, `# Written by mpf cluster up; see src/cluster/ui.ts.\n${stringify(uiConfig(env, port))}`, { mode: 0o600 });
+    fs.writeFileSync(configFile, `# Written by mpf cluster up; see tools/cluster/ui.ts.\n${stringify(uiConfig(env, port))}`, { mode: 0o600 });
     const child = new Child('temporal-ui', o.binary, ['--root', root, '--config', 'config', '--env', CONFIG_ENV, 'start'], {
       cwd: root,
       env: { PATH: process.env.PATH },

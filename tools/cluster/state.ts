@@ -14,7 +14,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../temporal/provision';
+import { PROJECT_ROOT } from '../../src/temporal/provision';
 import { isRunning } from './processes';
 
 export const DEFAULT_STATE_DIR = path.join(PROJECT_ROOT, '.data', 'cluster');

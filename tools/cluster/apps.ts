@@ -6,8 +6,8 @@
  */
 import path from 'node:path';
 import { request } from 'undici';
-import { releaseBuildId } from '../temporal/deployment';
-import { PROJECT_ROOT } from '../temporal/provision';
+import { releaseBuildId } from '../../src/temporal/deployment';
+import { PROJECT_ROOT } from '../../src/temporal/provision';
 import { Child, ChildExitedError } from './processes';
 import { PortBook } from './ports';
 import { files, type ClusterInfo } from './state';

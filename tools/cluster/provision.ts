@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../temporal/provision';
+import { PROJECT_ROOT } from '../../src/temporal/provision';
 
 export interface ClusterBinaries {
   temporalServer: string;

@@ -164,7 +164,7 @@ export async function startTemporalServer(o: TemporalServerOptions): Promise<Run
       matchingGrpc: p[5]!, matchingMembership: p[6]!, workerGrpc: p[7]!, workerMembership: p[8]!,
     };
     fs.rmSync(configFile, { force: true });
-    fs.writeFileSync(configFile, `# Written by mpf cluster up; see src/cluster/temporal-server.ts.\n${stringify(temporalServerConfig(o, ports))}`, { mode: 0o600 });
+    fs.writeFileSync(configFile, `# Written by mpf cluster up; see tools/cluster/temporal-server.ts.\n${stringify(temporalServerConfig(o, ports))}`, { mode: 0o600 });
     const child = new Child(
       'temporal-server',
       o.binary,

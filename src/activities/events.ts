@@ -5,13 +5,13 @@
  * logs carry the event id, type and endpoint host only (a URL's path or query may hold a credential).
  */
 import { Context, log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Agent, request } from 'undici';
 import { isLoopbackEndpoint } from '../merchant-events/env';
 import type { MerchantEventsConfig } from '../merchant-events/config';
 import { signatureHeaders } from '../merchant-events/signing';
 import { recordEventDelivery } from '../observability/activity-metrics';
-import { endpointHost } from '../contract/merchant-events';
+import { endpointHost, retryDelayMs } from '../contract/merchant-events';
 import { hostRefusal, webhookEgressFromEnv } from '../config/webhook-egress';
 import { guardedAgent, type LookupFunction, REFUSED_ADDRESS_CODE } from './egress-agent';
 import {
@@ -34,8 +34,20 @@ const MAX_ANSWER_BYTES = 64 * 1024;
  */
 export type DeliveryErrorClass = 'not_signed' | 'refused_address' | 'timeout' | 'connection_failed' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'http_error';
 
-function failure(message: DeliveryErrorClass, details: DeliveryFailureDetails = {}): ApplicationFailure {
-  return ApplicationFailure.create({ type: DELIVERY_FAILED_TYPE, message, details: [details], nonRetryable: true });
+/**
+ * A failed attempt, for the workflow to retry on its schedule. An endpoint's own failure (an error
+ * status, a timeout, a refused connection) is routine for webhooks: BENIGN, so the SDK logs it at
+ * debug instead of a WARN with a stack, and our own one line says what happens next. A
+ * configuration problem (no secret, a refused host) stays a warning with the SDK's detail.
+ */
+function failure(message: DeliveryErrorClass, details: DeliveryFailureDetails = {}, expected = false): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: DELIVERY_FAILED_TYPE,
+    message,
+    details: [details],
+    nonRetryable: true,
+    ...(expected ? { category: ApplicationFailureCategory.BENIGN } : {}),
+  });
 }
 
 function httpClass(status: number): DeliveryErrorClass {
@@ -67,6 +79,12 @@ export function createEventActivities(config: MerchantEventsConfig, opts: EventA
   const egress = config.egress ?? webhookEgressFromEnv({ NODE_ENV: config.production ? 'production' : undefined });
   const flowAgent = guardedAgent(egress, { connectTimeoutMs: config.schedule.attempt_timeout_ms, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
   const configured = new Set(config.urls);
+  /** When the delivery workflow tries again (the same schedule it follows), in words for the log. */
+  const nextTry = (event: { timestamp: string }, attempt: number): string => {
+    const s = config.schedule;
+    const delay = retryDelayMs(attempt, s.initial_interval_ms, s.max_interval_ms);
+    return Date.now() + delay > Date.parse(event.timestamp) + s.retry_for_ms ? 'no further try: its retry period is over' : `next try in ${Math.round(delay / 1000)} s`;
+  };
 
   return {
     async eventSettings(input): Promise<EventSettings> {
@@ -111,14 +129,18 @@ export function createEventActivities(config: MerchantEventsConfig, opts: EventA
             : e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT'
               ? 'timeout'
               : 'connection_failed';
-        log.warn('deliverEvent: attempt failed', { ...refs, class: cls, error: `${code ?? e.name}: ${e.message}`.slice(0, 300) });
+        log.warn(`deliverEvent: attempt ${input.attempt} to ${refs.endpoint} failed (${cls}); ${nextTry(event, input.attempt)}`, {
+          ...refs,
+          class: cls,
+          error: `${code ?? e.name}: ${e.message}`.slice(0, 300),
+        });
         counted('failed');
-        throw failure(cls);
+        throw failure(cls, {}, cls !== 'refused_address');
       }
       if (status < 200 || status >= 300) {
-        log.warn('deliverEvent: endpoint answered an error', { ...refs, status });
+        log.warn(`deliverEvent: attempt ${input.attempt} to ${refs.endpoint} answered ${status}; ${nextTry(event, input.attempt)}`, { ...refs, status });
         counted('failed');
-        throw failure(httpClass(status), { status });
+        throw failure(httpClass(status), { status }, true);
       }
       log.info('deliverEvent: delivered', { ...refs, status });
       counted('delivered');

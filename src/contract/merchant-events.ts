@@ -63,9 +63,11 @@ export function eventTypeFor(kind: FlowKind, from: string, to: string): string |
 /**
  * The fields of a flow's view an event may carry (an allow-list: anything else never leaves).
  * `reconciliation` is the audit record of a `resolve` (outcome, provider reference, operator,
- * note, when; the resolve check refuses secret-like notes), carried by `*.reconciled`.
+ * note, when; the resolve check refuses secret-like notes), carried by `*.reconciled`. Each
+ * event's schema (merchant-event-schemas.ts) types exactly these fields, plus `object` and
+ * `previous_state`.
  */
-const DATA_FIELDS: Readonly<Record<FlowKind, readonly string[]>> = {
+export const EVENT_DATA_FIELDS = {
   swap: [
     'swap_id',
     'state',
@@ -84,12 +86,12 @@ const DATA_FIELDS: Readonly<Record<FlowKind, readonly string[]>> = {
     'reconciliation',
   ],
   payment_link: ['link_id', 'state', 'txn_merchant_ref', 'user_ref', 'amount', 'currency', 'payment_ref', 'pay_link', 'redirect_url', 'expires_at', 'reason', 'reconciliation'],
-};
+} as const satisfies Readonly<Record<FlowKind, readonly string[]>>;
 
 /** The event's `data`: the allow-listed fields of the flow's view, plus the state it left. */
 export function eventData(kind: FlowKind, view: Record<string, unknown>, previousState: string): Record<string, unknown> {
   const data: Record<string, unknown> = { object: kind };
-  for (const f of DATA_FIELDS[kind]) if (view[f] !== undefined) data[f] = view[f];
+  for (const f of EVENT_DATA_FIELDS[kind]) if (view[f] !== undefined) data[f] = view[f];
   data.previous_state = previousState;
   return data;
 }
@@ -102,6 +104,11 @@ export interface FlowEvent {
   /** When the state changed (workflow time), ISO 8601. */
   timestamp: string;
   data: Record<string, unknown>;
+}
+
+/** The delay before retry `n` (n = 1 after the first failed attempt): initial × 2^(n-1), capped. */
+export function retryDelayMs(n: number, initialMs: number, maxMs: number): number {
+  return Math.min(maxMs, initialMs * 2 ** Math.min(n - 1, 40));
 }
 
 export function eventId(flowId: string, seq: number): string {

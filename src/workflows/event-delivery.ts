@@ -9,6 +9,7 @@
  */
 import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setHandler, sleep, TimeoutFailure } from '@temporalio/workflow';
 import type { DeliveryFailureDetails, EventActivities } from '../activities/event-types';
+import { retryDelayMs } from '../contract/merchant-events';
 import {
   deliveriesQuery,
   type DeliveryRecord,
@@ -20,10 +21,7 @@ import {
   type FlowEvent,
 } from './event-types';
 
-/** The delay before retry `n` (n = 1 after the first failed attempt): initial × 2^(n-1), capped. */
-export function retryDelayMs(n: number, initialMs: number, maxMs: number): number {
-  return Math.min(maxMs, initialMs * 2 ** Math.min(n - 1, 40));
-}
+export { retryDelayMs };
 
 /** What a failed attempt said: the HTTP status when there was one, and its class (never a raw network error). */
 export function describeAttemptFailure(err: unknown): { status?: number; error: string } {

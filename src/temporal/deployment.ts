@@ -17,6 +17,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { NativeConnection, WorkerDeploymentOptions } from '@temporalio/worker';
+import { packageVersion } from '../config/version';
 import { GrpcStatus as grpcStatus, hasGrpcCode as isCode } from './grpc-status';
 
 
@@ -33,11 +34,6 @@ export interface WorkerVersioning extends DeploymentVersion {
 }
 
 const ROOT = path.resolve(__dirname, '..', '..');
-
-function packageVersion(): string {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require(path.join(ROOT, 'package.json')) as { version: string }).version;
-}
 
 let commitCache: string | undefined;
 /** The commit this code is: MPF_COMMIT (the image's build argument) or the checkout's HEAD. */

@@ -6,6 +6,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
@@ -87,6 +88,17 @@ function portOf(line: string | undefined): number {
 // The Temporal server (started by this file only when run on its own) outlives every suite.
 after(async () => {
   await (await getTestTemporal()).shutdown();
+});
+
+describe('mpf itself', () => {
+  test('prints its version with --version, with nothing configured and no Temporal', async () => {
+    const version = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+    for (const flag of ['--version', '-V']) {
+      const r = await mpf([flag], { PATH: process.env.PATH });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout.trim(), version);
+    }
+  });
 });
 
 describe('mpf simulator', () => {

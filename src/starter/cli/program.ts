@@ -4,6 +4,7 @@
  * gateway, `mpf --help` no Temporal client).
  */
 import { Command } from 'commander';
+import { packageVersion } from '../../config/version';
 import { clusterCommand } from './commands/cluster';
 import { keysCommand } from './commands/keys';
 import { categoriesCommand } from './commands/categories';
@@ -24,6 +25,7 @@ import '../../merchant-events/env';
 export function buildProgram(): Command {
   return new Command('mpf')
     .description('Merchant payment flows on Temporal: swaps, payment links, categories')
+    .version(packageVersion(), '-V, --version', "print mpf's version")
     .showSuggestionAfterError(true)
     .addCommand(workerCommand())
     .addCommand(gatewayCommand())

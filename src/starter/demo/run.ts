@@ -17,11 +17,11 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { DefaultLogger } from '@temporalio/worker';
-import { isGiven, loadEnv } from '../../config/env';
-import { merchantEventsFromEnv } from '../../merchant-events/config';
+import { type AppEnv, isGiven, loadEnv } from '../../config/env';
+import { type MerchantEventsConfig, merchantEventsFromEnv } from '../../merchant-events/config';
 import { type ReceivedDelivery, startEventListener } from '../../merchant-events/listener';
 import { generateSecret, splitSecrets } from '../../merchant-events/signing';
 import { startWorkerEndpoint } from '../../metrics/worker-endpoint';
@@ -29,8 +29,8 @@ import { installWorkerRuntime } from '../../metrics/worker-runtime';
 import { codecWebEndpoint } from '../../codec/codec-server';
 import { generateDevKeys } from '../../codec/keys';
 import { ProviderClient } from '../../provider/client';
-import { SIMULATOR_DEFAULT_CREDENTIALS, SIMULATOR_DEFAULT_PIN, startSimulator } from '../../simulator';
-import { connectClient, temporalTargetFromEnv } from '../../temporal/connection';
+import { type RunningSimulator, SIMULATOR_DEFAULT_CREDENTIALS, SIMULATOR_DEFAULT_PIN, startSimulator } from '../../simulator';
+import { connectClient, type TemporalTarget, temporalTargetFromEnv } from '../../temporal/connection';
 import { connectNative } from '../../temporal/native-connection';
 import { startDevServer } from '../../temporal/dev-server';
 import { freePort } from '../../temporal/ports';
@@ -39,9 +39,9 @@ import { ensureSearchAttributes } from '../../temporal/search-attributes-admin';
 import { createMpfWorker, defaultVersioning } from '../../worker';
 import { mpfClientFromEnv } from '../client/from-env';
 import { operatorViews, workflowListUrl } from '../client/temporal-web';
-import { startGateway } from '../gateway/main';
+import { type RunningGateway, startGateway } from '../gateway/main';
 import { demoEnvFile, writeDemoClientEnv } from './client-env';
-import { startMerchantSite } from './merchant-site';
+import { type MerchantSite, startMerchantSite } from './merchant-site';
 import { payLink } from './pay';
 
 const DEMO_DB_FILE = path.join(PROJECT_ROOT, '.data', 'demo-temporal.db');
@@ -127,263 +127,15 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
   process.once('SIGTERM', onSignal);
 
   try {
-    const env = loadEnv();
-    const { exporterUrl } = await quietTemporalRuntime();
-    if (env.MPS_BASE_URL) say('MPS_BASE_URL is ignored: the demo always runs against its embedded provider simulator');
-
-    // ---- Temporal ------------------------------------------------------------------------------
-    const gatewayPort = await freePort();
-    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    // Generated before the dev server so Temporal Web gets the codec's capability URL at start.
-    const codecToken = randomBytes(24).toString('base64url');
-    let address: string;
-    let namespace: string;
-    let uiUrl: string | undefined;
-    if (env.TEMPORAL_ADDRESS) {
-      const target = temporalTargetFromEnv(env);
-      address = target.address;
-      namespace = target.namespace;
-      uiUrl = env.TEMPORAL_UI_URL?.replace(/\/+$/, '');
-      say(`using the Temporal server at ${address} (TEMPORAL_ADDRESS), namespace ${namespace}`);
-    } else {
-      say(`starting the Temporal dev server (Web UI on, database ${path.relative(process.cwd(), DEMO_DB_FILE) || DEMO_DB_FILE}) …`);
-      const server = await startDevServer({ ui: true, dbFile: DEMO_DB_FILE, uiCodecEndpoint: codecWebEndpoint(gatewayUrl, codecToken) });
-      teardown.add('the Temporal dev server', () => server.stop());
-      address = server.address;
-      namespace = server.namespace;
-      uiUrl = server.uiUrl;
-      say(`Temporal dev server at ${address} (pid ${server.pid}); Temporal Web at ${uiUrl}`);
-      say('the dev server is plain text on loopback, without TLS (a local sandbox); `mpf cluster up` runs Temporal with mTLS');
-    }
-    const webLink = (workflowId: string): string =>
-      uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}` : `(set TEMPORAL_UI_URL for a link) workflow ${workflowId}`;
-
-    const keys = env.PAYLOAD_ENCRYPTION_KEYS ?? generateDevKeys();
-    say(env.PAYLOAD_ENCRYPTION_KEYS ? 'payload encryption keys: PAYLOAD_ENCRYPTION_KEYS' : 'payload encryption keys: generated for this run (set PAYLOAD_ENCRYPTION_KEYS to use your own)');
-    const target = { ...temporalTargetFromEnv({ ...env, TEMPORAL_ADDRESS: address }), namespace };
-    const client = await connectClient(target, keys);
-    teardown.add('the Temporal client', () => client.connection.close());
-    // Our search attributes exist on a dev server we started; a server we were pointed at may lack them.
-    await ensureSearchAttributes(client.connection as Connection, namespace);
-
-    // ---- simulator, worker ----------------------------------------------------------------------
-    const sim = await startSimulator({ defaultPin: SIMULATOR_DEFAULT_PIN });
-    teardown.add('the simulator', () => sim.close());
-    say(`provider simulator: API ${sim.baseUrl}, hosted checkout ${sim.checkoutUrl} (no money moves)`);
-
-    // TEMPORAL_TASK_QUEUE when given; else the default queue on the demo's own server, and a queue of
-    // this run's own on a server it was pointed at (never taking tasks meant for someone's workers).
-    const queueGiven = isGiven('TEMPORAL_TASK_QUEUE');
-    const taskQueue = queueGiven || !env.TEMPORAL_ADDRESS ? env.TEMPORAL_TASK_QUEUE : `mpf-demo-${randomBytes(4).toString('hex')}`;
-    const provider = new ProviderClient({ baseUrl: sim.baseUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
-    teardown.add('the provider client', () => provider.close());
-    // Signed merchant events, as a backend receives them: a local receiver verifies each delivery
-    // with this run's secret (also written to the client settings file) and the demo prints it.
-    const eventSecret = env.MERCHANT_WEBHOOK_SECRET ?? generateSecret();
-    const received: ReceivedDelivery[] = [];
-    const receiver = await startEventListener({ secrets: splitSecrets(eventSecret), onDelivery: (d) => received.push(d) });
-    teardown.add('the event receiver', () => receiver.close());
-    const events = merchantEventsFromEnv({ ...env, MERCHANT_WEBHOOK_URL: [...env.MERCHANT_WEBHOOK_URL, receiver.url], MERCHANT_WEBHOOK_SECRET: eventSecret });
-    say(`merchant events: signed (Standard Webhooks) and delivered to the demo's receiver ${receiver.url}${env.MERCHANT_WEBHOOK_URL.length ? ' and MERCHANT_WEBHOOK_URL' : ''}`);
-    const native = await connectNative(target);
-    teardown.add('the worker connection', () => native.close());
-    say('worker: bundling the workflows …');
-    // The demo runs the only worker of its deployment: its version is made Current at start, even
-    // over a version a previous demo (older code, same data file) left Current.
-    const worker = await createMpfWorker({
-      connection: native,
-      namespace,
-      taskQueue,
-      keys,
-      provider,
-      events,
-      identity: `mpf-demo@${process.pid}`,
-      versioning: { ...defaultVersioning(), promote: 'always' },
-      onVersion: say,
-    });
-    const workerOps = await startWorkerEndpoint({ host: '127.0.0.1', port: 0, exporterUrl });
-    workerOps.attach({ worker, connection: native });
-    teardown.add("the worker's metrics endpoint", () => workerOps.close());
-    const workerRun = worker.run().catch((e: unknown) => say(`the worker stopped: ${(e as Error).message}`));
-    teardown.add('the worker', async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await workerRun;
-    });
-    say(`worker polling task queue ${taskQueue}`);
-
-    // ---- gateway, merchant site -----------------------------------------------------------------
-    const apiKey = randomBytes(24).toString('base64url');
-    const corsOrigins = uiUrl ? [...new Set([new URL(uiUrl).origin, new URL(uiUrl).origin.replace('127.0.0.1', 'localhost')])] : [];
-    // The flow settings come from the environment like the gateway's, except the late-notification
-    // grace: the demo's links end when paid, so `--once` leaves no flow running.
-    const mpf = await mpfClientFromEnv(env, {
-      client,
-      taskQueue,
-      keys,
-      publicUrl: gatewayUrl,
-      notificationBaseUrl: gatewayUrl,
-      linkLateNotificationGraceSeconds: 0,
-    });
-    const gateway = await startGateway({
-      mpf,
-      apiKey,
-      host: '127.0.0.1',
-      port: gatewayPort,
-      publicUrl: gatewayUrl,
-      codec: { keys, authToken: codecToken, corsOrigins },
-      // The gateway's JSON log lines (secrets redacted) go to a file, not between the progress lines.
-      logger: { level: 'info', stream: demoLogStream(DEMO_GATEWAY_LOG) },
-      metricsAddress: { host: '127.0.0.1', port: 0 },
-    });
-    teardown.add('the gateway', () => gateway.close());
-    say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec${env.TEMPORAL_ADDRESS ? '' : ', which Temporal Web uses to show payloads decoded'}; its log: ${path.relative(process.cwd(), DEMO_GATEWAY_LOG) || DEMO_GATEWAY_LOG})`);
-    say(`metrics (Prometheus): worker ${workerOps.url}/metrics, gateway ${gateway.metricsUrl ?? '(off)'}/metrics; the Grafana dashboard is ops/grafana/merchant-payment-flows.json`);
-    const site = await startMerchantSite();
-    teardown.add('the merchant site', () => site.close());
-    say(`merchant site ${site.url} (the payment link's redirect_url)`);
-    const backend = { 'x-api-key': apiKey };
-    // Every flow this run starts is ended before it exits (Ctrl-C included): a flow left running
-    // would wait for its PIN or payment with keys that go away with this run (undecodable).
-    const startedFlows: string[] = [];
-    teardown.add('the flows this run started', async () => {
-      for (const id of startedFlows) {
-        const path = id.startsWith('swap-') ? 'swaps' : 'payment-links';
-        // 200 cancelled, or 409 when it already ended: either way nothing is left waiting.
-        const r = await http('POST', `${gateway.url}/v1/${path}/${encodeURIComponent(id)}/cancel`, backend, { reason: 'the demo stopped' }).catch(() => undefined);
-        if (r?.status === 200) say(`cancelled ${id} (the demo stopped)`);
-      }
-      // Each flow closes in a task after its cancel answered (it hands its last events over): keep
-      // the worker until they have, bounded, so no flow is left open without a worker.
-      const closing = startedFlows.map((id) => client.workflow.getHandle(id).result().catch(() => undefined));
-      await Promise.race([Promise.all(closing), new Promise((r) => setTimeout(r, 15_000))]);
-    });
-
-    // ---- swap -----------------------------------------------------------------------------------
-    let swapId: string | undefined;
-    try {
-      say('— swap —');
-      const txnRef = uniqueRef('demo-swap');
-      say(`POST /v1/swaps: 100 USD to NGN for user demo-user, txn_ref ${txnRef}`);
-      const started = await http('POST', `${gateway.url}/v1/swaps`, backend, {
-        user_ref: 'demo-user',
-        from_currency: 'USD',
-        to_currency: 'NGN',
-        amount: 100,
-        txn_ref: txnRef,
-      });
-      expectStatus('POST /v1/swaps', started, [200, 201]);
-      const s = started.json;
-      swapId = String(s.swap_id);
-      startedFlows.push(swapId);
-      say(`swap ${swapId}: ${String(s.state)}; rate 1 ${String(s.from_currency)} = ${String(s.rate_used)} ${String(s.to_currency)}; ${money(s.amount, s.from_currency)} -> ${money(s.converted_amount, s.to_currency)}; confirm before ${String(s.expires_at)}`);
-      say(`Temporal Web: ${webLink(swapId)}`);
-      say(`POST /v1/swaps/${swapId}/pin with the swap's pin_token and the simulator's default wallet PIN`);
-      const pin = await http('POST', `${gateway.url}/v1/swaps/${encodeURIComponent(swapId)}/pin`, { authorization: `Bearer ${String(s.pin_token)}` }, { wallet_pin: SIMULATOR_DEFAULT_PIN });
-      expectStatus('POST /v1/swaps/{id}/pin', pin, [200]);
-      const view = await http('GET', `${gateway.url}/v1/swaps/${encodeURIComponent(swapId)}`, backend);
-      expectStatus('GET /v1/swaps/{id}', view, [200]);
-      swapOk = pin.json.outcome === 'confirmed' && view.json.state === 'confirmed';
-      say(`swap ${swapId}: ${String(view.json.state)} (PIN outcome: ${String(pin.json.outcome)}${pin.json.attempts_left !== undefined ? `, ${String(pin.json.attempts_left)} attempts left` : ''})`);
-      swapOk = swapOk && (await awaitEvent(received, swapId, 'swap.confirmed', say));
-    } catch (e) {
-      say(`swap failed: ${(e as Error).message}`);
-    }
-
-    // ---- payment link ---------------------------------------------------------------------------
-    let linkId: string | undefined;
-    try {
-      say('— payment link —');
-      const merchantRef = uniqueRef('demo-order');
-      say(`POST /v1/payment-links: 25,000 NGN from Ada Lovelace, txn_merchant_ref ${merchantRef}`);
-      const created = await http('POST', `${gateway.url}/v1/payment-links`, backend, {
-        user_ref: 'demo-user',
-        txn_merchant_ref: merchantRef,
-        amount: 25_000,
-        full_name: 'Ada Lovelace',
-        email: 'ada@example.com',
-        phone: '+2348000000000',
-        redirect_url: site.returnUrl,
-        success_message: 'Thank you for your order',
-      });
-      expectStatus('POST /v1/payment-links', created, [200, 201]);
-      const l = created.json;
-      linkId = String(l.link_id);
-      startedFlows.push(linkId);
-      say(`payment link ${linkId}: ${String(l.state)}; payment_ref ${String(l.payment_ref)}`);
-      say(`pay_link: ${String(l.pay_link)}`);
-      say(`Temporal Web: ${webLink(linkId)}`);
-      const paid = await payLink({
-        payLink: String(l.pay_link),
-        paymentRef: String(l.payment_ref),
-        simulatorUrl: sim.baseUrl,
-        redirectPrefix: site.returnUrl,
-        say,
-      });
-      say(`the customer's browser ${paid.via === 'browser' ? 'landed on' : 'is sent to'} ${paid.landedOn} (${paid.via === 'browser' ? `page says: ${paid.landingStatus}` : paid.landingStatus})`);
-      say('waiting for the provider\'s notification to reach the gateway …');
-      const final = await pollLink(`${gateway.url}/v1/payment-links/${encodeURIComponent(linkId)}`, backend, 30_000);
-      const notes = Array.isArray(final.notifications) ? (final.notifications as Json[]) : [];
-      for (const n of notes) {
-        say(`notification received ${String(n.received_at)}: outcome ${String(n.outcome)}${n.applied ? ', applied' : ''}${typeof n.deliveries === 'number' && n.deliveries > 1 ? `, ${n.deliveries} deliveries` : ''}`);
-      }
-      linkOk = final.state === 'paid';
-      say(`payment link ${linkId}: ${String(final.state)}`);
-      linkOk = linkOk && (await awaitEvent(received, linkId, 'payment_link.paid', say));
-    } catch (e) {
-      say(`payment link failed: ${(e as Error).message}`);
-    }
-
+    const stack = await startDemoStack(say, teardown);
+    const swap = await driveSwap(stack, say);
+    swapOk = swap.ok;
+    linkOk = await driveLink(stack, say);
     say('— result —');
     say(`swap ${swapOk ? 'confirmed' : 'NOT confirmed'}, payment link ${linkOk ? 'paid' : 'NOT paid'}: ${swapOk && linkOk ? 'OK' : 'FAILED'}`);
-
     if (!opts.once) {
-      // One more swap left awaiting its PIN, so the PIN page can be tried in a browser.
-      const example = await http('POST', `${gateway.url}/v1/swaps`, backend, {
-        user_ref: 'demo-user',
-        from_currency: 'EUR',
-        to_currency: 'NGN',
-        amount: 50,
-        txn_ref: uniqueRef('demo-pin-page'),
-      }).catch(() => undefined);
-      if (example && typeof example.json?.swap_id === 'string') startedFlows.push(example.json.swap_id);
-      say('— running; press Ctrl-C to stop —');
-      // Everything a client needs (this run's keys, API key and codec token included) goes to a file
-      // only the owner can read, never to the console.
-      const envFile = writeDemoClientEnv(
-        {
-          TEMPORAL_ADDRESS: address,
-          TEMPORAL_NAMESPACE: namespace,
-          TEMPORAL_TASK_QUEUE: taskQueue,
-          PAYLOAD_ENCRYPTION_KEYS: keys,
-          GATEWAY_PUBLIC_URL: gateway.url,
-          GATEWAY_API_KEY: apiKey,
-          CODEC_AUTH_TOKEN: codecToken,
-          MPF_CODEC_ENDPOINT: `${gateway.url}/codec`,
-          TEMPORAL_UI_URL: uiUrl,
-          MERCHANT_WEBHOOK_SECRET: eventSecret,
-          MPF_SIMULATOR_URL: sim.baseUrl,
-          // The provisioned Temporal CLI first on PATH, so the README's `temporal workflow show …` works as written.
-          PATH: temporalCliPath(),
-        },
-        demoEnvFile(),
-      );
-      const shownFile = path.relative(process.cwd(), envFile).startsWith('..') ? envFile : path.relative(process.cwd(), envFile) || envFile;
-      say(`client settings: set -a; . ${shownFile}; set +a   (mode 0600: Temporal, task queue, payload keys, gateway, API key, codec token)`);
-      say(`then, e.g.:     node bin/mpf.cjs swap start --user-ref demo-user --from USD --to NGN --amount 10 --txn-ref my-first-swap`);
-      say(`wallet PIN:    ${SIMULATOR_DEFAULT_PIN} for every user (the simulator's default, not a secret; no money moves)`);
-      say(`gateway:       ${gateway.url} (API reference ${gateway.url}/docs, OpenAPI ${gateway.url}/openapi.json; header x-api-key: $GATEWAY_API_KEY)`);
-      if (example && (example.status === 200 || example.status === 201)) {
-        say(`PIN page:      ${String(example.json.pin_url)} (enter the wallet PIN ${SIMULATOR_DEFAULT_PIN})`);
-      }
-      say(`Temporal Web:  ${uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows` : '(TEMPORAL_UI_URL unset)'}`);
-      if (uiUrl) {
-        for (const v of operatorViews()) say(`  view "${v.name}": ${workflowListUrl(uiUrl, namespace, v.query)}`);
-        say('  (saved views and the MpfState column in your browser: node bin/mpf.cjs web views --setup-script, pasted in its console)');
-      }
-      say(`merchant events: \`node bin/mpf.cjs events listen\` verifies with MERCHANT_WEBHOOK_SECRET from the settings file; give it to a flow with --webhook-url`);
-      say(`decode history: temporal workflow show --address ${address} -w ${swapId ?? 'WORKFLOW_ID'} --codec-endpoint "$MPF_CODEC_ENDPOINT" --codec-auth "Bearer $CODEC_AUTH_TOKEN"`);
-      say(`checkout:      ${sim.checkoutUrl} (simulator control API ${sim.baseUrl}/_sim)`);
-      await Promise.race([stopSignal, workerRun]);
+      await printHowToUse(stack, swap.swapId, say);
+      await Promise.race([stopSignal, stack.workerRun]);
       say('stopping …');
     }
   } catch (e) {
@@ -395,6 +147,358 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     say('stopped');
   }
   return swapOk && linkOk ? 0 : 1;
+}
+
+type Say = (msg: string) => void;
+
+/** Where the demo's Temporal is: a dev server it started, or TEMPORAL_ADDRESS's server. */
+interface DemoTemporal {
+  address: string;
+  namespace: string;
+  uiUrl?: string;
+}
+
+/** Everything the demo started, as the flows and the closing lines use it. */
+interface DemoStack extends DemoTemporal {
+  keys: string;
+  codecToken: string;
+  taskQueue: string;
+  eventSecret: string;
+  client: Client;
+  sim: RunningSimulator;
+  received: ReceivedDelivery[];
+  workerRun: Promise<unknown>;
+  gateway: RunningGateway;
+  apiKey: string;
+  site: MerchantSite;
+  /** The backend's headers on the gateway (its API key). */
+  backend: Record<string, string>;
+  /** Every flow this run started: each is cancelled when the demo stops. */
+  startedFlows: string[];
+  webLink(workflowId: string): string;
+}
+
+/**
+ * Starts the whole stack, each component with its teardown: Temporal, the client, the simulator,
+ * the event receiver, the worker, the gateway and the merchant site.
+ */
+async function startDemoStack(say: Say, teardown: Teardown): Promise<DemoStack> {
+  const env = loadEnv();
+  const { exporterUrl } = await quietTemporalRuntime();
+  if (env.MPS_BASE_URL) say('MPS_BASE_URL is ignored: the demo always runs against its embedded provider simulator');
+
+  const gatewayPort = await freePort();
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  // Generated before the dev server so Temporal Web gets the codec's capability URL at start.
+  const codecToken = randomBytes(24).toString('base64url');
+  const temporal = await startDemoTemporal(env, codecWebEndpoint(gatewayUrl, codecToken), say, teardown);
+  const { address, namespace, uiUrl } = temporal;
+  const webLink = (workflowId: string): string =>
+    uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}` : `(set TEMPORAL_UI_URL for a link) workflow ${workflowId}`;
+
+  const keys = env.PAYLOAD_ENCRYPTION_KEYS ?? generateDevKeys();
+  say(env.PAYLOAD_ENCRYPTION_KEYS ? 'payload encryption keys: PAYLOAD_ENCRYPTION_KEYS' : 'payload encryption keys: generated for this run (set PAYLOAD_ENCRYPTION_KEYS to use your own)');
+  const target = { ...temporalTargetFromEnv({ ...env, TEMPORAL_ADDRESS: address }), namespace };
+  const client = await connectClient(target, keys);
+  teardown.add('the Temporal client', () => client.connection.close());
+  // Our search attributes exist on a dev server we started; a server we were pointed at may lack them.
+  await ensureSearchAttributes(client.connection as Connection, namespace);
+
+  const sim = await startSimulator({ defaultPin: SIMULATOR_DEFAULT_PIN });
+  teardown.add('the simulator', () => sim.close());
+  say(`provider simulator: API ${sim.baseUrl}, hosted checkout ${sim.checkoutUrl} (no money moves)`);
+
+  // TEMPORAL_TASK_QUEUE when given; else the default queue on the demo's own server, and a queue of
+  // this run's own on a server it was pointed at (never taking tasks meant for someone's workers).
+  const queueGiven = isGiven('TEMPORAL_TASK_QUEUE');
+  const taskQueue = queueGiven || !env.TEMPORAL_ADDRESS ? env.TEMPORAL_TASK_QUEUE : `mpf-demo-${randomBytes(4).toString('hex')}`;
+  const provider = new ProviderClient({ baseUrl: sim.baseUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
+  teardown.add('the provider client', () => provider.close());
+  const receiver = await startDemoEventReceiver(env, say, teardown);
+  const { workerRun, metricsUrl } = await startDemoWorker({ target, namespace, taskQueue, keys, provider, events: receiver.events, exporterUrl }, say, teardown);
+
+  const apiKey = randomBytes(24).toString('base64url');
+  const gateway = await startDemoGateway({ env, client, taskQueue, keys, gatewayUrl, gatewayPort, uiUrl, apiKey, codecToken }, say, teardown);
+  say(`metrics (Prometheus): worker ${metricsUrl}/metrics, gateway ${gateway.metricsUrl ?? '(off)'}/metrics; the Grafana dashboard is ops/grafana/merchant-payment-flows.json`);
+  const site = await startMerchantSite();
+  teardown.add('the merchant site', () => site.close());
+  say(`merchant site ${site.url} (the payment link's redirect_url)`);
+  const backend = { 'x-api-key': apiKey };
+  const startedFlows: string[] = [];
+  cancelFlowsOnStop({ client, gateway, backend, startedFlows }, say, teardown);
+  return {
+    ...temporal,
+    keys,
+    codecToken,
+    taskQueue,
+    eventSecret: receiver.eventSecret,
+    client,
+    sim,
+    received: receiver.received,
+    workerRun,
+    gateway,
+    apiKey,
+    site,
+    backend,
+    startedFlows,
+    webLink,
+  };
+}
+
+/** The Temporal dev server (Web UI on, the demo's data file), or the server TEMPORAL_ADDRESS names. */
+async function startDemoTemporal(env: AppEnv, uiCodecEndpoint: string, say: Say, teardown: Teardown): Promise<DemoTemporal> {
+  if (env.TEMPORAL_ADDRESS) {
+    const target = temporalTargetFromEnv(env);
+    say(`using the Temporal server at ${target.address} (TEMPORAL_ADDRESS), namespace ${target.namespace}`);
+    return { address: target.address, namespace: target.namespace, uiUrl: env.TEMPORAL_UI_URL?.replace(/\/+$/, '') };
+  }
+  say(`starting the Temporal dev server (Web UI on, database ${path.relative(process.cwd(), DEMO_DB_FILE) || DEMO_DB_FILE}) …`);
+  const server = await startDevServer({ ui: true, dbFile: DEMO_DB_FILE, uiCodecEndpoint });
+  teardown.add('the Temporal dev server', () => server.stop());
+  say(`Temporal dev server at ${server.address} (pid ${server.pid}); Temporal Web at ${server.uiUrl}`);
+  say('the dev server is plain text on loopback, without TLS (a local sandbox); `mpf cluster up` runs Temporal with mTLS');
+  return { address: server.address, namespace: server.namespace, uiUrl: server.uiUrl };
+}
+
+/**
+ * Signed merchant events, as a backend receives them: a local receiver verifies each delivery with
+ * this run's secret (also written to the client settings file) and the demo prints it.
+ */
+async function startDemoEventReceiver(
+  env: AppEnv,
+  say: Say,
+  teardown: Teardown,
+): Promise<{ eventSecret: string; received: ReceivedDelivery[]; events: MerchantEventsConfig }> {
+  const eventSecret = env.MERCHANT_WEBHOOK_SECRET ?? generateSecret();
+  const received: ReceivedDelivery[] = [];
+  const receiver = await startEventListener({ secrets: splitSecrets(eventSecret), onDelivery: (d) => received.push(d) });
+  teardown.add('the event receiver', () => receiver.close());
+  const events = merchantEventsFromEnv({ ...env, MERCHANT_WEBHOOK_URL: [...env.MERCHANT_WEBHOOK_URL, receiver.url], MERCHANT_WEBHOOK_SECRET: eventSecret });
+  say(`merchant events: signed (Standard Webhooks) and delivered to the demo's receiver ${receiver.url}${env.MERCHANT_WEBHOOK_URL.length ? ' and MERCHANT_WEBHOOK_URL' : ''}`);
+  return { eventSecret, received, events };
+}
+
+/** The in-process worker and its metrics endpoint (at `metricsUrl`); `workerRun` settles when the worker stops. */
+async function startDemoWorker(
+  o: { target: TemporalTarget; namespace: string; taskQueue: string; keys: string; provider: ProviderClient; events: MerchantEventsConfig; exporterUrl?: string },
+  say: Say,
+  teardown: Teardown,
+): Promise<{ workerRun: Promise<unknown>; metricsUrl: string }> {
+  const native = await connectNative(o.target);
+  teardown.add('the worker connection', () => native.close());
+  say('worker: bundling the workflows …');
+  // The demo runs the only worker of its deployment: its version is made Current at start, even
+  // over a version a previous demo (older code, same data file) left Current.
+  const worker = await createMpfWorker({
+    connection: native,
+    namespace: o.namespace,
+    taskQueue: o.taskQueue,
+    keys: o.keys,
+    provider: o.provider,
+    events: o.events,
+    identity: `mpf-demo@${process.pid}`,
+    versioning: { ...defaultVersioning(), promote: 'always' },
+    onVersion: say,
+  });
+  const workerOps = await startWorkerEndpoint({ host: '127.0.0.1', port: 0, exporterUrl: o.exporterUrl });
+  workerOps.attach({ worker, connection: native });
+  teardown.add("the worker's metrics endpoint", () => workerOps.close());
+  const workerRun = worker.run().catch((e: unknown) => say(`the worker stopped: ${(e as Error).message}`));
+  teardown.add('the worker', async () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await workerRun;
+  });
+  say(`worker polling task queue ${o.taskQueue}`);
+  return { workerRun, metricsUrl: workerOps.url };
+}
+
+/** The gateway on its chosen port, with the codec server Temporal Web decodes through. */
+async function startDemoGateway(
+  o: { env: AppEnv; client: Client; taskQueue: string; keys: string; gatewayUrl: string; gatewayPort: number; uiUrl?: string; apiKey: string; codecToken: string },
+  say: Say,
+  teardown: Teardown,
+): Promise<RunningGateway> {
+  const corsOrigins = o.uiUrl ? [...new Set([new URL(o.uiUrl).origin, new URL(o.uiUrl).origin.replace('127.0.0.1', 'localhost')])] : [];
+  // The flow settings come from the environment like the gateway's, except the late-notification
+  // grace: the demo's links end when paid, so `--once` leaves no flow running.
+  const mpf = await mpfClientFromEnv(o.env, {
+    client: o.client,
+    taskQueue: o.taskQueue,
+    keys: o.keys,
+    publicUrl: o.gatewayUrl,
+    notificationBaseUrl: o.gatewayUrl,
+    linkLateNotificationGraceSeconds: 0,
+  });
+  const gateway = await startGateway({
+    mpf,
+    apiKey: o.apiKey,
+    host: '127.0.0.1',
+    port: o.gatewayPort,
+    publicUrl: o.gatewayUrl,
+    codec: { keys: o.keys, authToken: o.codecToken, corsOrigins },
+    // The gateway's JSON log lines (secrets redacted) go to a file, not between the progress lines.
+    logger: { level: 'info', stream: demoLogStream(DEMO_GATEWAY_LOG) },
+    metricsAddress: { host: '127.0.0.1', port: 0 },
+  });
+  teardown.add('the gateway', () => gateway.close());
+  say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec${o.env.TEMPORAL_ADDRESS ? '' : ', which Temporal Web uses to show payloads decoded'}; its log: ${path.relative(process.cwd(), DEMO_GATEWAY_LOG) || DEMO_GATEWAY_LOG})`);
+  return gateway;
+}
+
+/**
+ * Every flow this run starts is ended before it exits (Ctrl-C included): a flow left running would
+ * wait for its PIN or payment with keys that go away with this run (undecodable).
+ */
+function cancelFlowsOnStop(o: { client: Client; gateway: RunningGateway; backend: Record<string, string>; startedFlows: readonly string[] }, say: Say, teardown: Teardown): void {
+  teardown.add('the flows this run started', async () => {
+    for (const id of o.startedFlows) {
+      const path = id.startsWith('swap-') ? 'swaps' : 'payment-links';
+      // 200 cancelled, or 409 when it already ended: either way nothing is left waiting.
+      const r = await http('POST', `${o.gateway.url}/v1/${path}/${encodeURIComponent(id)}/cancel`, o.backend, { reason: 'the demo stopped' }).catch(() => undefined);
+      if (r?.status === 200) say(`cancelled ${id} (the demo stopped)`);
+    }
+    // Each flow closes in a task after its cancel answered (it hands its last events over): keep
+    // the worker until they have, bounded, so no flow is left open without a worker.
+    const closing = o.startedFlows.map((id) => o.client.workflow.getHandle(id).result().catch(() => undefined));
+    await Promise.race([Promise.all(closing), new Promise((r) => setTimeout(r, 15_000))]);
+  });
+}
+
+/** The swap over the gateway: start, PIN, view, and its merchant event. ok: confirmed and the event verified. */
+async function driveSwap(stack: DemoStack, say: Say): Promise<{ ok: boolean; swapId?: string }> {
+  const { gateway, backend } = stack;
+  let swapId: string | undefined;
+  try {
+    say('— swap —');
+    const txnRef = uniqueRef('demo-swap');
+    say(`POST /v1/swaps: 100 USD to NGN for user demo-user, txn_ref ${txnRef}`);
+    const started = await http('POST', `${gateway.url}/v1/swaps`, backend, {
+      user_ref: 'demo-user',
+      from_currency: 'USD',
+      to_currency: 'NGN',
+      amount: 100,
+      txn_ref: txnRef,
+    });
+    expectStatus('POST /v1/swaps', started, [200, 201]);
+    const s = started.json;
+    swapId = String(s.swap_id);
+    stack.startedFlows.push(swapId);
+    say(`swap ${swapId}: ${String(s.state)}; rate 1 ${String(s.from_currency)} = ${String(s.rate_used)} ${String(s.to_currency)}; ${money(s.amount, s.from_currency)} -> ${money(s.converted_amount, s.to_currency)}; confirm before ${String(s.expires_at)}`);
+    say(`Temporal Web: ${stack.webLink(swapId)}`);
+    say(`POST /v1/swaps/${swapId}/pin with the swap's pin_token and the simulator's default wallet PIN`);
+    const pin = await http('POST', `${gateway.url}/v1/swaps/${encodeURIComponent(swapId)}/pin`, { authorization: `Bearer ${String(s.pin_token)}` }, { wallet_pin: SIMULATOR_DEFAULT_PIN });
+    expectStatus('POST /v1/swaps/{id}/pin', pin, [200]);
+    const view = await http('GET', `${gateway.url}/v1/swaps/${encodeURIComponent(swapId)}`, backend);
+    expectStatus('GET /v1/swaps/{id}', view, [200]);
+    const confirmed = pin.json.outcome === 'confirmed' && view.json.state === 'confirmed';
+    say(`swap ${swapId}: ${String(view.json.state)} (PIN outcome: ${String(pin.json.outcome)}${pin.json.attempts_left !== undefined ? `, ${String(pin.json.attempts_left)} attempts left` : ''})`);
+    return { ok: confirmed && (await awaitEvent(stack.received, swapId, 'swap.confirmed', say)), swapId };
+  } catch (e) {
+    say(`swap failed: ${(e as Error).message}`);
+    return { ok: false, swapId };
+  }
+}
+
+/**
+ * The payment link over the gateway: create, pay on the simulator's checkout, wait for the
+ * provider's notification, and its merchant event. True when paid and the event verified.
+ */
+async function driveLink(stack: DemoStack, say: Say): Promise<boolean> {
+  const { gateway, backend, site } = stack;
+  try {
+    say('— payment link —');
+    const merchantRef = uniqueRef('demo-order');
+    say(`POST /v1/payment-links: 25,000 NGN from Ada Lovelace, txn_merchant_ref ${merchantRef}`);
+    const created = await http('POST', `${gateway.url}/v1/payment-links`, backend, {
+      user_ref: 'demo-user',
+      txn_merchant_ref: merchantRef,
+      amount: 25_000,
+      full_name: 'Ada Lovelace',
+      email: 'ada@example.com',
+      phone: '+2348000000000',
+      redirect_url: site.returnUrl,
+      success_message: 'Thank you for your order',
+    });
+    expectStatus('POST /v1/payment-links', created, [200, 201]);
+    const l = created.json;
+    const linkId = String(l.link_id);
+    stack.startedFlows.push(linkId);
+    say(`payment link ${linkId}: ${String(l.state)}; payment_ref ${String(l.payment_ref)}`);
+    say(`pay_link: ${String(l.pay_link)}`);
+    say(`Temporal Web: ${stack.webLink(linkId)}`);
+    const paid = await payLink({
+      payLink: String(l.pay_link),
+      paymentRef: String(l.payment_ref),
+      simulatorUrl: stack.sim.baseUrl,
+      redirectPrefix: site.returnUrl,
+      say,
+    });
+    say(`the customer's browser ${paid.via === 'browser' ? 'landed on' : 'is sent to'} ${paid.landedOn} (${paid.via === 'browser' ? `page says: ${paid.landingStatus}` : paid.landingStatus})`);
+    say('waiting for the provider\'s notification to reach the gateway …');
+    const final = await pollLink(`${gateway.url}/v1/payment-links/${encodeURIComponent(linkId)}`, backend, 30_000);
+    const notes = Array.isArray(final.notifications) ? (final.notifications as Json[]) : [];
+    for (const n of notes) {
+      say(`notification received ${String(n.received_at)}: outcome ${String(n.outcome)}${n.applied ? ', applied' : ''}${typeof n.deliveries === 'number' && n.deliveries > 1 ? `, ${n.deliveries} deliveries` : ''}`);
+    }
+    say(`payment link ${linkId}: ${String(final.state)}`);
+    return final.state === 'paid' && (await awaitEvent(stack.received, linkId, 'payment_link.paid', say));
+  } catch (e) {
+    say(`payment link failed: ${(e as Error).message}`);
+    return false;
+  }
+}
+
+/**
+ * When the demo keeps running: one more swap left awaiting its PIN (so the PIN page can be tried
+ * in a browser), the client settings file, and where everything is.
+ */
+async function printHowToUse(stack: DemoStack, swapId: string | undefined, say: Say): Promise<void> {
+  const { gateway, sim, address, namespace, uiUrl } = stack;
+  const example = await http('POST', `${gateway.url}/v1/swaps`, stack.backend, {
+    user_ref: 'demo-user',
+    from_currency: 'EUR',
+    to_currency: 'NGN',
+    amount: 50,
+    txn_ref: uniqueRef('demo-pin-page'),
+  }).catch(() => undefined);
+  if (example && typeof example.json?.swap_id === 'string') stack.startedFlows.push(example.json.swap_id);
+  say('— running; press Ctrl-C to stop —');
+  // Everything a client needs (this run's keys, API key and codec token included) goes to a file
+  // only the owner can read, never to the console.
+  const envFile = writeDemoClientEnv(
+    {
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_NAMESPACE: namespace,
+      TEMPORAL_TASK_QUEUE: stack.taskQueue,
+      PAYLOAD_ENCRYPTION_KEYS: stack.keys,
+      GATEWAY_PUBLIC_URL: gateway.url,
+      GATEWAY_API_KEY: stack.apiKey,
+      CODEC_AUTH_TOKEN: stack.codecToken,
+      MPF_CODEC_ENDPOINT: `${gateway.url}/codec`,
+      TEMPORAL_UI_URL: uiUrl,
+      MERCHANT_WEBHOOK_SECRET: stack.eventSecret,
+      MPF_SIMULATOR_URL: sim.baseUrl,
+      // The provisioned Temporal CLI first on PATH, so the README's `temporal workflow show …` works as written.
+      PATH: temporalCliPath(),
+    },
+    demoEnvFile(),
+  );
+  const shownFile = path.relative(process.cwd(), envFile).startsWith('..') ? envFile : path.relative(process.cwd(), envFile) || envFile;
+  say(`client settings: set -a; . ${shownFile}; set +a   (mode 0600: Temporal, task queue, payload keys, gateway, API key, codec token)`);
+  say(`then, e.g.:     node bin/mpf.cjs swap start --user-ref demo-user --from USD --to NGN --amount 10 --txn-ref my-first-swap`);
+  say(`wallet PIN:    ${SIMULATOR_DEFAULT_PIN} for every user (the simulator's default, not a secret; no money moves)`);
+  say(`gateway:       ${gateway.url} (API reference ${gateway.url}/docs, OpenAPI ${gateway.url}/openapi.json; header x-api-key: $GATEWAY_API_KEY)`);
+  if (example && (example.status === 200 || example.status === 201)) {
+    say(`PIN page:      ${String(example.json.pin_url)} (enter the wallet PIN ${SIMULATOR_DEFAULT_PIN})`);
+  }
+  say(`Temporal Web:  ${uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows` : '(TEMPORAL_UI_URL unset)'}`);
+  if (uiUrl) {
+    for (const v of operatorViews()) say(`  view "${v.name}": ${workflowListUrl(uiUrl, namespace, v.query)}`);
+    say('  (saved views and the MpfState column in your browser: node bin/mpf.cjs web views --setup-script, pasted in its console)');
+  }
+  say(`merchant events: \`node bin/mpf.cjs events listen\` verifies with MERCHANT_WEBHOOK_SECRET from the settings file; give it to a flow with --webhook-url`);
+  say(`decode history: temporal workflow show --address ${address} -w ${swapId ?? 'WORKFLOW_ID'} --codec-endpoint "$MPF_CODEC_ENDPOINT" --codec-auth "Bearer $CODEC_AUTH_TOKEN"`);
+  say(`checkout:      ${sim.checkoutUrl} (simulator control API ${sim.baseUrl}/_sim)`);
 }
 
 async function pollLink(url: string, headers: Record<string, string>, timeoutMs: number): Promise<Json> {

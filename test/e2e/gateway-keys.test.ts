@@ -172,3 +172,67 @@ describe('the gateway with a keyring file', () => {
     assert.match(short.stderr, /GATEWAY_API_KEY: must be at least 16 characters/);
   });
 });
+
+describe('mpf keys on the keyring file of a running gateway', () => {
+  const keys = (args: string[]) => runMpf(['keys', ...args, '--keyring', keysFile], { PATH: process.env.PATH, HOME: process.env.HOME }, { timeoutMs: 30_000 });
+  const status = async (key: string) => (await call('GET', '/v1/swaps?limit=1', key)).status;
+  const until = async (key: string, want: number) => {
+    const deadline = Date.now() + 10_000;
+    while ((await status(key)) !== want) {
+      if (Date.now() > deadline) assert.fail(`the key did not answer ${want} within 10 s`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  test('new adds a key the gateway takes within seconds, its key written to a 0600 file and never printed', async () => {
+    const keyFile = path.join(tmp, 'reports.key');
+    const r = await keys(['new', '--role', 'read_only', '--id', 'reports', '--label', 'nightly reports', '--key-file', keyFile]);
+    assert.equal(r.code, 0, r.stderr);
+    const key = fs.readFileSync(keyFile, 'utf8').trim();
+    assert.equal(fs.statSync(keyFile).mode & 0o777, 0o600);
+    assert.ok(!r.stdout.includes(key), 'the key is not printed');
+    assert.equal(fs.statSync(keysFile).mode & 0o777, 0o600, 'the keyring stays 0600');
+    await until(key, 200);
+    assert.equal((await call('POST', '/v1/swaps', key, swapBody(uniqueRef('ro')))).status, 403, 'read_only cannot start');
+  });
+
+  test('list shows every key with its role and never a key or its digest', async () => {
+    const r = await keys(['list', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const listed = JSON.parse(r.stdout) as Array<{ id: string; role: string; sha256?: string }>;
+    assert.ok(listed.some((e) => e.id === 'reports' && e.role === 'read_only'));
+    assert.ok(listed.every((e) => e.sha256 === undefined));
+    const text = await keys(['list']);
+    assert.match(text.stdout, /^reports\s+read_only\s+no expiry\s+nightly reports$/m);
+    assert.ok(!/[0-9a-f]{64}/.test(text.stdout + r.stdout), 'no digest');
+  });
+
+  test('rotate makes a new key of the same role; the old one stops at the end of its overlap', async () => {
+    const oldFile = path.join(tmp, 'rot-old.key');
+    assert.equal((await keys(['new', '--role', 'backend', '--id', 'rot-old', '--key-file', oldFile])).code, 0);
+    const oldKey = fs.readFileSync(oldFile, 'utf8').trim();
+    await until(oldKey, 200);
+    const newFile = path.join(tmp, 'rot-new.key');
+    const r = await keys(['rotate', 'rot-old', '--new-id', 'rot-new', '--overlap', '0', '--key-file', newFile]);
+    assert.equal(r.code, 0, r.stderr);
+    const newKeyText = fs.readFileSync(newFile, 'utf8').trim();
+    await until(newKeyText, 200);
+    await until(oldKey, 401);
+    assert.equal((await call('GET', '/v1/swaps?limit=1', oldKey)).json.error, 'key_expired');
+    const listed = JSON.parse((await keys(['list', '--json'])).stdout) as Array<{ id: string; role: string }>;
+    assert.equal(listed.find((e) => e.id === 'rot-new')?.role, 'backend');
+  });
+
+  test('revoke removes a key: the gateway refuses it within seconds; an unknown id is an error naming it', async () => {
+    const keyFile = path.join(tmp, 'gone.key');
+    assert.equal((await keys(['new', '--role', 'backend', '--id', 'gone', '--key-file', keyFile])).code, 0);
+    const key = fs.readFileSync(keyFile, 'utf8').trim();
+    await until(key, 200);
+    const r = await keys(['revoke', 'gone']);
+    assert.equal(r.code, 0, r.stderr);
+    await until(key, 401);
+    const again = await keys(['revoke', 'gone']);
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /no key with id gone/);
+  });
+});

@@ -2,13 +2,16 @@
  * The soak's flows, each a script driven through a gateway's HTTP API the way a merchant's backend
  * and its users drive it: swaps (right PIN; wrong then right; three wrong; no PIN → expiry;
  * cancel) and payment links (paid and failed at the simulator, abandoned at the checkout and left
- * to expire, left to expire, cancelled). Every call goes to the flow's home gateway (round robin)
- * and fails over to the next one while a gateway is down; 503 / 504 answers are waited out. A
- * script only asks; what the flow ends as is read from its view (and checked by verify.ts).
+ * to expire, left to expire, cancelled). Every call goes to the flow's home gateway (round robin),
+ * through the project's typed HTTP client (src/http-client), and fails over to the next one while a
+ * gateway is down; 503 / 504 answers are waited out. A script only asks; what the flow ends as is
+ * read from its view (and checked by verify.ts).
  */
+import { type GatewayClient, pinTokenHeaders } from '../../src/http-client';
 import { linkWorkflowId, swapWorkflowId } from '../../src/workflows/messages';
 import { SIMULATOR_DEFAULT_PIN } from '../../src/simulator/options';
 import type { SimulatorControl } from '../../src/simulator/control-client';
+import { answerOf, testGatewayClient } from '../../test/helpers/http';
 import { call, Rng, sleep, type Answer } from './http';
 
 export const SWAP_SCRIPTS = ['right', 'wrong_then_right', 'three_wrong', 'none', 'cancel'] as const;
@@ -87,23 +90,32 @@ export function planFlows(o: { swaps: number; links: number; gateways: number; r
 
 const transportError = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).slice(0, 120);
 
+/** Each gateway's typed client, with the soak's API key and each call bounded to 75 s. */
+const clients = new Map<string, GatewayClient>();
+function clientOf(env: FlowEnv, url: string): GatewayClient {
+  let client = clients.get(url);
+  if (!client) clients.set(url, (client = testGatewayClient(url, { apiKey: env.apiKey, timeoutMs: 75_000 })));
+  return client;
+}
+
 /**
- * One API call from the flow's home gateway on; a gateway that does not answer (killed, restarting)
- * is skipped for the next one. Throws when none answered.
+ * One API call (`send` on a gateway's typed client; `what` names it in errors) from the flow's
+ * home gateway on; a gateway that does not answer (killed, restarting) is skipped for the next
+ * one. Throws when none answered.
  */
-async function api(env: FlowEnv, f: Flow, method: 'GET' | 'POST', path: string, o: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+async function api(env: FlowEnv, f: Flow, what: string, send: (gateway: GatewayClient) => Promise<{ response: Response }>): Promise<Answer> {
   let last: unknown;
   const n = env.gatewayUrls.length;
   for (let k = 0; k < n * 2; k++) {
     const url = env.gatewayUrls[(f.gateway + k) % n]!;
     try {
-      return await call(method, `${url}${path}`, { body: o.body, headers: { 'x-api-key': env.apiKey, ...(o.headers ?? {}) }, timeoutMs: 75_000 });
+      return answerOf(await send(clientOf(env, url)));
     } catch (e) {
       last = e;
       await sleep(200);
     }
   }
-  throw new Error(`no gateway answered ${method} ${path}: ${transportError(last)}`);
+  throw new Error(`no gateway answered ${what}: ${transportError(last)}`);
 }
 
 const timeLeft = (env: FlowEnv) => env.deadline - Date.now();
@@ -111,9 +123,10 @@ const retryAfterMs = (a: Answer) => Math.min(10_000, 1_000 * (Number(a.headers['
 
 /** The flow's current view, or undefined when none could be read now. */
 export async function readView(env: FlowEnv, f: Flow): Promise<Record<string, unknown> | undefined> {
-  const path = f.kind === 'swap' ? `/v1/swaps/${f.id}` : `/v1/payment-links/${f.id}`;
   try {
-    const a = await api(env, f, 'GET', path);
+    const a = await api(env, f, `GET ${f.id}`, (gw) =>
+      f.kind === 'swap' ? gw.GET('/v1/swaps/{swap_id}', { params: { path: { swap_id: f.id } } }) : gw.GET('/v1/payment-links/{link_id}', { params: { path: { link_id: f.id } } }),
+    );
     return a.status === 200 && a.json ? (a.json as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
@@ -124,24 +137,31 @@ const isTerminal = (f: Flow, state: unknown) => typeof state === 'string' && (f.
 
 /** Starts the flow (POST, retried on another gateway while none answers or Temporal is down). */
 async function start(env: FlowEnv, f: Flow, rng: Rng): Promise<Record<string, unknown> | undefined> {
-  const path = f.kind === 'swap' ? '/v1/swaps' : '/v1/payment-links';
-  const body =
+  const amount = f.kind === 'swap' ? rng.int(100, 99_999) / 100 : rng.int(1_000, 500_000);
+  const send = (gw: GatewayClient) =>
     f.kind === 'swap'
-      ? { user_ref: `${f.ref}-user`, from_currency: 'USD', to_currency: 'NGN', amount: rng.int(100, 99_999) / 100, txn_ref: f.ref }
-      : {
-          user_ref: `${f.ref}-customer`,
-          txn_merchant_ref: f.ref,
-          amount: rng.int(1_000, 500_000),
-          full_name: 'Ada Obi',
-          email: 'ada@example.com',
-          phone: '+2348012345678',
-          redirect_url: 'http://127.0.0.1:9/thanks',
-        };
+      ? gw.POST('/v1/swaps', { body: { user_ref: `${f.ref}-user`, from_currency: 'USD', to_currency: 'NGN', amount, txn_ref: f.ref } })
+      : gw.POST('/v1/payment-links', {
+          // The generated request type requires the fields the gateway defaults: sent with those defaults.
+          body: {
+            user_ref: `${f.ref}-customer`,
+            txn_merchant_ref: f.ref,
+            amount,
+            currency: 'NGN',
+            full_name: 'Ada Obi',
+            email: 'ada@example.com',
+            phone: '+2348012345678',
+            chain: '',
+            payment_method: 'HOSTED_PAY_LINK',
+            payment_channel: 'BANK_TRANSFER',
+            redirect_url: 'http://127.0.0.1:9/thanks',
+          },
+        });
   while (timeLeft(env) > 0 && !env.stopping()) {
     let a: Answer;
     try {
       f.busy = 'start';
-      a = await api(env, f, 'POST', path, { body });
+      a = await api(env, f, `start ${f.id}`, send);
     } catch (e) {
       f.notes.push(`start: ${transportError(e)}`);
       await sleep(1_000);
@@ -196,7 +216,9 @@ async function runSwap(env: FlowEnv, f: Flow, rng: Rng): Promise<void> {
     await sleep(rng.int(0, 1_500));
     while (timeLeft(env) > 0 && !env.stopping()) {
       try {
-        const a = await api(env, f, 'POST', `/v1/swaps/${f.id}/cancel`, { body: { reason: 'soak: the user changed their mind' } });
+        const a = await api(env, f, `cancel ${f.id}`, (gw) =>
+          gw.POST('/v1/swaps/{swap_id}/cancel', { params: { path: { swap_id: f.id } }, body: { reason: 'soak: the user changed their mind' } }),
+        );
         if (a.status === 200 || a.status === 409 || a.status === 404) break;
         await sleep(a.status === 503 ? retryAfterMs(a) : 1_000);
       } catch {
@@ -232,7 +254,8 @@ async function runSwap(env: FlowEnv, f: Flow, rng: Rng): Promise<void> {
     let a: Answer;
     try {
       f.busy = 'pin';
-      a = await api(env, f, 'POST', `/v1/swaps/${f.id}/pin`, { body: { wallet_pin: pins[used] }, headers: { authorization: `Bearer ${f.pinToken}` } });
+      const [wallet_pin, pinToken] = [pins[used]!, f.pinToken];
+      a = await api(env, f, `PIN ${f.id}`, (gw) => gw.POST('/v1/swaps/{swap_id}/pin', { params: { path: { swap_id: f.id } }, body: { wallet_pin }, headers: pinTokenHeaders(pinToken) }));
     } catch {
       await sleep(1_000);
       continue;
@@ -271,7 +294,9 @@ async function runLink(env: FlowEnv, f: Flow, rng: Rng): Promise<void> {
       if (a.status !== 200) f.notes.push(`abandon at the checkout answered ${a.status}`);
     } else if (script === 'cancelled') {
       while (timeLeft(env) > 0 && !env.stopping()) {
-        const a = await api(env, f, 'POST', `/v1/payment-links/${f.id}/cancel`, { body: { reason: 'soak: the order was withdrawn' } }).catch(() => undefined);
+        const a = await api(env, f, `cancel ${f.id}`, (gw) =>
+          gw.POST('/v1/payment-links/{link_id}/cancel', { params: { path: { link_id: f.id } }, body: { reason: 'soak: the order was withdrawn' } }),
+        ).catch(() => undefined);
         if (a && (a.status === 200 || a.status === 409 || a.status === 404)) break;
         await sleep(a?.status === 503 ? retryAfterMs(a) : 1_000);
       }

@@ -1,39 +1,14 @@
-/** Small HTTP helpers of the soak (undici, loopback only, bounded by timeouts). */
-import { request } from 'undici';
+/**
+ * Small helpers of the soak: raw HTTP for what is not a gateway call (the simulator's checkout and
+ * control API; loopback only, bounded by a timeout), sleeping, and its seeded PRNG. Gateway calls
+ * go through the typed client (flows.ts).
+ */
+import { type CallOptions, http, type HttpAnswer } from '../../test/helpers/http';
 
-export interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  json: any;
-}
+export type Answer = HttpAnswer;
 
-export async function call(
-  method: 'GET' | 'POST',
-  url: string,
-  opts: { body?: unknown; form?: Record<string, string>; headers?: Record<string, string>; timeoutMs?: number } = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  let body: string | undefined;
-  if (opts.body !== undefined) {
-    body = JSON.stringify(opts.body);
-    headers['content-type'] = 'application/json';
-  } else if (opts.form) {
-    body = new URLSearchParams(opts.form).toString();
-    headers['content-type'] = 'application/x-www-form-urlencoded';
-  }
-  const timeout = opts.timeoutMs ?? 60_000;
-  const res = await request(url, { method, headers, body, headersTimeout: timeout, bodyTimeout: timeout });
-  const text = await res.body.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.statusCode, headers: res.headers, text, json };
-}
+/** A raw request, answered within `timeoutMs` (default 60 s). */
+export const call = (method: 'GET' | 'POST', url: string, opts: CallOptions = {}): Promise<Answer> => http(method, url, { timeoutMs: 60_000, ...opts });
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 

@@ -141,8 +141,8 @@ describe('the opening comments of test and bench files', () => {
   });
 
   test('an issue number or a stale path in a header is noticed (the check can fail)', () => {
-    const header = headerComment('#!/usr/bin/env node\n/**\n * Issue 7: see test/nowhere.test.ts and src/auth/.\n */\nimport x from "y";\n/** not the header */\n');
-    assert.equal(header, '/**\n * Issue 7: see test/nowhere.test.ts and src/auth/.\n */');
+    const header = headerComment('#!/usr/bin/env node\n/**\n * issue 7: see test/nowhere.test.ts and src/auth/.\n */\nimport x from "y";\n/** not the header */\n');
+    assert.equal(header, '/**\n * issue 7: see test/nowhere.test.ts and src/auth/.\n */');
     assert.ok(OUTSIDE.test(header));
     assert.deepEqual(headerRepoPaths(header), ['test/nowhere.test.ts', 'src/auth/']);
     assert.equal(headerComment('// one\n// two\nconst a = 1;\n'), '// one\n// two\n');

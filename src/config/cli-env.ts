@@ -7,9 +7,9 @@ import { z } from 'zod';
 import { ConfigError, readVariable } from './env';
 
 export const CliEnvSchema = z.object({
-  /** `mpf reconcile resolve`: resolve through this gateway, with the operator's key in MPF_API_KEY (`--gateway` wins). */
+  /** Set: `mpf swap|link|categories|reconcile` go through this gateway with MPF_API_KEY (no Temporal access or payload keys needed); unset: Temporal directly. */
   MPF_GATEWAY_URL: z.string().min(1).optional(),
-  /** `mpf reconcile resolve` through a gateway: an API key of role operator (`mpf keys new --role operator`); a secret. */
+  /** The API key of the commands that go through MPF_GATEWAY_URL; its role applies (read_only lists, backend starts, operator resolves). `mpf --api-key-file` wins; a secret. */
   MPF_API_KEY: z.string().min(1).optional(),
   /** `mpf sim`: the local simulator's address (`--sim-url` wins; unset: MPS_BASE_URL). */
   MPF_SIMULATOR_URL: z.string().min(1).optional(),

@@ -5,6 +5,7 @@
  */
 import { Command } from 'commander';
 import { packageVersion } from '../../config/version';
+import { setApiKeyFile } from './face';
 import { clusterCommand } from './commands/cluster';
 import { keysCommand } from './commands/keys';
 import { categoriesCommand } from './commands/categories';
@@ -26,6 +27,8 @@ export function buildProgram(): Command {
   return new Command('mpf')
     .description('Merchant payment flows on Temporal: swaps, payment links, categories')
     .version(packageVersion(), '-V, --version', "print mpf's version")
+    .option('--api-key-file <path>', 'the API key of the commands that go through a gateway (MPF_GATEWAY_URL), instead of MPF_API_KEY')
+    .hook('preAction', (program) => setApiKeyFile((program.opts() as { apiKeyFile?: string }).apiKeyFile))
     .showSuggestionAfterError(true)
     .addCommand(workerCommand())
     .addCommand(gatewayCommand())

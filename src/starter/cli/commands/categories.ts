@@ -1,7 +1,7 @@
 /** `mpf categories [--tree]`: the provider's categories through the worker (a short workflow). */
 import { Command } from 'commander';
 import type { CategoriesResult } from '../../client/mpf-client';
-import type * as Connect from '../connect';
+import type * as Face from '../face';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP, parsePositive, WAIT_HELP } from '../options';
 import { printJson, printLines } from '../output';
 
@@ -41,9 +41,9 @@ function categoryLines(r: CategoriesResult, tree: boolean): string[] {
 async function listCategories(opts: CategoriesOptions): Promise<void> {
   // The client library loads when the command runs, not when the program is built.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { withClient, answerWithin } = require('../connect') as typeof Connect;
-  await withClient(async (c) => {
-    const r = await answerWithin(c.mpf.listCategories(), opts.wait ?? DEFAULT_WAIT_SECONDS, c);
+  const { withFace } = require('../face') as typeof Face;
+  await withFace(opts.wait ?? DEFAULT_WAIT_SECONDS, async (f) => {
+    const r = await f.listCategories();
     if (opts.json) printJson(opts.tree ? { tree: r.tree } : { categories: r.categories });
     else printLines(categoryLines(r, Boolean(opts.tree)));
   });

@@ -2,10 +2,9 @@
 import { Command } from 'commander';
 import type * as Library from '../../client/mpf-client';
 import type { LinkView } from '../../../workflows/messages';
-import type * as Connect from '../connect';
+import type * as Face from '../face';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP, parseAmount, parsePositive, WAIT_HELP } from '../options';
 import { formatAmount, printJson, printLines, rows } from '../output';
-import { NotCancellableError as FlowNotCancellableError } from '../../client/errors';
 import { addListCommand } from './lists';
 
 interface LinkCreateOptions {
@@ -63,7 +62,7 @@ export function linkCommand(): Command {
 // The client library loads when a link command runs, not when the program is built.
 /* eslint-disable @typescript-eslint/no-require-imports */
 const library = (): typeof Library => require('../../client/mpf-client') as typeof Library;
-const connect = (): typeof Connect => require('../connect') as typeof Connect;
+const face = (): typeof Face => require('../face') as typeof Face;
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 function linkLines(l: LinkView & { execution?: string }): string[] {
@@ -93,7 +92,6 @@ function linkLines(l: LinkView & { execution?: string }): string[] {
 
 async function linkCreate(opts: LinkCreateOptions): Promise<void> {
   const { parseOrThrow, LinkCreateBody } = library();
-  const { withClient, answerWithin, noteGatewayPublicUrl } = connect();
   // Validated before anything connects: a bad field starts nothing.
   const body = parseOrThrow(LinkCreateBody, {
     user_ref: opts.userRef,
@@ -106,25 +104,17 @@ async function linkCreate(opts: LinkCreateOptions): Promise<void> {
     ...(opts.successMessage !== undefined ? { success_message: opts.successMessage } : {}),
     ...(opts.webhookUrl !== undefined ? { webhook_url: opts.webhookUrl } : {}),
   });
-  const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
-  await withClient(async (c) => {
-    noteGatewayPublicUrl(c.env);
-    const { link } = await answerWithin(
-      c.mpf.createLink(body),
-      wait,
-      c,
-      `(the link paylink-${body.txn_merchant_ref} may have been started: see \`mpf link status paylink-${body.txn_merchant_ref}\`)`,
-    );
+  await face().withFace(opts.wait ?? DEFAULT_WAIT_SECONDS, async (f) => {
+    const link = await f.createLink(body);
     if (opts.json) printJson(link);
     else printLines(linkLines(link));
     if (link.state !== 'awaiting_payment') process.exitCode = 1;
-  }, wait);
+  });
 }
 
 async function linkStatus(linkId: string, opts: LinkStatusOptions): Promise<void> {
-  const { withClient, answerWithin } = connect();
-  await withClient(async (c) => {
-    const l = await answerWithin(c.mpf.getLink(linkId), DEFAULT_WAIT_SECONDS, c);
+  await face().withFace(DEFAULT_WAIT_SECONDS, async (f) => {
+    const l = await f.getLink(linkId);
     if (opts.json) printJson(l);
     else printLines(linkLines(l));
   });
@@ -135,12 +125,13 @@ class NotCancellableError extends Error {
 }
 
 async function linkCancel(linkId: string, opts: { reason?: string; json?: boolean }): Promise<void> {
-  await connect().withClient(async ({ mpf }) => {
+  const { NotCancellableFace } = face();
+  await face().withFace(DEFAULT_WAIT_SECONDS, async (f) => {
     let l: LinkView;
     try {
-      l = await mpf.cancelLink(linkId, opts.reason ?? 'cancelled from the command line'); // the cancel update answers the view
+      l = await f.cancelLink(linkId, opts.reason ?? 'cancelled from the command line'); // the cancel answers the view
     } catch (err) {
-      if (err instanceof FlowNotCancellableError) {
+      if (err instanceof NotCancellableFace) {
         throw new NotCancellableError(`payment link ${linkId} is ${err.view.state}: only a link awaiting payment can be cancelled`);
       }
       throw err;

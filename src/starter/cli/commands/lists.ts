@@ -1,7 +1,8 @@
 /** `mpf swap list` and `mpf link list`: one page of flows by state and start time (Temporal visibility). */
 import type { Command } from 'commander';
 import type { FlowPage } from '../../client/lists';
-import type * as Connect from '../connect';
+import type * as Face from '../face';
+import { DEFAULT_WAIT_SECONDS } from '../options';
 import { JSON_HELP, parsePositive } from '../options';
 import { printJson, printLines } from '../output';
 
@@ -16,7 +17,7 @@ interface ListOptions {
 
 // The client loads when the command runs, not when the program is built.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const connect = (): typeof Connect => require('../connect') as typeof Connect;
+const face = (): typeof Face => require('../face') as typeof Face;
 
 /** The list's lines: one row per flow, then how to get the next page. */
 export function pageLines(page: FlowPage, empty: string, nextHint: (token: string) => string): string[] {
@@ -43,8 +44,8 @@ export function addListCommand(parent: Command, kind: 'swap' | 'payment_link'): 
     .option('--page-token <token>', 'the next page (printed at the end of the previous one)')
     .option('--json', JSON_HELP)
     .action(async (opts: ListOptions) => {
-      await connect().withClient(async ({ mpf }) => {
-        const page = await mpf.listFlows(kind, {
+      await face().withFace(DEFAULT_WAIT_SECONDS, async (f) => {
+        const page = await f.listFlows(kind, {
           ...(opts.state !== undefined ? { state: opts.state } : {}),
           ...(opts.from !== undefined ? { created_from: opts.from } : {}),
           ...(opts.to !== undefined ? { created_to: opts.to } : {}),

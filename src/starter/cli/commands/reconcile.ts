@@ -15,6 +15,7 @@ import { cliSetting } from '../../../config/cli-env';
 import { NotResolvableError } from '../../client/errors';
 import type { LinkView, SwapView } from '../../../workflows/messages';
 import type * as Connect from '../connect';
+import type * as Face from '../face';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP, parsePositive } from '../options';
 import { printJson, printLines, rows } from '../output';
 import { pageLines } from './lists';
@@ -53,9 +54,9 @@ export function reconcileCommand(): Command {
     .option('--json', JSON_HELP)
     .action(async (opts: ReconcileListOptions) => {
       if (opts.kind !== undefined && opts.kind !== 'swap' && opts.kind !== 'payment_link') throw new Error('--kind: must be swap or payment_link');
-      await connect().withClient(async ({ mpf }) => {
-        const page = await mpf.listFlows((opts.kind as 'swap' | 'payment_link' | undefined) ?? 'any', {
-          state: 'needs_reconciliation',
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      await (require('../face') as typeof Face).withFace(DEFAULT_WAIT_SECONDS, async (f) => {
+        const page = await f.listReconciliations(opts.kind as 'swap' | 'payment_link' | undefined, {
           ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
           ...(opts.pageToken !== undefined ? { page_token: opts.pageToken } : {}),
         });

@@ -1,9 +1,9 @@
 /** `mpf swap start|pin|status|cancel`: the swap flow through the typed client. */
+import fs from 'node:fs';
 import { Command } from 'commander';
 import type * as Library from '../../client/mpf-client';
-import { NotCancellableError as FlowNotCancellableError } from '../../client/errors';
 import type { PinOutcome, SwapView } from '../../../workflows/messages';
-import type * as Connect from '../connect';
+import type * as Face from '../face';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP, parseAmount, parsePositive, WAIT_HELP } from '../options';
 import { formatAmount, printJson, printLines, rows, withTimeLeft } from '../output';
 import { readPin } from '../pin-input';
@@ -21,6 +21,7 @@ interface SwapStartOptions {
 }
 
 interface SwapPinOptions {
+  pinTokenFile?: string;
   wait?: number;
   json?: boolean;
 }
@@ -52,6 +53,7 @@ export function swapCommand(): Command {
     .command('pin')
     .description('submit the wallet PIN (typed at a hidden prompt, or piped on stdin; never an argument)')
     .argument('<swap_id>', 'the swap id, swap-<txn-ref>')
+    .option('--pin-token-file <path>', "through a gateway (MPF_GATEWAY_URL): a file holding the swap's pin_token, which authorises the PIN")
     .option('--wait <seconds>', WAIT_HELP, parsePositive)
     .option('--json', JSON_HELP)
     .action(swapPin);
@@ -75,7 +77,7 @@ export function swapCommand(): Command {
 // The client library loads when a swap command runs, not when the program is built.
 /* eslint-disable @typescript-eslint/no-require-imports */
 const library = (): typeof Library => require('../../client/mpf-client') as typeof Library;
-const connect = (): typeof Connect => require('../connect') as typeof Connect;
+const face = (): typeof Face => require('../face') as typeof Face;
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 class NotCancellableError extends Error {
@@ -105,7 +107,6 @@ function swapLines(s: SwapView & { execution?: string }, extra: Array<[string, s
 
 async function swapStart(opts: SwapStartOptions): Promise<void> {
   const { parseOrThrow, SwapStartBody } = library();
-  const { withClient, answerWithin, noteGatewayPublicUrl } = connect();
   // Validated before anything connects: a bad field starts nothing.
   const body = parseOrThrow(SwapStartBody, {
     user_ref: opts.userRef,
@@ -115,19 +116,12 @@ async function swapStart(opts: SwapStartOptions): Promise<void> {
     txn_ref: opts.txnRef,
     ...(opts.webhookUrl !== undefined ? { webhook_url: opts.webhookUrl } : {}),
   });
-  const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
-  await withClient(async (c) => {
-    noteGatewayPublicUrl(c.env);
-    const started = await answerWithin(
-      c.mpf.startSwap(body),
-      wait,
-      c,
-      `(the swap swap-${body.txn_ref} may have been started: see \`mpf swap status swap-${body.txn_ref}\`)`,
-    );
+  await face().withFace(opts.wait ?? DEFAULT_WAIT_SECONDS, async (f) => {
+    const started = await f.startSwap(body);
     if (opts.json) return printJson(started);
     printLines(swapLines(started.swap, [['pin_url', started.pin_url]]));
     if (started.swap.state !== 'awaiting_pin') process.exitCode = 1;
-  }, wait);
+  });
 }
 
 function pinOutcomeLine(o: PinOutcome): string {
@@ -146,47 +140,39 @@ function pinOutcomeLine(o: PinOutcome): string {
 
 async function swapPin(swapId: string, opts: SwapPinOptions): Promise<void> {
   const walletPin = await readPin();
-  const { withClient, answerWithin } = connect();
-  const wait = opts.wait ?? DEFAULT_WAIT_SECONDS;
-  await withClient(async (c) => {
-    // The same PIN gate as the gateway's PIN route: the user's wrong-PIN budget, failing closed.
-    const gated = c.mpf.pinGate({ awaitSettle: true }).around(swapId, async (verdict) => {
-      const o = await c.mpf.submitPin(swapId, { wallet_pin: walletPin });
-      verdict.wrong = o?.outcome === 'pin_rejected';
-      return o;
-    });
-    const outcome = await answerWithin(
-      gated,
-      wait,
-      c,
-      `(the PIN may still be confirmed: see \`mpf swap status ${swapId}\`)`,
-    );
-    if (!outcome) throw new Error('the swap gave no outcome for the PIN');
+  const pinToken = opts.pinTokenFile ? readTokenFile(opts.pinTokenFile) : undefined;
+  await face().withFace(opts.wait ?? DEFAULT_WAIT_SECONDS, async (f) => {
+    const outcome = await f.submitPin(swapId, walletPin, pinToken);
     if (opts.json) printJson(outcome);
     else printLines([pinOutcomeLine(outcome)]);
     if (outcome.outcome !== 'confirmed') process.exitCode = 1;
-  }, wait);
+  });
+}
+
+function readTokenFile(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new Error(`--pin-token-file: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { cause: e });
+  }
 }
 
 async function swapStatus(swapId: string, opts: SwapStatusOptions): Promise<void> {
-  const { withClient, answerWithin } = connect();
-  await withClient(async (c) => {
-    const s = await answerWithin(c.mpf.getSwap(swapId), DEFAULT_WAIT_SECONDS, c);
+  await face().withFace(DEFAULT_WAIT_SECONDS, async (f) => {
+    const s = await f.getSwap(swapId);
     if (opts.json) printJson(s);
     else printLines(swapLines(s));
   });
 }
 
 async function swapCancel(swapId: string, opts: SwapCancelOptions): Promise<void> {
-  await connect().withClient(async ({ mpf }) => {
+  const { NotCancellableFace } = face();
+  await face().withFace(DEFAULT_WAIT_SECONDS, async (f) => {
     let s: SwapView;
     try {
-      s = await mpf.cancelSwap(swapId, opts.reason ?? 'cancelled from the command line'); // the cancel update answers the final view
+      s = await f.cancelSwap(swapId, opts.reason ?? 'cancelled from the command line'); // the cancel answers the final view
     } catch (err) {
-      if (err instanceof FlowNotCancellableError) {
-        const view = err.view;
-        throw new NotCancellableError(`swap ${swapId} is ${view.state}: only a swap awaiting its PIN can be cancelled`);
-      }
+      if (err instanceof NotCancellableFace) throw new NotCancellableError(`swap ${swapId} is ${err.view.state}: only a swap awaiting its PIN can be cancelled`);
       throw err;
     }
     if (opts.json) printJson(s);

@@ -1,0 +1,90 @@
+/**
+ * mpf on an API key: with only MPF_GATEWAY_URL and an API key (MPF_API_KEY or --api-key-file) —
+ * no Temporal address, no payload keys — the client commands go through the gateway and obey the
+ * key's role: a backend key starts, reads and lists; a read_only key lists and is refused a start
+ * with 403, and nothing starts.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { KeyringSource, newKey } from '../../src/auth/keyring';
+import { SIM_PIN, uniqueRef } from '../helpers/fixtures';
+import { type GatewayHarness, startGatewayStack } from '../helpers/gateway';
+import { runMpf } from '../helpers/processes';
+import { eventually } from '../helpers/stack';
+
+const backend = newKey({ id: 'cli-backend', role: 'backend' });
+const reader = newKey({ id: 'cli-reader', role: 'read_only' });
+
+describe('mpf through the gateway with an API key, without Temporal', () => {
+  let h: GatewayHarness;
+  let tmp: string;
+  before(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cli-gw-'));
+    h = await startGatewayStack({ gateway: { keyring: new KeyringSource({ json: JSON.stringify([backend.entry, reader.entry]) }) } });
+  });
+  after(async () => {
+    await h?.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  /** Only PATH, HOME and the gateway's address: nothing of Temporal or the payload keys. */
+  const env = (key?: string): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, MPF_GATEWAY_URL: h.gw.url, ...(key ? { MPF_API_KEY: key } : {}) });
+  const startArgs = (txn: string) => ['swap', 'start', '--user-ref', 'cli-user', '--from', 'USD', '--to', 'NGN', '--amount', '10', '--txn-ref', txn, '--json'];
+
+  test('a backend key starts a swap, shows it, lists it, and its PIN goes through with the pin_token', async () => {
+    const txn = uniqueRef('cli-gw');
+    const started = await runMpf(startArgs(txn), env(backend.key));
+    assert.equal(started.code, 0, started.stderr);
+    const body = JSON.parse(started.stdout) as { swap: { swap_id: string; state: string }; pin_token: string; pin_url: string };
+    assert.equal(body.swap.swap_id, `swap-${txn}`);
+    assert.equal(body.swap.state, 'awaiting_pin');
+
+    const status = await runMpf(['swap', 'status', `swap-${txn}`], env(backend.key));
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, new RegExp(`^swap swap-${txn}: awaiting_pin$`, 'm'));
+
+    await eventually(async () => {
+      const list = await runMpf(['swap', 'list', '--json'], env(backend.key));
+      assert.equal(list.code, 0, list.stderr);
+      return (JSON.parse(list.stdout) as { items: Array<{ flow_id: string }> }).items.some((i) => i.flow_id === `swap-${txn}`);
+    }, 20_000, 'the swap in the list');
+
+    const tokenFile = path.join(tmp, `${txn}.token`);
+    fs.writeFileSync(tokenFile, body.pin_token, { mode: 0o600 });
+    const pin = await runMpf(['swap', 'pin', `swap-${txn}`, '--pin-token-file', tokenFile], env(backend.key), { input: `${SIM_PIN}\n` });
+    assert.equal(pin.code, 0, pin.stderr);
+    assert.equal(pin.stdout.trim(), 'confirmed');
+    assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.confirm' })).requests.length, 1);
+  });
+
+  test('a read_only key (from --api-key-file) lists, and is refused a start with 403: nothing starts', async () => {
+    const keyFile = path.join(tmp, 'reader.key');
+    fs.writeFileSync(keyFile, reader.key, { mode: 0o600 });
+    const list = await runMpf(['--api-key-file', keyFile, 'swap', 'list'], env());
+    assert.equal(list.code, 0, list.stderr);
+    const txn = uniqueRef('cli-ro');
+    const refused = await runMpf(['--api-key-file', keyFile, ...startArgs(txn)], env());
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /403 forbidden/);
+    assert.ok(!refused.stderr.includes(reader.key), 'the key is not echoed');
+    assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests.length, 0, 'nothing reached the provider');
+  });
+
+  test('without a key it says which variable is missing, and without a pin_token it refuses the PIN', async () => {
+    const noKey = await runMpf(['swap', 'list'], env());
+    assert.notEqual(noKey.code, 0);
+    assert.match(noKey.stderr, /MPF_API_KEY: is required with MPF_GATEWAY_URL/);
+    const noToken = await runMpf(['swap', 'pin', 'swap-anything'], env(backend.key), { input: `${SIM_PIN}\n` });
+    assert.notEqual(noToken.code, 0);
+    assert.match(noToken.stderr, /--pin-token-file: is required/);
+  });
+
+  test('categories come through the gateway too', async () => {
+    const r = await runMpf(['categories', '--json'], env(reader.key));
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok((JSON.parse(r.stdout) as { categories: unknown[] }).categories.length > 0);
+  });
+});

@@ -19,6 +19,19 @@ import { getTestTemporal } from '../helpers/temporal';
 
 const WRONG_PIN = '111333';
 
+type StartedSwap = { swap_id: string; txn_ref: string; pin_token: string };
+
+/** A swap of `user` started through the harness's gateway. */
+async function startSwapOf(h: GatewayHarness, user: string): Promise<StartedSwap> {
+  const r = await h.api('POST', '/v1/swaps', swapBody(uniqueRef('budget'), { user_ref: user }));
+  assert.equal(r.status, 201, r.text);
+  return r.json as StartedSwap;
+}
+
+/** A wrong PIN for the swap through the gateway at `gw`, authorised by its pin_token. */
+const pin = (gw: string, s: Pick<StartedSwap, 'swap_id' | 'pin_token'>) =>
+  http('POST', `${gw}/v1/swaps/${s.swap_id}/pin`, { body: { wallet_pin: WRONG_PIN }, headers: { authorization: `Bearer ${s.pin_token}` } });
+
 describe('the wrong-PIN budget per user, across two gateways', () => {
   let h: GatewayHarness;
   let gw2: RunningGateway;
@@ -34,13 +47,7 @@ describe('the wrong-PIN budget per user, across two gateways', () => {
     await h?.stop();
   });
 
-  const startSwap = async (user: string) => {
-    const r = await h.api('POST', '/v1/swaps', swapBody(uniqueRef('budget'), { user_ref: user }));
-    assert.equal(r.status, 201, r.text);
-    return r.json as { swap_id: string; txn_ref: string; pin_token: string };
-  };
-  const pin = (gw: string, s: { swap_id: string; pin_token: string }) =>
-    http('POST', `${gw}/v1/swaps/${s.swap_id}/pin`, { body: { wallet_pin: WRONG_PIN }, headers: { authorization: `Bearer ${s.pin_token}` } });
+  const startSwap = (user: string) => startSwapOf(h, user);
   const confirms = async (swaps: Array<{ txn_ref: string }>) => {
     let n = 0;
     for (const s of swaps) n += (await h.stack.control.ledger({ ref: s.txn_ref, endpoint: 'swap.confirm' })).requests.length;
@@ -156,13 +163,7 @@ describe('the wrong-PIN budget through a rotation of the payload keys', () => {
     await h?.stop();
   });
 
-  const startSwap = async (user: string) => {
-    const r = await h.api('POST', '/v1/swaps', swapBody(uniqueRef('rot'), { user_ref: user }));
-    assert.equal(r.status, 201, r.text);
-    return r.json as { swap_id: string; txn_ref: string; pin_token: string };
-  };
-  const pin = (gw: string, s: { swap_id: string; pin_token: string }) =>
-    http('POST', `${gw}/v1/swaps/${s.swap_id}/pin`, { body: { wallet_pin: WRONG_PIN }, headers: { authorization: `Bearer ${s.pin_token}` } });
+  const startSwap = (user: string) => startSwapOf(h, user);
 
   test('a user who spent the budget before the new key became active is still refused after it', async () => {
     const user = uniqueRef('user-rotated');

@@ -20,7 +20,8 @@ export async function generateHttpClientFiles(): Promise<GeneratedFiles> {
   const doc = await offlineOpenApiDocument();
   // openapi-typescript is an ES module (and a dev dependency): loaded only here.
   const { default: openapiTS, astToString, COMMENT_HEADER } = await import('openapi-typescript');
-  const ast = await openapiTS(doc as never, { alphabetize: false, exportType: false });
+  // defaultNonNullable false: a field with a default (a payment link's currency) stays optional, as the gateway takes it.
+  const ast = await openapiTS(doc as never, { alphabetize: false, exportType: false, defaultNonNullable: false });
   const header = '/* eslint-disable */\n' + COMMENT_HEADER.replace(
     'Do not make direct changes to the file.',
     'Do not make direct changes to the file: `npm run openapi` writes it from the gateway\'s OpenAPI document.',

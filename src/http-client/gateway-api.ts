@@ -385,7 +385,308 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "swap.awaiting_pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The provider initialised the swap: the user can enter the PIN
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["swapAwaitingPinEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "swap.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The provider confirmed the swap: the money moved
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["swapConfirmedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "swap.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The swap expired before it was confirmed: nothing moved
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["swapExpiredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "swap.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The swap failed: nothing moved (reason says why)
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["swapFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "swap.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The swap was cancelled before it was confirmed: nothing moved
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["swapCancelledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "swap.needs_reconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Money may have moved and nothing settled it: an operator must check
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["swapNeedsReconciliationEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "swap.reconciled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An operator resolved the swap (reconciliation says how)
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["swapReconciledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "swap.pin_rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The provider rejected a PIN: the swap awaits another (pin_attempts_left)
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["swapPinRejectedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The provider created the link: the customer can pay at pay_link
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["paymentLinkCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The customer paid the link
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["paymentLinkPaidEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payment link failed (reason says why)
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["paymentLinkFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payment link expired unpaid
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["paymentLinkExpiredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payment link was cancelled unpaid
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["paymentLinkCancelledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.needs_reconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment may have arrived and nothing settled it: an operator must check
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["paymentLinkNeedsReconciliationEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.reconciled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An operator resolved the payment link (reconciliation says how)
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["paymentLinkReconciledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Categories: {
@@ -550,6 +851,19 @@ export interface components {
             /** @description the payload as the provider sent it */
             payload: unknown;
         };
+        /** @description The payment link was cancelled unpaid */
+        PaymentLinkCancelledEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "payment_link.cancelled";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["PaymentLinkEventData"] & {
+                /** @constant */
+                state: "cancelled";
+            };
+        };
         /**
          * @example {
          *       "user_ref": "user-42",
@@ -570,24 +884,24 @@ export interface components {
              * @default NGN
              * @constant
              */
-            currency: "NGN";
+            currency?: "NGN";
             full_name: string;
             /** Format: email */
             email: string;
             phone: string;
             /** @default  */
-            chain: string;
+            chain?: string;
             success_message?: string;
             /**
              * @default HOSTED_PAY_LINK
              * @constant
              */
-            payment_method: "HOSTED_PAY_LINK";
+            payment_method?: "HOSTED_PAY_LINK";
             /**
              * @default BANK_TRANSFER
              * @constant
              */
-            payment_channel: "BANK_TRANSFER";
+            payment_channel?: "BANK_TRANSFER";
             /** Format: uri */
             redirect_url: string;
             /**
@@ -595,6 +909,115 @@ export interface components {
              * @description this flow's own endpoint for its signed events, besides the worker's MERCHANT_WEBHOOK_URL
              */
             webhook_url?: string;
+        };
+        /** @description The provider created the link: the customer can pay at pay_link */
+        PaymentLinkCreatedEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "payment_link.created";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["PaymentLinkEventData"] & {
+                /** @constant */
+                state: "awaiting_payment";
+            };
+        };
+        /** @description the payment link's allow-listed fields (never a token or secret) */
+        PaymentLinkEventData: {
+            /** @constant */
+            object: "payment_link";
+            link_id: string;
+            /**
+             * @description the state the payment link moved to
+             * @enum {string}
+             */
+            state: "creating" | "awaiting_payment" | "paid" | "failed" | "expired" | "cancelled" | "needs_reconciliation" | "reconciled";
+            /**
+             * @description the state it left
+             * @enum {string}
+             */
+            previous_state: "creating" | "awaiting_payment" | "paid" | "failed" | "expired" | "cancelled" | "needs_reconciliation" | "reconciled";
+            txn_merchant_ref: string;
+            user_ref: string;
+            amount: number;
+            currency: string;
+            payment_ref?: string;
+            /** @description where the customer pays */
+            pay_link?: string;
+            redirect_url: string;
+            expires_at?: string;
+            /** @description why the link ended failed, expired, cancelled or needs_reconciliation */
+            reason?: string;
+            reconciliation?: components["schemas"]["Reconciliation"];
+        };
+        /** @description The payment link expired unpaid */
+        PaymentLinkExpiredEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "payment_link.expired";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["PaymentLinkEventData"] & {
+                /** @constant */
+                state: "expired";
+            };
+        };
+        /** @description The payment link failed (reason says why) */
+        PaymentLinkFailedEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "payment_link.failed";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["PaymentLinkEventData"] & {
+                /** @constant */
+                state: "failed";
+            };
+        };
+        /** @description A payment may have arrived and nothing settled it: an operator must check */
+        PaymentLinkNeedsReconciliationEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "payment_link.needs_reconciliation";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["PaymentLinkEventData"] & {
+                /** @constant */
+                state: "needs_reconciliation";
+            };
+        };
+        /** @description The customer paid the link */
+        PaymentLinkPaidEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "payment_link.paid";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["PaymentLinkEventData"] & {
+                /** @constant */
+                state: "paid";
+            };
+        };
+        /** @description An operator resolved the payment link (reconciliation says how) */
+        PaymentLinkReconciledEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "payment_link.reconciled";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["PaymentLinkEventData"] & {
+                /** @constant */
+                state: "reconciled";
+                /** @constant */
+                previous_state: "needs_reconciliation";
+                reconciliation: components["schemas"]["Reconciliation"];
+            };
         };
         /**
          * @example {
@@ -710,6 +1133,147 @@ export interface components {
             pin_url: string;
             /** @description authorises POST /v1/swaps/{swap_id}/pin for this swap only */
             pin_token: string;
+        };
+        /** @description The provider initialised the swap: the user can enter the PIN */
+        SwapAwaitingPinEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "swap.awaiting_pin";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["SwapEventData"] & {
+                /** @constant */
+                state: "awaiting_pin";
+            };
+        };
+        /** @description The swap was cancelled before it was confirmed: nothing moved */
+        SwapCancelledEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "swap.cancelled";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["SwapEventData"] & {
+                /** @constant */
+                state: "cancelled";
+            };
+        };
+        /** @description The provider confirmed the swap: the money moved */
+        SwapConfirmedEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "swap.confirmed";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["SwapEventData"] & {
+                /** @constant */
+                state: "confirmed";
+            };
+        };
+        /** @description the swap's allow-listed fields (never a PIN, token or secret) */
+        SwapEventData: {
+            /** @constant */
+            object: "swap";
+            swap_id: string;
+            /**
+             * @description the state the swap moved to
+             * @enum {string}
+             */
+            state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "failed" | "cancelled" | "needs_reconciliation" | "reconciled";
+            /**
+             * @description the state it left
+             * @enum {string}
+             */
+            previous_state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "failed" | "cancelled" | "needs_reconciliation" | "reconciled";
+            txn_ref: string;
+            user_ref: string;
+            /** @description the provider's reference, once it initialised the swap */
+            payment_ref?: string;
+            from_currency: string;
+            to_currency: string;
+            amount: number;
+            converted_amount?: number;
+            rate_used?: number;
+            /** @description no confirmation is attempted after this time */
+            expires_at?: string;
+            pin_attempts_used: number;
+            pin_attempts_left: number;
+            /** @description why the swap ended failed, expired, cancelled or needs_reconciliation */
+            reason?: string;
+            reconciliation?: components["schemas"]["Reconciliation"];
+        };
+        /** @description The swap expired before it was confirmed: nothing moved */
+        SwapExpiredEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "swap.expired";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["SwapEventData"] & {
+                /** @constant */
+                state: "expired";
+            };
+        };
+        /** @description The swap failed: nothing moved (reason says why) */
+        SwapFailedEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "swap.failed";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["SwapEventData"] & {
+                /** @constant */
+                state: "failed";
+            };
+        };
+        /** @description Money may have moved and nothing settled it: an operator must check */
+        SwapNeedsReconciliationEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "swap.needs_reconciliation";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["SwapEventData"] & {
+                /** @constant */
+                state: "needs_reconciliation";
+            };
+        };
+        /** @description The provider rejected a PIN: the swap awaits another (pin_attempts_left) */
+        SwapPinRejectedEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "swap.pin_rejected";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["SwapEventData"] & {
+                /** @constant */
+                state: "awaiting_pin";
+                /** @constant */
+                previous_state: "confirming";
+            };
+        };
+        /** @description An operator resolved the swap (reconciliation says how) */
+        SwapReconciledEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "swap.reconciled";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["SwapEventData"] & {
+                /** @constant */
+                state: "reconciled";
+                /** @constant */
+                previous_state: "needs_reconciliation";
+                reconciliation: components["schemas"]["Reconciliation"];
+            };
         };
         /**
          * @example {
@@ -2525,6 +3089,546 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    swapAwaitingPinEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwapAwaitingPinEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    swapConfirmedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwapConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    swapExpiredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwapExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    swapFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwapFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    swapCancelledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwapCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    swapNeedsReconciliationEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwapNeedsReconciliationEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    swapReconciledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwapReconciledEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    swapPinRejectedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwapPinRejectedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentLinkCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentLinkPaidEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkPaidEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentLinkFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentLinkExpiredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentLinkCancelledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentLinkNeedsReconciliationEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkNeedsReconciliationEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentLinkReconciledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkReconciledEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

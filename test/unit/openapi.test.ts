@@ -1,8 +1,9 @@
 /**
  * The gateway's OpenAPI document, fit for generators and people: the rules hold for every operation
- * (so routes added later are checked too), `redocly lint` reports no error, the browsable docs are
- * served without an API key and hold no secret, the documented 429 is real, and the committed
- * document and generated client types are what the routes produce now.
+ * (so routes added later are checked too), every merchant event type is a webhook, `redocly lint`
+ * reports no error, the browsable docs are served without an API key and hold no secret, the
+ * documented 429 is real, and the committed document and generated client types are what the
+ * routes produce now.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,7 @@ import { generateDevKeys } from '../../src/codec/keys';
 import { MpfClient } from '../../src/starter/client/mpf-client';
 import { buildGateway } from '../../src/starter/gateway/app';
 import { isRateLimitExempt } from '../../src/starter/gateway/openapi';
+import { EVENT_TYPES } from '../../src/contract/merchant-events';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -106,9 +108,30 @@ describe('the OpenAPI document', () => {
       assert.ok(!(id.endsWith('Input') && schemas[id.slice(0, -'Input'.length)]), `${id} duplicates ${id.slice(0, -5)}`);
     }
     // Every component is used: nothing of another app's schemas (same zod registry) leaks in.
-    const text = JSON.stringify(doc.paths) + JSON.stringify(schemas);
+    const text = JSON.stringify(doc.paths) + JSON.stringify(doc.webhooks) + JSON.stringify(schemas);
     for (const id of Object.keys(schemas)) assert.ok(text.includes(`"#/components/schemas/${id}"`), `${id} is referenced`);
     assert.equal(doc.paths['/v1/swaps'].post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/SwapStartRequest');
+  });
+
+  test('lists every merchant event type under webhooks: a signed POST whose body is the schema of exactly that type', () => {
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), [...EVENT_TYPES].sort());
+    const ids = new Set(operations().map((o) => o.op.operationId as string));
+    for (const type of EVENT_TYPES) {
+      const op = doc.webhooks[type].post as Json;
+      assert.match(op.operationId, /^[a-z][A-Za-z0-9]+Event$/, `${type}: operationId`);
+      assert.ok(!ids.has(op.operationId), `${type}: operationId ${op.operationId} is used twice`);
+      ids.add(op.operationId);
+      assert.ok(op.summary?.length > 10, `${type}: summary`);
+      assert.deepEqual(op.security, [], `${type}: security declared (the signature, not a scheme)`);
+      assert.deepEqual((op.parameters as Json[]).map((p) => [p.name, p.in, p.required]), ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((n) => [n, 'header', true]));
+      const ref = op.requestBody.content['application/json'].schema.$ref as string;
+      const schema = doc.components.schemas[ref.replace('#/components/schemas/', '')];
+      assert.equal(schema?.properties?.type?.const, type, `${type}: its body's type`);
+      assert.deepEqual(schema.required, ['id', 'type', 'timestamp', 'data'], type);
+      const data = schema.properties.data.allOf as Json[];
+      assert.equal(data[0]!.$ref, `#/components/schemas/${type.startsWith('swap.') ? 'SwapEventData' : 'PaymentLinkEventData'}`, type);
+      assert.equal(data[1]!.additionalProperties, undefined, `${type}: the narrowing branch leaves the object open to the kind's fields`);
+    }
   });
 
   test('redocly lint reports 0 errors', { timeout: 120_000 }, async () => {

@@ -13,13 +13,18 @@
  *   403                  on every API-key route (the key's role lacks the route's access)
  *   components           a `FooInput` twin identical to `Foo` (fastify-type-provider-zod emits
  *                        both) is merged into `Foo`; a twin used alone takes the plain name;
- *                        schemas no operation reaches are dropped (other apps' schemas in the same
- *                        process share zod's global registry)
+ *                        schemas no operation or webhook reaches are dropped (other apps' schemas
+ *                        in the same process share zod's global registry)
+ *   webhooks             every merchant event type, its body the contract's schema (openapi-webhooks.ts)
+ *   allOf                an inline branch that narrows a referenced schema (an event's `state`) does
+ *                        not close the object: its `additionalProperties: false` is dropped, else
+ *                        no object could validate against both branches
  *
  * test/unit/openapi.test.ts checks these rules on the served document and runs `redocly lint` on it.
  */
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { API_KEY_SECURITY } from './context';
+import { EVENTS_TAG, eventWebhooks } from './openapi-webhooks';
 
 /** Routes outside the gateway's own rate limit (and so without a 429). */
 export const RATE_LIMIT_EXEMPT_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/openapi.json']);
@@ -113,6 +118,7 @@ function gatewayTransforms(): { transform: (input: TransformInput) => { schema: 
         if (documented?.requestBody) op.requestBody = documented.requestBody;
         if (documented?.responses) op.responses = { ...documented.responses };
       }
+      doc.webhooks = eventWebhooks();
       normaliseOperations(doc);
       tidyComponents(doc);
       return doc;
@@ -175,10 +181,10 @@ function rewriteRefs(value: unknown, from: string, to: string): void {
   }
 }
 
-/** Schemas reachable from the paths (through other schemas too). */
+/** Schemas reachable from the paths and webhooks (through other schemas too). */
 function reachable(doc: Json, schemas: Record<string, unknown>): Set<string> {
   const seen = new Set<string>();
-  const queue = [...refsIn(doc.paths, new Set())];
+  const queue = [...refsIn([doc.paths, doc.webhooks], new Set())];
   while (queue.length > 0) {
     const id = queue.pop()!;
     if (seen.has(id)) continue;
@@ -186,6 +192,16 @@ function reachable(doc: Json, schemas: Record<string, unknown>): Set<string> {
     queue.push(...refsIn(schemas[id], new Set()));
   }
   return seen;
+}
+
+/** Drops `additionalProperties` from the inline branches of every allOf under `value` (see the module comment). */
+function openNarrowingBranches(value: unknown): void {
+  if (Array.isArray(value)) value.forEach(openNarrowingBranches);
+  else if (value && typeof value === 'object') {
+    const o = value as Json;
+    if (Array.isArray(o.allOf)) for (const branch of o.allOf as Json[]) if (branch && !('$ref' in branch)) delete branch.additionalProperties;
+    Object.values(o).forEach(openNarrowingBranches);
+  }
 }
 
 function tidyComponents(doc: Json): void {
@@ -202,12 +218,14 @@ function tidyComponents(doc: Json): void {
       if (!same) schemas[plain] = schemas[id];
       delete schemas[id];
       rewriteRefs(doc.paths, id, plain);
+      rewriteRefs(doc.webhooks, id, plain);
       rewriteRefs(schemas, id, plain);
     }
   }
   used = reachable(doc, schemas);
   // Sorted, so the document does not depend on the order modules registered their schemas.
   components.schemas = Object.fromEntries(Object.keys(schemas).filter((id) => used.has(id)).sort().map((id) => [id, schemas[id]]));
+  openNarrowingBranches(components.schemas);
 }
 
 /** @fastify/swagger's options for the gateway. */
@@ -224,7 +242,7 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
           '{ error, message, field? }; a bad body is 400 invalid_request naming the field and starts nothing. ' +
           'Backend routes take the API key (x-api-key, or Authorization: Bearer); the PIN routes take the ' +
           "swap's pin_token; the provider's notifications carry a per-flow token in their URL. 429 and 503 " +
-          'answers carry Retry-After.',
+          'answers carry Retry-After. The merchant events your endpoints receive are listed under webhooks.',
       },
       servers: [{ url: '/', description: 'this gateway' }],
       tags: [
@@ -235,6 +253,7 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
         { name: 'PIN page', description: 'The reference PIN-entry page' },
         { name: 'codec', description: 'The payload codec server for Temporal Web and the Temporal CLI' },
         { name: 'operations', description: 'Liveness and readiness' },
+        EVENTS_TAG,
       ],
       components: {
         securitySchemes: {

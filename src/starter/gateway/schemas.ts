@@ -10,6 +10,8 @@ import { EXAMPLES } from './openapi-examples';
 import { LINK_STATES, type LinkView, SWAP_STATES, type SwapView } from '../../workflows/messages';
 import type { Viewed } from '../client/mpf-client';
 import { FlowEventsField } from './event-schemas';
+// The audit record of a resolution is the one the merchant events carry (written once, in the contract).
+import { ReconciliationSchema } from '../../contract/merchant-event-schemas';
 
 // States: the workflows' one lists (workflows/messages.ts)
 // ---------------------------------------------------------------------------------------------
@@ -100,18 +102,6 @@ const NotificationRecordSchema = z
     payload: z.unknown().describe('the payload as the provider sent it'),
   })
   .meta({ id: 'NotificationRecord' });
-
-export const ReconciliationSchema = z
-  .object({
-    outcome: z.string().describe('what the operator found at the provider: confirmed | failed (swap), paid | failed (payment link)'),
-    provider_reference: z.string().describe("the provider's reference the operator checked out of band"),
-    operator: z.string().describe('who resolved it'),
-    note: z.string(),
-    resolved_at: z.string(),
-    reason_before: z.string().optional().describe('why the flow needed reconciliation'),
-  })
-  .describe('the audit record of the resolution (state reconciled)')
-  .meta({ id: 'Reconciliation' });
 
 export const SwapViewSchema = z
   .object({

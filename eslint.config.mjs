@@ -38,7 +38,7 @@ const cliLazyRooms = [
 
 export default tseslint.config(
   // Generated code (npm run openapi) is checked by `npm run openapi -- --check`, not linted.
-  { ignores: ['node_modules/', 'dist/', '.cache/', 'coverage/', 'bin/', 'scripts/*.cjs', 'eslint.config.mjs', 'src/http-client/gateway-api.ts', 'test/upgrade/'] },
+  { ignores: ['node_modules/', 'dist/', '.cache/', 'coverage/', 'bin/', 'scripts/*.cjs', 'eslint.config.mjs', 'src/http-client/gateway-api.ts', 'test/upgrade/', 'packages/*/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -196,6 +196,25 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    // http-client/: also the light package @merchant-payment-flows/client (packages/client compiles
+    // these files alone, with openapi-fetch its only dependency), so it imports nothing else.
+    files: ['src/http-client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./[^/]+$|node:|openapi-fetch$)',
+              message: 'src/http-client is the light package: it imports only openapi-fetch, Node built-ins (node:…) and its own files.',
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': noDynamicLoads,
     },
   },
   {

@@ -1,46 +1,51 @@
 /**
- * A small typed HTTP client for services that talk only to the gateway (no Temporal access, no
- * payload keys): openapi-fetch over the types openapi-typescript generated from the gateway's
- * OpenAPI document (gateway-api.ts; `npm run openapi` regenerates it). Every path, parameter,
- * body and answer is typed by the document:
+ * The gateway's HTTP client, for services that talk only to the gateway (no Temporal access, no
+ * payload keys). Published twice from these files: as `merchant-payment-flows/http`, and alone as
+ * the light package `@merchant-payment-flows/client` (packages/client: openapi-fetch its only
+ * dependency), so these files import nothing but openapi-fetch, Node built-ins and each other.
  *
- *   const gw = createGatewayClient({ baseUrl: 'https://payments.internal', apiKey });
- *   const { data, error, response } = await gw.POST('/v1/swaps', { body: { user_ref, from_currency: 'USD', … } });
+ *   createMpfClient   the routes as typed methods (startSwap, getSwap, submitPin, createLink, …) that
+ *                     answer the body or throw one error class per gateway error code, with retries
+ *                     that never start a flow twice (Idempotency-Key), timeouts and a deadline
+ *   createGatewayClient  the typed openapi-fetch client (`gw.POST('/v1/swaps', …)`), bare unless `retry`
+ *   verifyEvent       a merchant event's Standard Webhooks signature checked, the typed event answered
  *
- * Uses the platform's fetch (Node 20+). Import it as `merchant-payment-flows/http`.
+ * Types come from the gateway's OpenAPI document (gateway-api.ts; `npm run openapi` regenerates it).
  */
-import createClient from 'openapi-fetch';
-import type { components, operations, paths } from './gateway-api';
+import type { components } from './gateway-api';
 
-export type { components, operations, paths };
-export type GatewayClient = ReturnType<typeof createClient<paths>>;
+export type { components, operations, paths, webhooks } from './gateway-api';
+export { createGatewayClient, pinTokenHeaders, type GatewayClient, type GatewayClientOptions } from './client';
+export {
+  createMpfClient,
+  MpfGateway,
+  type CallOptions,
+  type Categories,
+  type FlowListItem,
+  type FlowPage,
+  type LinkView,
+  type ListQuery,
+  type MpfClientOptions,
+  type PaymentLinkCreateRequest,
+  type PinOutcome,
+  type StartedSwap,
+  type SwapStartRequest,
+  type SwapView,
+} from './gateway';
+export { retryingFetch, RETRY_DEFAULTS, type RetryInfo, type RetryOptions } from './retry';
+export * from './errors';
+export {
+  verifyEvent,
+  type HeadersLike,
+  type MerchantEvent,
+  type MerchantEventOf,
+  type MerchantEventType,
+  type PaymentLinkEvent,
+  type PaymentLinkEventData,
+  type SwapEvent,
+  type SwapEventData,
+  type VerifyEventOptions,
+} from './events';
 
-export type SwapStartRequest = components['schemas']['SwapStartRequest'];
-export type PaymentLinkCreateRequest = components['schemas']['PaymentLinkCreateRequest'];
-export type StartedSwap = components['schemas']['StartedSwap'];
-export type SwapView = components['schemas']['SwapView'];
-export type LinkView = components['schemas']['LinkView'];
-export type PinOutcome = components['schemas']['PinOutcome'];
+/** An error answer's body (the gateway's Error schema). */
 export type GatewayError = components['schemas']['Error'];
-
-export interface GatewayClientOptions {
-  /** The gateway's base URL, e.g. https://payments.internal or http://127.0.0.1:8080. */
-  baseUrl: string;
-  /** GATEWAY_API_KEY, sent as x-api-key on every request (the PIN routes use the swap's pin_token instead). */
-  apiKey?: string;
-  /** Another fetch (tests, proxies); default globalThis.fetch. */
-  fetch?: (input: Request) => Promise<Response>;
-}
-
-export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
-  return createClient<paths>({
-    baseUrl: opts.baseUrl.replace(/\/+$/, ''),
-    headers: opts.apiKey ? { 'x-api-key': opts.apiKey } : {},
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
-  });
-}
-
-/** `Authorization: Bearer <pin_token>` for the PIN routes. */
-export function pinTokenHeaders(pinToken: string): { authorization: string } {
-  return { authorization: `Bearer ${pinToken}` };
-}

@@ -1,0 +1,150 @@
+/**
+ * MpfGateway: the gateway's routes as typed methods that answer the success body or throw the
+ * error class of the gateway's answer (errors.ts), over the typed client with retries (retry.ts):
+ *
+ *   const mpf = createMpfClient({ baseUrl: 'https://payments.internal', apiKey });
+ *   const started = await mpf.startSwap({ user_ref, from_currency: 'USD', to_currency: 'NGN', amount: 10, txn_ref });
+ *   const outcome = await mpf.submitPin(started.swap_id, started.pin_token, walletPin);
+ *
+ * Each POST carries an Idempotency-Key, the caller's (`{ idempotencyKey }`) or one made for the
+ * call; a thrown error carries it (`err.idempotencyKey`), so the same logical call can be made
+ * again later without starting anything twice. `mpf.http` is the typed openapi-fetch client
+ * underneath (same retries) for whatever has no method here.
+ */
+import { randomUUID } from 'node:crypto';
+import type { components, paths } from './gateway-api';
+import { MpfApiError } from './errors';
+import { type GatewayClient, type GatewayClientOptions, createGatewayClient } from './client';
+import type { RetryOptions } from './retry';
+
+type Schemas = components['schemas'];
+export type SwapStartRequest = Schemas['SwapStartRequest'];
+export type PaymentLinkCreateRequest = Schemas['PaymentLinkCreateRequest'];
+export type StartedSwap = Schemas['StartedSwap'];
+export type SwapView = Schemas['SwapView'];
+export type LinkView = Schemas['LinkView'];
+export type PinOutcome = Schemas['PinOutcome'];
+export type FlowPage = Schemas['FlowPage'];
+export type FlowListItem = Schemas['FlowListItem'];
+export type Categories = Schemas['Categories'];
+export type ListQuery = NonNullable<paths['/v1/swaps']['get']['parameters']['query']>;
+
+export interface MpfClientOptions extends Omit<GatewayClientOptions, 'retry'>, RetryOptions {}
+
+/** Per call: the caller's Idempotency-Key (POSTs), and an AbortSignal that ends the call and its retries. */
+export interface CallOptions {
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+export class MpfGateway {
+  /** The typed client underneath, with the same retries, for routes without a method here. */
+  readonly http: GatewayClient;
+
+  constructor(opts: MpfClientOptions) {
+    const { baseUrl, apiKey, fetch, ...retry } = opts;
+    this.http = createGatewayClient({ baseUrl, ...(apiKey ? { apiKey } : {}), ...(fetch ? { fetch } : {}), retry });
+  }
+
+  /** POST /v1/swaps: starts swap-<txn_ref> and answers once the provider initialised it (rate, amounts, pin_url, pin_token). */
+  startSwap(body: SwapStartRequest, opts: CallOptions = {}): Promise<StartedSwap> {
+    const key = opts.idempotencyKey ?? randomUUID();
+    return this.answer(key, this.http.POST('/v1/swaps', { body, params: { header: { 'idempotency-key': key } }, ...signalOf(opts) }));
+  }
+
+  /** GET /v1/swaps/{swap_id}: the swap's current view. */
+  getSwap(swapId: string, opts: CallOptions = {}): Promise<SwapView> {
+    return this.answer(undefined, this.http.GET('/v1/swaps/{swap_id}', { params: { path: { swap_id: swapId } }, ...signalOf(opts) }));
+  }
+
+  /** POST /v1/swaps/{swap_id}/cancel: cancels a swap still awaiting its PIN and answers its final view. */
+  cancelSwap(swapId: string, opts: CallOptions & { reason?: string } = {}): Promise<SwapView> {
+    const key = opts.idempotencyKey ?? randomUUID();
+    return this.answer(
+      key,
+      this.http.POST('/v1/swaps/{swap_id}/cancel', {
+        params: { path: { swap_id: swapId }, header: { 'idempotency-key': key } },
+        body: opts.reason === undefined ? {} : { reason: opts.reason },
+        ...signalOf(opts),
+      }),
+    );
+  }
+
+  /**
+   * POST /v1/swaps/{swap_id}/pin with the swap's pin_token (never the API key): the outcome of this
+   * PIN (confirmed, pin_rejected with attempts_left, …). A retry of the same PIN is answered, not sent twice.
+   */
+  submitPin(swapId: string, pinToken: string, walletPin: string, opts: CallOptions = {}): Promise<PinOutcome> {
+    const key = opts.idempotencyKey ?? randomUUID();
+    return this.answer(
+      key,
+      this.http.POST('/v1/swaps/{swap_id}/pin', {
+        params: { path: { swap_id: swapId }, header: { 'idempotency-key': key } },
+        headers: { authorization: `Bearer ${pinToken}`, 'x-api-key': null },
+        body: { wallet_pin: walletPin },
+        ...signalOf(opts),
+      }),
+    );
+  }
+
+  /** POST /v1/payment-links: creates paylink-<txn_merchant_ref> and answers once the provider created it (pay_link). */
+  createLink(body: PaymentLinkCreateRequest, opts: CallOptions = {}): Promise<LinkView> {
+    const key = opts.idempotencyKey ?? randomUUID();
+    return this.answer(key, this.http.POST('/v1/payment-links', { body, params: { header: { 'idempotency-key': key } }, ...signalOf(opts) }));
+  }
+
+  /** GET /v1/payment-links/{link_id}: the link's current view. */
+  getLink(linkId: string, opts: CallOptions = {}): Promise<LinkView> {
+    return this.answer(undefined, this.http.GET('/v1/payment-links/{link_id}', { params: { path: { link_id: linkId } }, ...signalOf(opts) }));
+  }
+
+  /** POST /v1/payment-links/{link_id}/cancel: cancels a link still awaiting payment and answers its final view. */
+  cancelLink(linkId: string, opts: CallOptions & { reason?: string } = {}): Promise<LinkView> {
+    const key = opts.idempotencyKey ?? randomUUID();
+    return this.answer(
+      key,
+      this.http.POST('/v1/payment-links/{link_id}/cancel', {
+        params: { path: { link_id: linkId }, header: { 'idempotency-key': key } },
+        body: opts.reason === undefined ? {} : { reason: opts.reason },
+        ...signalOf(opts),
+      }),
+    );
+  }
+
+  /** GET /v1/swaps: one page, newest first (state, created_from, created_to, limit, page_token). */
+  listSwaps(query: ListQuery = {}, opts: CallOptions = {}): Promise<FlowPage> {
+    return this.answer(undefined, this.http.GET('/v1/swaps', { params: { query }, ...signalOf(opts) }));
+  }
+
+  /** GET /v1/payment-links: one page, newest first (same filters as listSwaps). */
+  listLinks(query: ListQuery = {}, opts: CallOptions = {}): Promise<FlowPage> {
+    return this.answer(undefined, this.http.GET('/v1/payment-links', { params: { query }, ...signalOf(opts) }));
+  }
+
+  /** GET /v1/categories: the provider's product categories, flat and as a tree. */
+  categories(opts: CallOptions = {}): Promise<Categories> {
+    return this.answer(undefined, this.http.GET('/v1/categories', { ...signalOf(opts) }));
+  }
+
+  /** The success body, or the typed error of the answer. */
+  private async answer<T>(idempotencyKey: string | undefined, call: Promise<Answer<T>>): Promise<T> {
+    const { data, error, response } = await call;
+    if (response.ok) return data as T;
+    throw MpfApiError.from(response, error, idempotencyKey);
+  }
+}
+
+/** The gateway's routes as typed methods, with retries (see MpfGateway). */
+export function createMpfClient(opts: MpfClientOptions): MpfGateway {
+  return new MpfGateway(opts);
+}
+
+function signalOf(opts: CallOptions): { signal?: AbortSignal } {
+  return opts.signal ? { signal: opts.signal } : {};
+}

@@ -9,6 +9,7 @@ import { generateSecret } from '../../src/merchant-events/signing';
 import type { InputError } from '../../src/starter/client/errors';
 import { MpfClient } from '../../src/starter/client/mpf-client';
 import { EVENT_TYPES, eventTypeFor } from '../../src/contract/merchant-events';
+import { eventSchemaIssues } from '../../src/contract/merchant-event-schemas';
 import type { LinkView, SwapView } from '../../src/workflows/messages';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { eventually, startStack, type Stack } from '../helpers/stack';
@@ -205,6 +206,87 @@ describe('merchant events of real flows (real Temporal, simulator over HTTP)', (
     await assert.rejects(listed.createLink(linkBody(uniqueRef('ev-prod'), { webhook_url: 'http://127.0.0.1:9/hooks' })), (err: InputError) =>
       err.field === 'webhook_url' && /address that is not allowed/.test(err.message),
     );
+  });
+
+  test('real flows of both kinds emit every event type, and each delivered event validates against its schema', { timeout: 180_000 }, async () => {
+    // A client of the same deployment with short waits: a swap in doubt settles in 3 s, a link lives 3 s.
+    const quick = new MpfClient({ client: stack.client, taskQueue: stack.taskQueue, keys: stack.keys, publicUrl: stack.notificationBaseUrl, swapSettleWaitSeconds: 3, linkLifetimeSeconds: 3 });
+    const hook = { webhook_url: listener.url };
+    const flows: string[] = [];
+    const resolution = (outcome: string, ref: string | undefined) => ({ outcome, provider_reference: ref!, operator: 'ops', note: 'checked at the provider' });
+
+    // swap: needs_reconciliation (the provider confirms, its answer is lost, no notification comes), then reconciled.
+    const doubt = (await quick.startSwap(swapBody(uniqueRef('ev-all-doubt'), hook))).swap;
+    flows.push(doubt.swap_id);
+    await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 1 }], notifications: { delayMs: 600_000 } });
+    try {
+      assert.equal((await quick.submitPin(doubt.swap_id, { wallet_pin: SIM_PIN }))?.outcome, 'needs_reconciliation');
+    } finally {
+      await stack.control.clearFaults();
+    }
+    await quick.resolveFlow(doubt.swap_id, resolution('confirmed', doubt.payment_ref));
+    // swap: expired (a 2 s provider window, for this swap only).
+    await stack.control.setConfig({ swapExpiresInSeconds: 2 });
+    const expiring = await stack.mpf.startSwap(swapBody(uniqueRef('ev-all-expire'), hook)).finally(() => stack.control.setConfig({ swapExpiresInSeconds: 300 }));
+    flows.push(expiring.swap.swap_id);
+
+    await Promise.all([
+      (async () => {
+        // swap: pin_rejected twice, then failed (attempts exhausted).
+        const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('ev-all-fail'), hook));
+        flows.push(swap.swap_id);
+        for (let i = 0; i < 3; i++) await stack.mpf.submitPin(swap.swap_id, { wallet_pin: 'wrong-PIN-0000' });
+      })(),
+      (async () => {
+        const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('ev-all-confirm'), hook));
+        flows.push(swap.swap_id);
+        assert.equal((await stack.mpf.submitPin(swap.swap_id, { wallet_pin: SIM_PIN }))?.outcome, 'confirmed');
+      })(),
+      (async () => {
+        const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('ev-all-cancel'), hook));
+        flows.push(swap.swap_id);
+        await stack.mpf.cancelSwap(swap.swap_id);
+      })(),
+      (async () => {
+        const { link } = await stack.mpf.createLink(linkBody(uniqueRef('ev-all-paid'), hook));
+        flows.push(link.link_id);
+        assert.equal(await payOnCheckout(stack.sim.checkoutUrl, link.payment_ref!), 303);
+      })(),
+      (async () => {
+        const { link } = await stack.mpf.createLink(linkBody(uniqueRef('ev-all-failed'), hook));
+        flows.push(link.link_id);
+        await stack.control.failLink(link.payment_ref!);
+      })(),
+      (async () => {
+        const { link } = await stack.mpf.createLink(linkBody(uniqueRef('ev-all-cancel'), hook));
+        flows.push(link.link_id);
+        await stack.mpf.cancelLink(link.link_id);
+      })(),
+      (async () => {
+        const { link } = await quick.createLink(linkBody(uniqueRef('ev-all-expire'), hook));
+        flows.push(link.link_id);
+      })(),
+      (async () => {
+        // payment_link: needs_reconciliation (paid for another amount), then reconciled.
+        const { link } = await stack.mpf.createLink(linkBody(uniqueRef('ev-all-recon'), hook));
+        flows.push(link.link_id);
+        const n = { event: 'collection.successful', data: { payment_ref: link.payment_ref, status: 'successful', notification_id: `n-${link.link_id}`, amount: 1 } };
+        await stack.mpf.deliverNotification(link.link_id, n, JSON.stringify(n));
+        await eventually(async () => (await stack.mpf.getLink(link.link_id)).state === 'needs_reconciliation', 15_000, 'needs_reconciliation');
+        await stack.mpf.resolveFlow(link.link_id, resolution('paid', link.payment_ref));
+      })(),
+    ]);
+    // Every flow has ended, and its last event reached the listener.
+    for (const id of flows) {
+      const final = (await stack.client.workflow.getHandle(id).result()) as SwapView | LinkView;
+      const last = final.events!.at(-1)!.id;
+      await eventually(async () => listener.deliveries.some((d) => d.event?.id === last), 30_000, `${id}'s last event`);
+    }
+
+    const delivered = flows.flatMap((id) => ofFlow(listener, id));
+    assert.ok(delivered.every((d) => d.verified), 'every delivery is signed');
+    for (const d of delivered) assert.deepEqual(eventSchemaIssues(d.event), [], `${d.event!.type} (${d.event!.id}) against its schema`);
+    assert.deepEqual([...new Set(delivered.map((d) => d.event!.type))].sort(), [...EVENT_TYPES].sort(), 'every event type was emitted');
   });
 
   test('a flow without any endpoint still lists its events, with no deliveries and no delivery workflow', async () => {

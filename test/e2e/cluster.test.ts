@@ -46,6 +46,22 @@ const secret = (name: keyof typeof SECRET_FILES) => fs.readFileSync(path.join(in
 const target = (gatewayUrl: string): FieldTarget => ({ gatewayUrl, apiKey, simulatorUrl: info.simulator!.url });
 const api = (gatewayUrl: string, method: string, p: string, body?: unknown) => gatewayCaller(gatewayUrl, apiKey).api(method, p, body);
 
+/**
+ * The wallet PIN, sent as a PIN page sends it. The user's wrong-PIN budget may have lived on a
+ * worker that was just killed or restarted: until its workflow moves to a live worker (the sticky
+ * queue's timeout) the PIN gate refuses the PIN with 503 pin_budget_unavailable and Retry-After,
+ * having sent nothing, and the page sends it again.
+ */
+async function submitPin(gatewayUrl: string, swap: { swap_id: string; pin_token: string }) {
+  const send = () => gatewayCaller(gatewayUrl).call('POST', `/v1/swaps/${swap.swap_id}/pin`, { body: { wallet_pin: SIM_PIN }, headers: { authorization: `Bearer ${swap.pin_token}` } });
+  let answer = await send();
+  for (let i = 0; i < 6 && answer.status === 503 && answer.json?.error === 'pin_budget_unavailable'; i++) {
+    await new Promise((r) => setTimeout(r, Number(answer.headers['retry-after']) * 1000));
+    answer = await send();
+  }
+  return answer;
+}
+
 /** cluster.env as `set -a; . cluster.env` loads it: the operator's settings (addresses, NAME_FILE and certificate paths). */
 function clusterEnv(): Record<string, string> {
   const lines = fs.readFileSync(info.envFile, 'utf8').split('\n').filter((l) => /^[A-Z_]+=/.test(l));
@@ -358,10 +374,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
       await up.waitFor(new RegExp(`worker-\\d \\(pid ${victim}\\) exited \\(SIGKILL\\); restarting it`), 10_000);
 
       // The PIN through the other gateway; a live worker (the other one, or the killed one started again) confirms.
-      const outcome = await gatewayCaller(gw2).call('POST', `/v1/swaps/${started.json.swap_id}/pin`, {
-        body: { wallet_pin: SIM_PIN },
-        headers: { authorization: `Bearer ${started.json.pin_token}` },
-      });
+      const outcome = await submitPin(gw2, started.json);
       assert.equal(outcome.status, 200, outcome.text);
       assert.deepEqual(outcome.json, { outcome: 'confirmed', state: 'confirmed' });
       assert.notEqual(await lastWorkflowTaskWorker(client, started.json.swap_id), victim, 'a live worker completed the swap');
@@ -429,10 +442,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
       t.diagnostic(`${w.name}: new certificate, restarted in ${Date.now() - t0} ms (pid ${now})`);
       newPids.push(now);
     }
-    const outcome = await gatewayCaller(gw).call('POST', `/v1/swaps/${started.json.swap_id}/pin`, {
-      body: { wallet_pin: SIM_PIN },
-      headers: { authorization: `Bearer ${started.json.pin_token}` },
-    });
+    const outcome = await submitPin(gw, started.json);
     assert.equal(outcome.status, 200, outcome.text);
     assert.deepEqual(outcome.json, { outcome: 'confirmed', state: 'confirmed' });
     const connection = await Connection.connect({ address: info.temporal!.address, tls: operatorTls() });

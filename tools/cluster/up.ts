@@ -15,16 +15,16 @@ import path from 'node:path';
 import { codecWebEndpoint } from '../../src/codec/codec-server';
 import { provisionTemporalCli } from '../../src/temporal/provision';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
-import { startGateway, startSimulator, startWorker, type RunningGateway, type RunningWorker } from './apps';
+import { startGateway, startSimulator, startWorker, type AppContext, type RunningGateway, type RunningSimulator, type RunningWorker } from './apps';
 import { runNamespaceJob, runSchemaJob } from './jobs';
-import { startPostgres } from './postgres';
+import { startPostgres, type RunningPostgres } from './postgres';
 import { PortBook } from './ports';
 import { isRunning, killGroup, processesOfRun, waitGroupGone, type Child } from './processes';
-import { provisionCluster } from './provision';
-import { prepareSecrets, secretsDir } from './secrets';
+import { provisionCluster, type ClusterBinaries } from './provision';
+import { prepareSecrets, secretsDir, type Secrets } from './secrets';
 import { prepareTls, tlsDir } from './tls';
 import { files, readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
-import { startTemporalServer } from './temporal-server';
+import { startTemporalServer, type RunningTemporalServer } from './temporal-server';
 import { HISTORY_SHARDS, NAMESPACE, NAMESPACE_RETENTION, TASK_QUEUE, temporalClientTlsEnv, tlsComponents, VERSIONS } from './topology';
 import { startUi, type RunningUi } from './ui';
 
@@ -126,7 +126,136 @@ export async function cleanLeftovers(stateDir: string, say: (line: string) => vo
   return pids.length;
 }
 
+/**
+ * Starts the topology, step by step, each component registered (to be stopped with its tier and
+ * restarted as it was) as it starts. If a step fails, whatever had started is stopped before the
+ * error is thrown.
+ */
 export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
+  const run = await beginRun(o);
+  const { info } = run;
+  const stop = (): Promise<void> => stopRun(run);
+  try {
+    const base = await prepareRun(run);
+    // The simulator depends on nothing (as in compose): it starts beside the database chain.
+    const simulator = run.parallel(startSimulatorComponent(run, base));
+    const pg = await startPostgresComponent(run, base);
+    await run.step(
+      'temporal-schema',
+      () => runSchemaJob({ sqlTool: base.bins.sqlTool, schemaDir: base.bins.schemaDir, host: pg.host, port: pg.port, password: base.secrets.postgres_password, ...run.ctx }),
+      () => 'databases temporal and temporal_visibility created and on the latest schema',
+    );
+    const temporal = await startTemporalComponent(run, base, pg);
+    // Temporal Web needs only the server (as in compose), so it starts beside the namespace job.
+    const ui = await startUiComponent(run, base, temporal.address);
+    const namespaceJobDone = run.parallel(runNamespaceStep(run, base, temporal.address));
+    await Promise.all(run.pending);
+    const [sim, firstUi] = await Promise.all([simulator, ui.started, namespaceJobDone]);
+    info.ui = { url: firstUi.url, pid: firstUi.pid, version: VERSIONS.temporalUi };
+    writeInfo(info);
+
+    const { workers, gateways } = await startApps(run, base, { temporalAddress: temporal.address, providerBaseUrl: sim.url, temporalWebOrigin: firstUi.url, gw1Port: ui.gw1Port });
+    const finalUi = await ui.followGateway1(gateways[0]);
+    info.ui = { url: finalUi.url, pid: finalUi.pid, version: VERSIONS.temporalUi };
+    info.workers = workers.map((w) => ({ name: w.name, pid: w.pid, metricsUrl: w.metricsUrl }));
+    info.gateways = gateways.map((g) => ({ name: g.name, url: g.url, pid: g.pid, metricsUrl: g.metricsUrl }));
+    writeClientEnv(info);
+    info.status = 'ready';
+    writeInfo(info);
+    return { info, children: run.components.children, stop, restart: (name) => run.components.restart(name) };
+  } catch (e) {
+    // Steps still running in parallel register what they start; wait for them, then stop it all.
+    await Promise.all(run.pending);
+    await stop();
+    info.status = 'failed';
+    writeInfo(info);
+    throw e;
+  }
+}
+
+/** Each tier (all gateways, all workers together) is stopped in the reverse of compose's order, whatever order they happened to become ready in. */
+const STOP_RANK = ['postgresql', 'temporal', 'temporal-ui', 'simulator', 'workers', 'gateways'] as const;
+type Tier = (typeof STOP_RANK)[number];
+
+/**
+ * The components of one run, as they started: stopped tier by tier in the reverse of compose's
+ * order, each restartable as it was started, each one's command line in cluster.json.
+ */
+class Components {
+  private readonly tiers = new Map<Tier, string[]>();
+  private readonly running = new Map<string, Component>();
+  /** Every long-running child, in start order; a restart replaces its entry. */
+  readonly children: RunningCluster['children'] = [];
+
+  constructor(private readonly info: ClusterInfo) {}
+
+  /** Registers a started component: stopped with its tier, restartable, its command line in cluster.json. */
+  register(tier: Tier, name: string, c: Component): void {
+    this.running.set(name, c);
+    this.tiers.set(tier, [...(this.tiers.get(tier) ?? []).filter((n) => n !== name), name]);
+    const i = this.children.findIndex((x) => x.name === name);
+    if (i >= 0) this.children[i] = { name, child: c.child };
+    else this.children.push({ name, child: c.child });
+    (this.info.components ??= {})[name] = { pid: c.child.pid, command: [c.child.command, ...c.child.args], log: c.child.opts.logFile };
+  }
+
+  async restart(name: string): Promise<Child> {
+    const info = this.info;
+    const c = this.running.get(name);
+    if (!c) throw new Error(`no component ${name} (one of: ${[...this.running.keys()].join(', ')})`);
+    const tier = [...this.tiers].find(([, names]) => names.includes(name))![0];
+    if (c.child.running) await c.stop();
+    const next = await c.restart();
+    this.register(tier, name, { ...next, restart: c.restart });
+    const pid = next.child.pid;
+    for (const w of info.workers) if (w.name === name) w.pid = pid;
+    for (const g of info.gateways) if (g.name === name) g.pid = pid;
+    if (name === 'simulator' && info.simulator) info.simulator.pid = pid;
+    if (name === 'postgresql' && info.postgres) info.postgres.pid = pid;
+    if (name === 'temporal' && info.temporal) info.temporal.pid = pid;
+    if (name === 'temporal-ui' && info.ui) info.ui.pid = pid;
+    writeInfo(info);
+    return next.child;
+  }
+
+  /** Stops every tier, the last to start first; a tier that fails to stop is reported, not thrown. */
+  async stopAll(say: (line: string) => void): Promise<void> {
+    for (const tier of [...STOP_RANK].reverse()) {
+      const names = this.tiers.get(tier);
+      if (!names) continue;
+      const t0 = Date.now();
+      try {
+        await Promise.all(names.map((n) => this.running.get(n)?.stop()));
+        say(`stopped ${tier} (${secs(Date.now() - t0)})`);
+      } catch (e) {
+        say(`stopping ${tier}: ${(e as Error).message}`);
+      }
+    }
+  }
+}
+
+/** One run of `startCluster`: its state dir, its components, and how its steps are timed and awaited. */
+interface Run {
+  o: ClusterOptions;
+  stateDir: string;
+  f: ReturnType<typeof files>;
+  runId: string;
+  info: ClusterInfo;
+  components: Components;
+  /** What every job and process of the run is given: its log dir and the run's marker. */
+  ctx: { logDir: string; runId: string };
+  /** PostgreSQL's root (its data), once it started: removed on stop without --keep-data. */
+  postgresRoot?: string;
+  stopped: boolean;
+  /** Steps running in parallel: every one is awaited (and what it started registered) before a failure is thrown. */
+  pending: Array<Promise<unknown>>;
+  parallel<T>(p: Promise<T>): Promise<T>;
+  /** Runs a step unless the start was aborted, and prints its line with how long it took. */
+  step<T>(label: string, run: () => Promise<T>, describe: (r: T) => string): Promise<T>;
+}
+
+/** Claims the state dir (no other `up` on it, leftovers stopped), and writes the run's pid file and cluster.json. */
+async function beginRun(o: ClusterOptions): Promise<Run> {
   const stateDir = path.resolve(o.stateDir);
   fs.mkdirSync(stateDir, { recursive: true });
   const f = files(stateDir);
@@ -154,220 +283,194 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     logDir: f.logs,
   };
   writeInfo(info);
-
-  // Each tier (all gateways, all workers together) is stopped in the reverse of compose's order,
-  // whatever order they happened to become ready in.
-  const STOP_RANK = ['postgresql', 'temporal', 'temporal-ui', 'simulator', 'workers', 'gateways'] as const;
-  const tiers = new Map<(typeof STOP_RANK)[number], string[]>();
-  const running = new Map<string, Component>();
-  const children: RunningCluster['children'] = [];
-  /** Registers a started component: stopped with its tier, restartable, its command line in cluster.json. */
-  const register = (tier: (typeof STOP_RANK)[number], name: string, c: Component): void => {
-    running.set(name, c);
-    tiers.set(tier, [...(tiers.get(tier) ?? []).filter((n) => n !== name), name]);
-    const i = children.findIndex((x) => x.name === name);
-    if (i >= 0) children[i] = { name, child: c.child };
-    else children.push({ name, child: c.child });
-    (info.components ??= {})[name] = { pid: c.child.pid, command: [c.child.command, ...c.child.args], log: c.child.opts.logFile };
-  };
-  const restart = async (name: string): Promise<Child> => {
-    const c = running.get(name);
-    if (!c) throw new Error(`no component ${name} (one of: ${[...running.keys()].join(', ')})`);
-    const tier = [...tiers].find(([, names]) => names.includes(name))![0];
-    if (c.child.running) await c.stop();
-    const next = await c.restart();
-    register(tier, name, { ...next, restart: c.restart });
-    const pid = next.child.pid;
-    for (const w of info.workers) if (w.name === name) w.pid = pid;
-    for (const g of info.gateways) if (g.name === name) g.pid = pid;
-    if (name === 'simulator' && info.simulator) info.simulator.pid = pid;
-    if (name === 'postgresql' && info.postgres) info.postgres.pid = pid;
-    if (name === 'temporal' && info.temporal) info.temporal.pid = pid;
-    if (name === 'temporal-ui' && info.ui) info.ui.pid = pid;
-    writeInfo(info);
-    return next.child;
-  };
-  let postgresRoot: string | undefined;
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    info.status = 'stopping';
-    writeInfo(info);
-    for (const name of [...STOP_RANK].reverse()) {
-      const names = tiers.get(name);
-      if (!names) continue;
-      const t0 = Date.now();
-      try {
-        await Promise.all(names.map((n) => running.get(n)?.stop()));
-        o.say(`stopped ${name} (${secs(Date.now() - t0)})`);
-      } catch (e) {
-        o.say(`stopping ${name}: ${(e as Error).message}`);
-      }
-    }
-    // Anything of this run still running (it should not be): kill it.
-    for (const pid of processesOfRun(runId)) killGroup(pid, 'SIGKILL');
-    if (!o.keepData) {
-      // The database goes, and so do the secrets and the config files that hold them.
-      const t0 = Date.now();
-      if (postgresRoot) fs.rmSync(postgresRoot, { recursive: true, force: true });
-      for (const dir of [secretsDir(stateDir), tlsDir(stateDir), path.join(stateDir, 'temporal'), path.join(stateDir, 'ui'), path.dirname(f.simulatorState)]) fs.rmSync(dir, { recursive: true, force: true });
-      for (const file of [f.env, f.ports]) fs.rmSync(file, { force: true });
-      o.say(`removed the database, the simulator's records, the secrets, the certificates, the ports and the config files (${secs(Date.now() - t0)}; --keep-data keeps them)`);
-    }
-    info.status = 'stopped';
-    writeInfo(info);
-    fs.rmSync(f.pid, { force: true });
-  };
-
-  const step = async <T>(label: string, run: () => Promise<T>, describe: (r: T) => string): Promise<T> => {
-    if (o.aborted?.()) throw new ClusterStartAborted('interrupted while starting');
-    const t0 = Date.now();
-    const r = await run();
-    o.say(`${label.padEnd(19)} ${describe(r)} (${secs(Date.now() - t0)})`);
-    return r;
-  };
-  const ctxFor = { logDir: f.logs, runId };
-  /** Steps run in parallel: every one is awaited (and what it started registered) before a failure is thrown. */
   const pending: Array<Promise<unknown>> = [];
-  const parallel = <T>(p: Promise<T>): Promise<T> => {
-    pending.push(p.catch(() => undefined));
-    return p;
+  return {
+    o,
+    stateDir,
+    f,
+    runId,
+    info,
+    components: new Components(info),
+    ctx: { logDir: f.logs, runId },
+    stopped: false,
+    pending,
+    parallel: <T>(p: Promise<T>): Promise<T> => {
+      pending.push(p.catch(() => undefined));
+      return p;
+    },
+    step: async <T>(label: string, run: () => Promise<T>, describe: (r: T) => string): Promise<T> => {
+      if (o.aborted?.()) throw new ClusterStartAborted('interrupted while starting');
+      const t0 = Date.now();
+      const r = await run();
+      o.say(`${label.padEnd(19)} ${describe(r)} (${secs(Date.now() - t0)})`);
+      return r;
+    },
   };
+}
 
-  try {
-    const bins = await step('binaries', async () => ({ ...provisionCluster(), temporalCli: provisionTemporalCli() }), (b) =>
-      `temporal-server ${VERSIONS.temporalServer}, temporal-sql-tool, temporal-ui-server ${VERSIONS.temporalUi}, Temporal CLI, PostgreSQL from ${b.pgBinDir}`);
-    const secrets = prepareSecrets(stateDir, o.keepData);
-    const names = (n: number, role: string) => Array.from({ length: n }, (_, i) => `${role}-${i + 1}`);
-    const tls = await step(
-      'certificates',
-      () => prepareTls(stateDir, tlsComponents({ workers: names(o.workers, 'worker'), gateways: names(o.gateways, 'gateway') }), o.keepData, ctxFor),
-      (t) => `private CA and ${t.issued.length} new certificate(s) in ${t.dir} (openssl; frontend and internode mTLS, one client certificate per process)`,
-    );
-    const ports = new PortBook(f.ports, o.keepData, o.say);
-    const appCtx = { secretsDir: secretsDir(stateDir), tlsDir: tls.dir, ports, simulatorStateFile: f.simulatorState, ...ctxFor };
-    const operatorTls = path.join(tls.dir, 'operator');
-
-    // The simulator depends on nothing (as in compose): it starts beside the database chain.
-    const simulator = parallel(
-      step('simulator', () => startSimulator(appCtx), (s) => `API ${s.url}, checkout ${s.checkoutUrl} (pid ${s.pid})`).then((sim) => {
-        register('simulator', 'simulator', { child: sim.child, stop: sim.stop, restart: () => startSimulator(appCtx) });
-        info.simulator = { url: sim.url, checkoutUrl: sim.checkoutUrl, pid: sim.pid };
-        return sim;
-      }),
-    );
-
-    const pg = await step(
-      'postgresql',
-      () => startPostgres({ binDir: bins.pgBinDir, stateDir, logDir: f.logs, password: secrets.postgres_password, keepData: o.keepData, runId, ports }),
-      (p) => `127.0.0.1:${p.port} (pid ${p.pid}, as user ${p.user}, data ${p.dataDir})`,
-    );
-    postgresRoot = pg.root;
-    // A restart never wipes the data: the database of this run is kept whatever --keep-data says.
-    register('postgresql', 'postgresql', {
-      child: pg.child,
-      stop: pg.stop,
-      restart: () => startPostgres({ binDir: bins.pgBinDir, stateDir, logDir: f.logs, password: secrets.postgres_password, keepData: true, runId, ports }),
-    });
-    info.postgres = { host: pg.host, port: pg.port, pid: pg.pid, dataDir: pg.dataDir, user: pg.user, binDir: bins.pgBinDir };
-    writeInfo(info);
-
-    await step(
-      'temporal-schema',
-      () => runSchemaJob({ sqlTool: bins.sqlTool, schemaDir: bins.schemaDir, host: pg.host, port: pg.port, password: secrets.postgres_password, ...ctxFor }),
-      () => 'databases temporal and temporal_visibility created and on the latest schema',
-    );
-
-    const temporalOpts = { binary: bins.temporalServer, stateDir, logDir: f.logs, postgres: { host: pg.host, port: pg.port, password: secrets.postgres_password }, runId, tlsDir: tls.dir, ports };
-    const temporal = await step(
-      'temporal',
-      () => startTemporalServer(temporalOpts),
-      (t) => `gRPC ${t.address} (pid ${t.pid}, ${HISTORY_SHARDS} history shards, persistence and visibility on PostgreSQL, mTLS: client certificates required)`,
-    );
-    register('temporal', 'temporal', { child: temporal.child, stop: temporal.stop, restart: () => startTemporalServer(temporalOpts) });
-    info.temporal = {
-      address: temporal.address, httpAddress: temporal.httpAddress, pid: temporal.pid, namespace: NAMESPACE, taskQueue: TASK_QUEUE,
-      historyShards: HISTORY_SHARDS, version: VERSIONS.temporalServer,
-    };
-    writeInfo(info);
-
-    // Temporal Web needs only the server (as in compose), so it starts beside the namespace job.
-    // It decodes through gateway-1's codec endpoint: that gateway's port is chosen now.
-    const gw1Port = await ports.one('gateway-1');
-    const codecFor = (gatewayUrl: string) => codecWebEndpoint(gatewayUrl, secrets.codec_auth_token);
-    let ui: RunningUi | undefined;
-    let codecEndpoint = codecFor(`http://127.0.0.1:${gw1Port}`);
-    const uiOpts = () => ({ binary: bins.uiServer, stateDir, logDir: f.logs, runId, temporalAddress: temporal.address, codecEndpoint, tlsDir: path.join(tls.dir, 'temporal-ui'), ports, ...(ui ? { port: ui.port } : {}) });
-    const registerUi = (u: RunningUi): void => {
-      ui = u;
-      register('temporal-ui', 'temporal-ui', { child: u.child, stop: u.stop, restart: () => startUi(uiOpts()) });
-    };
-    const uiStarted = parallel(
-      step('temporal-ui', () => startUi(uiOpts()), (u) => `${u.url} (pid ${u.pid}, codec endpoint on gateway-1)`).then((u) => {
-        registerUi(u);
-        return u;
-      }),
-    );
-    const namespaceJobDone = parallel(
-      step(
-        'temporal-namespace',
-        () => runNamespaceJob({ temporalCli: bins.temporalCli, address: temporal.address, tlsEnv: temporalClientTlsEnv(operatorTls), ...ctxFor }),
-        () => `namespace ${NAMESPACE} (retention ${NAMESPACE_RETENTION}), search attributes ${Object.keys(CUSTOM_SEARCH_ATTRIBUTES).join(', ')}`,
-      ),
-    );
-    await Promise.all(pending);
-    const [sim, firstUi] = await Promise.all([simulator, uiStarted, namespaceJobDone]);
-    ui = firstUi;
-    info.ui = { url: ui.url, pid: ui.pid, version: VERSIONS.temporalUi };
-    writeInfo(info);
-
-    // Workers and gateways, all at once (compose starts them together once their dependencies are up).
-    const started = await step(
-      'workers, gateways',
-      async () => {
-        const workerOpts = { temporalAddress: temporal.address, providerBaseUrl: sim.url, ...(o.appEnv ? { extraEnv: o.appEnv } : {}) };
-        const gatewayOpts = (port?: number) => ({ temporalAddress: temporal.address, temporalWebOrigin: firstUi.url, ...(port ? { port } : {}), ...(o.appEnv ? { extraEnv: o.appEnv } : {}) });
-        const workerJobs = Array.from({ length: o.workers }, (_, i) => startWorker(appCtx, `worker-${i + 1}`, workerOpts));
-        const gatewayJobs = Array.from({ length: o.gateways }, (_, i) => startGateway(appCtx, `gateway-${i + 1}`, gatewayOpts(i === 0 ? gw1Port : undefined)));
-        const [w, g] = await Promise.all([Promise.allSettled(workerJobs), Promise.allSettled(gatewayJobs)]);
-        const workers = w.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-        const gateways = g.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-        for (const x of workers) register('workers', x.name, { child: x.child, stop: x.stop, restart: () => startWorker(appCtx, x.name, workerOpts) });
-        // A gateway comes back on its own port: the notification URLs the provider holds point at it.
-        for (const x of gateways) register('gateways', x.name, { child: x.child, stop: x.stop, restart: () => startGateway(appCtx, x.name, gatewayOpts(Number(new URL(x.url).port))) });
-        const failed = [...w, ...g].find((r) => r.status === 'rejected');
-        if (failed) throw failed.reason;
-        return { workers, gateways };
-      },
-      (r) => `${r.workers.length} worker(s) polling ${TASK_QUEUE}, ${r.gateways.length} gateway(s) ready`,
-    );
-    const workers: RunningWorker[] = started.workers;
-    const gateways: RunningGateway[] = started.gateways;
-
-    // gateway-1 lost the port chosen for it to another process: Temporal Web must follow it.
-    const gw1 = gateways[0];
-    if (gw1 && gw1.url !== `http://127.0.0.1:${gw1Port}`) {
-      await ui.stop();
-      codecEndpoint = codecFor(gw1.url);
-      registerUi(await startUi(uiOpts()));
-      info.ui = { url: ui.url, pid: ui.pid, version: VERSIONS.temporalUi };
-    }
-
-    info.workers = workers.map((w) => ({ name: w.name, pid: w.pid, metricsUrl: w.metricsUrl }));
-    info.gateways = gateways.map((g) => ({ name: g.name, url: g.url, pid: g.pid, metricsUrl: g.metricsUrl }));
-    writeClientEnv(info);
-    info.status = 'ready';
-    writeInfo(info);
-    return { info, children, stop, restart };
-  } catch (e) {
-    // Steps still running in parallel register what they start; wait for them, then stop it all.
-    await Promise.all(pending);
-    await stop();
-    info.status = 'failed';
-    writeInfo(info);
-    throw e;
+/**
+ * Stops the run once: its tiers, anything of it still running, and without --keep-data the
+ * database, the secrets and the config files that hold them.
+ */
+async function stopRun(run: Run): Promise<void> {
+  const { o, info, f, stateDir } = run;
+  if (run.stopped) return;
+  run.stopped = true;
+  info.status = 'stopping';
+  writeInfo(info);
+  await run.components.stopAll(o.say);
+  // Anything of this run still running (it should not be): kill it.
+  for (const pid of processesOfRun(run.runId)) killGroup(pid, 'SIGKILL');
+  if (!o.keepData) {
+    // The database goes, and so do the secrets and the config files that hold them.
+    const t0 = Date.now();
+    if (run.postgresRoot) fs.rmSync(run.postgresRoot, { recursive: true, force: true });
+    for (const dir of [secretsDir(stateDir), tlsDir(stateDir), path.join(stateDir, 'temporal'), path.join(stateDir, 'ui'), path.dirname(f.simulatorState)]) fs.rmSync(dir, { recursive: true, force: true });
+    for (const file of [f.env, f.ports]) fs.rmSync(file, { force: true });
+    o.say(`removed the database, the simulator's records, the secrets, the certificates, the ports and the config files (${secs(Date.now() - t0)}; --keep-data keeps them)`);
   }
+  info.status = 'stopped';
+  writeInfo(info);
+  fs.rmSync(f.pid, { force: true });
+}
+
+/** What every component of the run is started with: binaries, secrets, certificates, ports. */
+interface RunBase {
+  bins: ClusterBinaries & { temporalCli: string };
+  secrets: Secrets;
+  tls: { dir: string; issued: string[] };
+  ports: PortBook;
+  appCtx: AppContext;
+}
+
+/** The binaries (provisioned once), the secrets and the certificates (kept with --keep-data), the port book. */
+async function prepareRun(run: Run): Promise<RunBase> {
+  const { o, stateDir, f } = run;
+  const bins = await run.step('binaries', async () => ({ ...provisionCluster(), temporalCli: provisionTemporalCli() }), (b) =>
+    `temporal-server ${VERSIONS.temporalServer}, temporal-sql-tool, temporal-ui-server ${VERSIONS.temporalUi}, Temporal CLI, PostgreSQL from ${b.pgBinDir}`);
+  const secrets = prepareSecrets(stateDir, o.keepData);
+  const names = (n: number, role: string) => Array.from({ length: n }, (_, i) => `${role}-${i + 1}`);
+  const tls = await run.step(
+    'certificates',
+    () => prepareTls(stateDir, tlsComponents({ workers: names(o.workers, 'worker'), gateways: names(o.gateways, 'gateway') }), o.keepData, run.ctx),
+    (t) => `private CA and ${t.issued.length} new certificate(s) in ${t.dir} (openssl; frontend and internode mTLS, one client certificate per process)`,
+  );
+  const ports = new PortBook(f.ports, o.keepData, o.say);
+  const appCtx: AppContext = { secretsDir: secretsDir(stateDir), tlsDir: tls.dir, ports, simulatorStateFile: f.simulatorState, ...run.ctx };
+  return { bins, secrets, tls, ports, appCtx };
+}
+
+/** The provider simulator (it depends on nothing). */
+async function startSimulatorComponent(run: Run, base: RunBase): Promise<RunningSimulator> {
+  const sim = await run.step('simulator', () => startSimulator(base.appCtx), (s) => `API ${s.url}, checkout ${s.checkoutUrl} (pid ${s.pid})`);
+  run.components.register('simulator', 'simulator', { child: sim.child, stop: sim.stop, restart: () => startSimulator(base.appCtx) });
+  run.info.simulator = { url: sim.url, checkoutUrl: sim.checkoutUrl, pid: sim.pid };
+  return sim;
+}
+
+/** PostgreSQL, Temporal's persistence and visibility store. */
+async function startPostgresComponent(run: Run, base: RunBase): Promise<RunningPostgres> {
+  const { o, stateDir, f, runId, info } = run;
+  const { bins, secrets, ports } = base;
+  const pgOpts = (keepData: boolean) => ({ binDir: bins.pgBinDir, stateDir, logDir: f.logs, password: secrets.postgres_password, keepData, runId, ports });
+  const pg = await run.step('postgresql', () => startPostgres(pgOpts(o.keepData)), (p) => `127.0.0.1:${p.port} (pid ${p.pid}, as user ${p.user}, data ${p.dataDir})`);
+  run.postgresRoot = pg.root;
+  // A restart never wipes the data: the database of this run is kept whatever --keep-data says.
+  run.components.register('postgresql', 'postgresql', { child: pg.child, stop: pg.stop, restart: () => startPostgres(pgOpts(true)) });
+  info.postgres = { host: pg.host, port: pg.port, pid: pg.pid, dataDir: pg.dataDir, user: pg.user, binDir: bins.pgBinDir };
+  writeInfo(info);
+  return pg;
+}
+
+/** The Temporal server on PostgreSQL, its frontend behind mTLS. */
+async function startTemporalComponent(run: Run, base: RunBase, pg: RunningPostgres): Promise<RunningTemporalServer> {
+  const { stateDir, f, runId, info } = run;
+  const temporalOpts = { binary: base.bins.temporalServer, stateDir, logDir: f.logs, postgres: { host: pg.host, port: pg.port, password: base.secrets.postgres_password }, runId, tlsDir: base.tls.dir, ports: base.ports };
+  const temporal = await run.step(
+    'temporal',
+    () => startTemporalServer(temporalOpts),
+    (t) => `gRPC ${t.address} (pid ${t.pid}, ${HISTORY_SHARDS} history shards, persistence and visibility on PostgreSQL, mTLS: client certificates required)`,
+  );
+  run.components.register('temporal', 'temporal', { child: temporal.child, stop: temporal.stop, restart: () => startTemporalServer(temporalOpts) });
+  info.temporal = {
+    address: temporal.address, httpAddress: temporal.httpAddress, pid: temporal.pid, namespace: NAMESPACE, taskQueue: TASK_QUEUE,
+    historyShards: HISTORY_SHARDS, version: VERSIONS.temporalServer,
+  };
+  writeInfo(info);
+  return temporal;
+}
+
+/**
+ * Temporal Web, started in parallel. It decodes through gateway-1's codec endpoint: that gateway's
+ * port is chosen now (`gw1Port`), and when gateway-1 ends up on another one, `followGateway1`
+ * starts Temporal Web again pointing at it.
+ */
+async function startUiComponent(
+  run: Run,
+  base: RunBase,
+  temporalAddress: string,
+): Promise<{ gw1Port: number; started: Promise<RunningUi>; followGateway1(gw1: RunningGateway | undefined): Promise<RunningUi> }> {
+  const gw1Port = await base.ports.one('gateway-1');
+  const codecFor = (gatewayUrl: string) => codecWebEndpoint(gatewayUrl, base.secrets.codec_auth_token);
+  let ui: RunningUi | undefined;
+  let codecEndpoint = codecFor(`http://127.0.0.1:${gw1Port}`);
+  const uiOpts = () => ({ binary: base.bins.uiServer, stateDir: run.stateDir, logDir: run.f.logs, runId: run.runId, temporalAddress, codecEndpoint, tlsDir: path.join(base.tls.dir, 'temporal-ui'), ports: base.ports, ...(ui ? { port: ui.port } : {}) });
+  const registerUi = (u: RunningUi): RunningUi => {
+    ui = u;
+    run.components.register('temporal-ui', 'temporal-ui', { child: u.child, stop: u.stop, restart: () => startUi(uiOpts()) });
+    return u;
+  };
+  const started = run.parallel(run.step('temporal-ui', () => startUi(uiOpts()), (u) => `${u.url} (pid ${u.pid}, codec endpoint on gateway-1)`).then(registerUi));
+  return {
+    gw1Port,
+    started,
+    async followGateway1(gw1) {
+      // gateway-1 lost the port chosen for it to another process: Temporal Web must follow it.
+      const first = await started;
+      if (!gw1 || gw1.url === `http://127.0.0.1:${gw1Port}`) return first;
+      await first.stop();
+      codecEndpoint = codecFor(gw1.url);
+      return registerUi(await startUi(uiOpts()));
+    },
+  };
+}
+
+/** The namespace job: the namespace with its retention and our search attributes. */
+function runNamespaceStep(run: Run, base: RunBase, temporalAddress: string): Promise<void> {
+  return run.step(
+    'temporal-namespace',
+    () => runNamespaceJob({ temporalCli: base.bins.temporalCli, address: temporalAddress, tlsEnv: temporalClientTlsEnv(path.join(base.tls.dir, 'operator')), ...run.ctx }),
+    () => `namespace ${NAMESPACE} (retention ${NAMESPACE_RETENTION}), search attributes ${Object.keys(CUSTOM_SEARCH_ATTRIBUTES).join(', ')}`,
+  );
+}
+
+/** Workers and gateways, all at once (compose starts them together once their dependencies are up); gateway-1 on `gw1Port`. */
+async function startApps(
+  run: Run,
+  base: RunBase,
+  o: { temporalAddress: string; providerBaseUrl: string; temporalWebOrigin: string; gw1Port: number },
+): Promise<{ workers: RunningWorker[]; gateways: RunningGateway[] }> {
+  const { appCtx } = base;
+  const extra = run.o.appEnv ? { extraEnv: run.o.appEnv } : {};
+  const workerOpts = { temporalAddress: o.temporalAddress, providerBaseUrl: o.providerBaseUrl, ...extra };
+  const gatewayOpts = (port?: number) => ({ temporalAddress: o.temporalAddress, temporalWebOrigin: o.temporalWebOrigin, ...(port ? { port } : {}), ...extra });
+  return run.step(
+    'workers, gateways',
+    async () => {
+      const workerJobs = Array.from({ length: run.o.workers }, (_, i) => startWorker(appCtx, `worker-${i + 1}`, workerOpts));
+      const gatewayJobs = Array.from({ length: run.o.gateways }, (_, i) => startGateway(appCtx, `gateway-${i + 1}`, gatewayOpts(i === 0 ? o.gw1Port : undefined)));
+      const [w, g] = await Promise.all([Promise.allSettled(workerJobs), Promise.allSettled(gatewayJobs)]);
+      const workers = w.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      const gateways = g.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      for (const x of workers) run.components.register('workers', x.name, { child: x.child, stop: x.stop, restart: () => startWorker(appCtx, x.name, workerOpts) });
+      // A gateway comes back on its own port: the notification URLs the provider holds point at it.
+      for (const x of gateways) run.components.register('gateways', x.name, { child: x.child, stop: x.stop, restart: () => startGateway(appCtx, x.name, gatewayOpts(Number(new URL(x.url).port))) });
+      const failed = [...w, ...g].find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      return { workers, gateways };
+    },
+    (r) => `${r.workers.length} worker(s) polling ${TASK_QUEUE}, ${r.gateways.length} gateway(s) ready`,
+  );
 }
 
 /**

@@ -38,7 +38,7 @@ import { type RunningCluster, startCluster } from '../tools/cluster/up';
 import { clientTls } from '../tools/cluster/tls';
 import { startSimulator } from '../src/simulator';
 import { benchCodec } from './codec.bench';
-import { type Curve, halfKnee, knee, runCurve } from './curve';
+import { type CpuProbe, type Curve, halfKnee, knee, runCurve } from './curve';
 import { type Family, flowRunner, type Side } from './flows';
 import { benchGateway, type GatewayBenchResult } from './gateway.bench';
 import { type HistoryCounts, historyCounts, historyTable } from './history-counts';
@@ -46,7 +46,7 @@ import { benchParked, type ParkedLevel } from './parked';
 import { benchProviderClient } from './provider-client.bench';
 import type { BenchSection } from './report';
 import { curveChart, curveFigures, curveTable, type Figure, figure, figuresTable, RESULTS_DIR, sectionFigures, writeRunFiles } from './results';
-import { startBenchStack } from './stack';
+import { type BenchStack, startBenchStack } from './stack';
 import { msSince, now } from './stats';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -141,32 +141,48 @@ function procCpuMs(pid: number | undefined, children = false): number {
   return total;
 }
 
+/** What the run measured, filled in section by section. */
+interface Measured {
+  sections: BenchSection[];
+  figures: Figure[];
+  curves: Curve[];
+  histories: { family: Family; side: Side; counts: HistoryCounts }[];
+  gateway: { idle?: GatewayBenchResult; loaded?: GatewayBenchResult };
+  parked: ParkedLevel[];
+  /** The PostgreSQL topology, with --cluster (stopped by the end; its info names the server). */
+  cluster?: RunningCluster;
+}
+
+type Step = (what: string) => void;
+
 async function main(): Promise<void> {
   const t0 = now();
-  const startedAt = new Date().toISOString();
-  const loadBefore = uptime();
-  // The code measured is the code at the start (processes started later run what was checked out then).
-  const commitAtStart = commit();
-  const step = (what: string): void => console.error(`[bench ${(msSince(t0) / 1000).toFixed(1)}s] ${what}`);
-  const sections: BenchSection[] = [];
-  const figures: Figure[] = [];
-  const curves: Curve[] = [];
-  let gateway: { idle?: GatewayBenchResult; loaded?: GatewayBenchResult } = {};
-  let cluster: RunningCluster | undefined;
-  let parked: ParkedLevel[] = [];
-  let clusterDir: string | undefined;
-  const histories: { family: Family; side: Side; counts: HistoryCounts }[] = [];
-  const simProcess = !args['sim-inline'];
+  const run = {
+    t0,
+    startedAt: new Date().toISOString(),
+    loadBefore: uptime(),
+    // The code measured is the code at the start (processes started later run what was checked out then).
+    commitAtStart: commit(),
+    simProcess: !args['sim-inline'],
+  };
+  const step: Step = (what) => console.error(`[bench ${(msSince(t0) / 1000).toFixed(1)}s] ${what}`);
+  const m: Measured = { sections: [], figures: [], curves: [], histories: [], gateway: {}, parked: [] };
+  await benchStandalone(m, step);
+  if (['swap', 'link', 'gateway'].some((x) => ONLY.has(x)) || PARKED.length) await benchFlows(m, step, run.simProcess);
+  writeReport(m, run);
+}
 
+/** 1. The codec (pure CPU) and the HTTP path (provider client ÷ bare undici, standalone simulator). */
+async function benchStandalone(m: Measured, step: Step): Promise<void> {
   if (ONLY.has('codec')) {
     step('codec');
-    sections.push(await benchCodec({ batch: pick(200, 200, 20), batches: pick(40, 60, 4), warmupBatches: pick(5, 5, 1), budgetMs: 15_000 }));
+    m.sections.push(await benchCodec({ batch: pick(200, 200, 20), batches: pick(40, 60, 4), warmupBatches: pick(5, 5, 1), budgetMs: 15_000 }));
   }
   if (ONLY.has('http')) {
     step('provider client (standalone simulator)');
     const sim = await startSimulator({ seed: 1 });
     try {
-      sections.push(
+      m.sections.push(
         await benchProviderClient(sim.baseUrl, {
           warmup: pick(30, 50, 5),
           sequential: pick(300, 1000, 20),
@@ -180,103 +196,127 @@ async function main(): Promise<void> {
       await sim.close();
     }
   }
-  for (const s of sections) figures.push(...sectionFigures(s));
+  for (const s of m.sections) m.figures.push(...sectionFigures(s));
+}
 
-  if (['swap', 'link', 'gateway'].some((x) => ONLY.has(x)) || PARKED.length) {
-    if (args.cluster) {
-      step('PostgreSQL topology (mpf cluster: PostgreSQL + Temporal server, no workers or gateways)');
-      clusterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-bench-cluster-'));
-      cluster = await startCluster({ stateDir: clusterDir, workers: 0, gateways: 0, keepData: false, say: step });
+/** 2. and 3. The flows on a stack (dev server, the cluster's PostgreSQL topology or an external server): curves, gateway, parked flows. */
+async function benchFlows(m: Measured, step: Step, simProcess: boolean): Promise<void> {
+  let clusterDir: string | undefined;
+  if (args.cluster) {
+    step('PostgreSQL topology (mpf cluster: PostgreSQL + Temporal server, no workers or gateways)');
+    clusterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-bench-cluster-'));
+    m.cluster = await startCluster({ stateDir: clusterDir, workers: 0, gateways: 0, keepData: false, say: step });
+  }
+  const cluster = m.cluster;
+  const temporalAddress = cluster?.info.temporal?.address ?? args['temporal-address'];
+  const pidOf = (name: string): number | undefined => cluster?.children.find((c) => c.name === name)?.child.pid;
+  step(`stack: ${temporalAddress ? `Temporal at ${temporalAddress}` : 'dev server'}${simProcess ? ', simulator in its own process' : ', simulator in this process'}`);
+  const stack = await startBenchStack({
+    dynamicConfig,
+    temporalAddress,
+    // The cluster's frontend requires client certificates: the bench connects as its operator.
+    ...(cluster ? { temporalTls: clientTls(path.join(cluster.info.tlsDir, 'operator')) } : {}),
+    namespace: cluster ? NAMESPACE : args.namespace,
+    simulatorProcess: simProcess,
+    // Parked swaps wait longer than the provider's default 5-minute window.
+    ...(PARKED.length ? { swapExpiresInSeconds: 4 * 3600 } : {}),
+    tuning,
+  });
+  const cpu = (): Record<string, number> => ({
+    node: (() => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    })(),
+    ...(stack.server ? { server: procCpuMs(stack.server.pid) } : {}),
+    ...(cluster ? { server: procCpuMs(pidOf('temporal')), postgresql: procCpuMs(pidOf('postgresql'), true) } : {}),
+    ...(stack.simulatorPid ? { simulator: procCpuMs(stack.simulatorPid) } : {}),
+  });
+  try {
+    await warmUp(m, stack, step);
+    await benchCurves(m, stack, step, cpu);
+    if (ONLY.has('gateway')) await benchGatewaySection(m, stack, step);
+    if (PARKED.length) await benchParkedSection(m, stack, step);
+  } finally {
+    step('shutting down');
+    await stack.stop();
+    await cluster?.stop();
+    if (clusterDir) fs.rmSync(clusterDir, { recursive: true, force: true });
+  }
+}
+
+/** Warms both sides (bundles loaded, connections open, JIT) before anything is timed, and counts what one flow asks of the server. */
+async function warmUp(m: Measured, stack: BenchStack, step: Step): Promise<void> {
+  for (const fam of ['swap', 'link'] as const)
+    for (const side of ['ours', 'control'] as const) {
+      const r = flowRunner(stack, fam, side);
+      for (let i = 0; i < pick(3, 5, 1); i++) await r();
+      // What one flow asks of the server, from its closed history (outside any timed window).
+      const one = await r();
+      m.histories.push({ family: fam, side, counts: await historyCounts(stack.client, one.workflowId) });
     }
-    const temporalAddress = cluster?.info.temporal?.address ?? args['temporal-address'];
-    const pidOf = (name: string): number | undefined => cluster?.children.find((c) => c.name === name)?.child.pid;
-    step(`stack: ${temporalAddress ? `Temporal at ${temporalAddress}` : 'dev server'}${simProcess ? ', simulator in its own process' : ', simulator in this process'}`);
-    const stack = await startBenchStack({
-      dynamicConfig,
-      temporalAddress,
-      // The cluster's frontend requires client certificates: the bench connects as its operator.
-      ...(cluster ? { temporalTls: clientTls(path.join(cluster.info.tlsDir, 'operator')) } : {}),
-      namespace: cluster ? NAMESPACE : args.namespace,
-      simulatorProcess: simProcess,
-      // Parked swaps wait longer than the provider's default 5-minute window.
-      ...(PARKED.length ? { swapExpiresInSeconds: 4 * 3600 } : {}),
-      tuning,
+  step(`history per flow: ${m.histories.map((h) => `${h.family} ${h.side} ${h.counts.events} events/${h.counts.workflowTasks} wft`).join(', ')}`);
+}
+
+/** 2. The load curve of swaps and links ÷ their controls, with CPU ms per flow of each process. */
+async function benchCurves(m: Measured, stack: BenchStack, step: Step, cpu: CpuProbe): Promise<void> {
+  for (const fam of ['swap', 'link'] as const) {
+    if (!ONLY.has(fam)) continue;
+    step(`${fam} curve: levels ${(fam === 'swap' ? SWAP_LEVELS : LINK_LEVELS).join(',')}, ${CURVE.reps} rep(s), ${CURVE.warmMs}+${CURVE.windowMs} ms per step`);
+    const c = await runCurve(fam, { ours: flowRunner(stack, fam, 'ours'), control: flowRunner(stack, fam, 'control') }, {
+      levels: fam === 'swap' ? SWAP_LEVELS : LINK_LEVELS,
+      ...CURVE,
+      onStep: step,
+      cpu,
     });
-    const cpu = (): Record<string, number> => ({
-      node: (() => {
-        const u = process.cpuUsage();
-        return (u.user + u.system) / 1000;
-      })(),
-      ...(stack.server ? { server: procCpuMs(stack.server.pid) } : {}),
-      ...(cluster ? { server: procCpuMs(pidOf('temporal')), postgresql: procCpuMs(pidOf('postgresql'), true) } : {}),
-      ...(stack.simulatorPid ? { simulator: procCpuMs(stack.simulatorPid) } : {}),
-    });
-    try {
-      // Warm both sides (bundles loaded, connections open, JIT) before anything is timed.
-      for (const fam of ['swap', 'link'] as const)
-        for (const side of ['ours', 'control'] as const) {
-          const r = flowRunner(stack, fam, side);
-          for (let i = 0; i < pick(3, 5, 1); i++) await r();
-          // What one flow asks of the server, from its closed history (outside any timed window).
-          const one = await r();
-          histories.push({ family: fam, side, counts: await historyCounts(stack.client, one.workflowId) });
-        }
-      step(`history per flow: ${histories.map((h) => `${h.family} ${h.side} ${h.counts.events} events/${h.counts.workflowTasks} wft`).join(', ')}`);
-      for (const fam of ['swap', 'link'] as const) {
-        if (!ONLY.has(fam)) continue;
-        step(`${fam} curve: levels ${(fam === 'swap' ? SWAP_LEVELS : LINK_LEVELS).join(',')}, ${CURVE.reps} rep(s), ${CURVE.warmMs}+${CURVE.windowMs} ms per step`);
-        const c = await runCurve(fam, { ours: flowRunner(stack, fam, 'ours'), control: flowRunner(stack, fam, 'control') }, {
-          levels: fam === 'swap' ? SWAP_LEVELS : LINK_LEVELS,
-          ...CURVE,
-          onStep: step,
-          cpu,
-        });
-        curves.push(c);
-        figures.push(...curveFigures(c));
-      }
-      if (ONLY.has('gateway')) {
-        const swapCurve = curves.find((c) => c.family === 'swap');
-        const half = swapCurve ? halfKnee(swapCurve, knee(swapCurve, 'control').concurrency) : Number(args['gateway-concurrency'] ?? 10);
-        step('gateway ÷ typed client, idle');
-        const idle = await benchGateway(stack, { concurrency: 1, rounds: pick(20, 60, 2), perRound: 1, warmup: pick(3, 5, 1) });
-        step(`gateway ÷ typed client at half the knee (c=${half})`);
-        const loaded = await benchGateway(stack, { concurrency: half, rounds: pick(2, 4, 2), perRound: pick(Math.max(30, 4 * half), Math.max(60, 8 * half), 2), warmup: 0 });
-        gateway = { idle, loaded };
-        for (const [when, r] of [['idle', idle], [`c=${half} (half the knee)`, loaded]] as const) {
-          for (const [call, key] of [['POST /v1/swaps', 'start'], ['POST /v1/swaps/{id}/pin', 'pin']] as const) {
-            const sec = 'gateway ÷ typed client';
-            figures.push(figure(sec, `${call} p50 ${when} (ms)`, r.gateway[key].median, r.direct[key].median, 'ms', undefined, { n: r.gateway[key].n }));
-            figures.push(figure(sec, `${call} p99 ${when} (ms)`, r.gateway[key].p99, r.direct[key].p99, 'ms', { kind: 'ratio<=', target: 1.5 }, { n: r.gateway[key].n }));
-          }
-        }
-      }
-      if (PARKED.length) {
-        step(`parked flows: ${PARKED.join(', ')} swaps and as many links (mpf worker and mpf gateway processes)`);
-        parked = await benchParked(stack, { targets: PARKED, concurrency: 8, wakeSamples: pick(10, 20, 2), say: step });
-        const [first, last] = [parked[0]!, parked[parked.length - 1]!];
-        const sec = 'parked flows';
-        for (const l of parked) {
-          figures.push(
-            figure(sec, `${l.target} swaps + ${l.target} links parked in ${l.parkSeconds.toFixed(0)} s (${l.slowStarts} starts over 30 s): worker RSS (MiB) ÷ gateway RSS`, l.workerRssMiB, l.gatewayRssMiB, 'MiB', undefined, {
-              note: `database ${l.databaseMiB?.toFixed(0) ?? '?'} MiB`,
-            }),
-            figure(sec, `${l.target} parked: wake p50, oldest ÷ newest (ms; the oldest are evicted only past the sticky cache's size)`, l.wakeOldest.median, l.wakeNewest.median, 'ms', { kind: 'ratio<=', target: 2 }, { n: l.wakeOldest.n }),
-          );
-        }
-        if (parked.length > 1) {
-          figures.push(figure(sec, `worker RSS with ${last.target} parked ÷ with ${first.target} (MiB)`, last.workerRssMiB, first.workerRssMiB, 'MiB', { kind: 'ratio<=', target: 1.1 }));
-          if (last.databaseMiB !== undefined) figures.push(figure(sec, `database with ${last.target} parked ÷ with ${first.target} (MiB)`, last.databaseMiB, first.databaseMiB!, 'MiB'));
-        }
-      }
-    } finally {
-      step('shutting down');
-      await stack.stop();
-      await cluster?.stop();
-      if (clusterDir) fs.rmSync(clusterDir, { recursive: true, force: true });
+    m.curves.push(c);
+    m.figures.push(...curveFigures(c));
+  }
+}
+
+/** 3. The gateway ÷ the typed client, idle and at half the control's knee. */
+async function benchGatewaySection(m: Measured, stack: BenchStack, step: Step): Promise<void> {
+  const swapCurve = m.curves.find((c) => c.family === 'swap');
+  const half = swapCurve ? halfKnee(swapCurve, knee(swapCurve, 'control').concurrency) : Number(args['gateway-concurrency'] ?? 10);
+  step('gateway ÷ typed client, idle');
+  const idle = await benchGateway(stack, { concurrency: 1, rounds: pick(20, 60, 2), perRound: 1, warmup: pick(3, 5, 1) });
+  step(`gateway ÷ typed client at half the knee (c=${half})`);
+  const loaded = await benchGateway(stack, { concurrency: half, rounds: pick(2, 4, 2), perRound: pick(Math.max(30, 4 * half), Math.max(60, 8 * half), 2), warmup: 0 });
+  m.gateway = { idle, loaded };
+  for (const [when, r] of [['idle', idle], [`c=${half} (half the knee)`, loaded]] as const) {
+    for (const [call, key] of [['POST /v1/swaps', 'start'], ['POST /v1/swaps/{id}/pin', 'pin']] as const) {
+      const sec = 'gateway ÷ typed client';
+      m.figures.push(figure(sec, `${call} p50 ${when} (ms)`, r.gateway[key].median, r.direct[key].median, 'ms', undefined, { n: r.gateway[key].n }));
+      m.figures.push(figure(sec, `${call} p99 ${when} (ms)`, r.gateway[key].p99, r.direct[key].p99, 'ms', { kind: 'ratio<=', target: 1.5 }, { n: r.gateway[key].n }));
     }
   }
+}
 
-  const wallS = msSince(t0) / 1000;
+/** Parked flows (mpf worker and mpf gateway processes): memory and wake-up as the count grows. */
+async function benchParkedSection(m: Measured, stack: BenchStack, step: Step): Promise<void> {
+  step(`parked flows: ${PARKED.join(', ')} swaps and as many links (mpf worker and mpf gateway processes)`);
+  const parked = await benchParked(stack, { targets: PARKED, concurrency: 8, wakeSamples: pick(10, 20, 2), say: step });
+  m.parked = parked;
+  const [first, last] = [parked[0]!, parked[parked.length - 1]!];
+  const sec = 'parked flows';
+  for (const l of parked) {
+    m.figures.push(
+      figure(sec, `${l.target} swaps + ${l.target} links parked in ${l.parkSeconds.toFixed(0)} s (${l.slowStarts} starts over 30 s): worker RSS (MiB) ÷ gateway RSS`, l.workerRssMiB, l.gatewayRssMiB, 'MiB', undefined, {
+        note: `database ${l.databaseMiB?.toFixed(0) ?? '?'} MiB`,
+      }),
+      figure(sec, `${l.target} parked: wake p50, oldest ÷ newest (ms; the oldest are evicted only past the sticky cache's size)`, l.wakeOldest.median, l.wakeNewest.median, 'ms', { kind: 'ratio<=', target: 2 }, { n: l.wakeOldest.n }),
+    );
+  }
+  if (parked.length > 1) {
+    m.figures.push(figure(sec, `worker RSS with ${last.target} parked ÷ with ${first.target} (MiB)`, last.workerRssMiB, first.workerRssMiB, 'MiB', { kind: 'ratio<=', target: 1.1 }));
+    if (last.databaseMiB !== undefined) m.figures.push(figure(sec, `database with ${last.target} parked ÷ with ${first.target} (MiB)`, last.databaseMiB, first.databaseMiB!, 'MiB'));
+  }
+}
+
+/** Writes bench/results/<label>.{md,svg,json} and prints the table. */
+function writeReport(m: Measured, run: { t0: bigint; startedAt: string; loadBefore: string; commitAtStart?: string; simProcess: boolean }): void {
+  const { figures, curves, histories, gateway, parked, sections, cluster } = m;
+  const { startedAt, loadBefore } = run;
+  const wallS = msSince(run.t0) / 1000;
   const loadAfter = uptime();
   const command = `npm run bench --${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
   const machine = {
@@ -289,14 +329,14 @@ async function main(): Promise<void> {
   const meta = {
     startedAt,
     command,
-    commit: commitAtStart,
+    commit: run.commitAtStart,
     mode: MODE,
     server: cluster
       ? `PostgreSQL topology (mpf cluster: Temporal ${cluster.info.temporal?.version ?? '?'} on PostgreSQL, ${cluster.info.temporal?.historyShards ?? '?'} history shards)`
       : args['temporal-address']
         ? `external Temporal at ${args['temporal-address']}`
         : 'temporal CLI dev server (SQLite, WAL, synchronous=OFF)',
-    simulator: simProcess ? 'own process' : 'in the bench process (with worker, client and gateway)',
+    simulator: run.simProcess ? 'own process' : 'in the bench process (with worker, client and gateway)',
     dynamicConfig,
     tuning: tuning ?? {},
     machine,
@@ -339,6 +379,7 @@ async function main(): Promise<void> {
   console.log(md);
   console.log(`\nwall time ${wallS.toFixed(1)} s; results: ${files.join(', ')}`);
 }
+
 
 const watchdog = setTimeout(() => {
   console.error(`bench: exceeded ${WATCHDOG_MS / 1000} s, aborting`);

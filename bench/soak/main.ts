@@ -108,6 +108,61 @@ export function soakFaults(): FaultSetInput {
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
+/**
+ * Runs the planned flows through the gateways while the chaos kills processes, then waits until
+ * every worker runs again (the checks need them). flowsMs: how long the flows took.
+ */
+async function runFlowsUnderChaos(
+  o: Options,
+  run: { topology: SoakTopology; sim: ReturnType<typeof createControlClient>; t0: number; deadline: number; stopping: () => boolean },
+): Promise<{ env: FlowEnv; flows: ReturnType<typeof planFlows>; chaos: Chaos; flowsMs: number }> {
+  const { topology, sim, t0, deadline, stopping } = run;
+  const rng = new Rng(o.seed);
+  const flows = planFlows({ swaps: o.swaps, links: o.links, gateways: o.gateways, rng, tag: `${o.seed.toString(36)}${Date.now().toString(36).slice(-4)}` });
+  const env: FlowEnv = {
+    gatewayUrls: topology.gateways.map((g) => g.url),
+    apiKey: topology.apiKey(),
+    sim,
+    checkoutUrl: topology.checkoutUrl,
+    deadline,
+    stopping,
+    seed: o.seed,
+  };
+  let started = 0;
+  let flowsDone = false;
+  const chaos = new Chaos({
+    topology,
+    sim,
+    flows,
+    rng: new Rng(o.seed ^ 0x5eed),
+    killEveryMs: o.killEvery,
+    inFlightTarget: o.inFlightKills,
+    gatewayKillAt: 0.2,
+    temporalKillAt: 0.45,
+    finished: () => flows.filter((f) => f.done).length,
+    done: () => flowsDone || stopping() || Date.now() > deadline,
+    say: out,
+  });
+  const tf = Date.now();
+  let lastProgress = 0;
+  const progress = setInterval(() => {
+    const done = flows.filter((f) => f.done).length;
+    if (done !== lastProgress) out(`[soak +${secs(Date.now() - t0)}] ${started}/${flows.length} started, ${done} done`);
+    lastProgress = done;
+  }, 15_000);
+  const chaosRun = chaos.run().catch((e: Error) => {
+    out(`chaos stopped: ${e.message}`);
+  });
+  await runFlows(env, flows, o.concurrency, (n) => (started = n));
+  flowsDone = true;
+  clearInterval(progress);
+  const flowsMs = Date.now() - tf;
+  await chaosRun;
+  out(`flows done in ${secs(flowsMs)}; every worker running again before the checks`);
+  await chaos.settle();
+  return { env, flows, chaos, flowsMs };
+}
+
 async function main(argv: string[]): Promise<number> {
   let o: Options;
   try {
@@ -158,49 +213,7 @@ async function main(argv: string[]): Promise<number> {
     const simConfig = await call('GET', `${topology.simulatorUrl}/_sim/config`).catch(() => undefined);
     const simulatorSeed = simConfig?.json?.data?.seed as number | undefined;
 
-    const rng = new Rng(o.seed);
-    const flows = planFlows({ swaps: o.swaps, links: o.links, gateways: o.gateways, rng, tag: `${o.seed.toString(36)}${Date.now().toString(36).slice(-4)}` });
-    const env: FlowEnv = {
-      gatewayUrls: topology.gateways.map((g) => g.url),
-      apiKey: topology.apiKey(),
-      sim,
-      checkoutUrl: topology.checkoutUrl,
-      deadline,
-      stopping: () => stopRequested,
-      seed: o.seed,
-    };
-    let started = 0;
-    let flowsDone = false;
-    const chaos = new Chaos({
-      topology,
-      sim,
-      flows,
-      rng: new Rng(o.seed ^ 0x5eed),
-      killEveryMs: o.killEvery,
-      inFlightTarget: o.inFlightKills,
-      gatewayKillAt: 0.2,
-      temporalKillAt: 0.45,
-      finished: () => flows.filter((f) => f.done).length,
-      done: () => flowsDone || stopRequested || Date.now() > deadline,
-      say: out,
-    });
-    const tf = Date.now();
-    let lastProgress = 0;
-    const progress = setInterval(() => {
-      const done = flows.filter((f) => f.done).length;
-      if (done !== lastProgress) out(`[soak +${secs(Date.now() - t0)}] ${started}/${flows.length} started, ${done} done`);
-      lastProgress = done;
-    }, 15_000);
-    const chaosRun = chaos.run().catch((e: Error) => {
-      out(`chaos stopped: ${e.message}`);
-    });
-    await runFlows(env, flows, o.concurrency, (n) => (started = n));
-    flowsDone = true;
-    clearInterval(progress);
-    const flowsMs = Date.now() - tf;
-    await chaosRun;
-    out(`flows done in ${secs(flowsMs)}; every worker running again before the checks`);
-    await chaos.settle();
+    const { env, flows, chaos, flowsMs } = await runFlowsUnderChaos(o, { topology, sim, t0, deadline, stopping: () => stopRequested });
     await sim.clearFaults();
 
     const verification = await verify(env, sim, flows, { graceMs: stopRequested ? 5_000 : 60_000, say: out });

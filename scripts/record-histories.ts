@@ -66,6 +66,27 @@ async function main(): Promise<void> {
     client: { linkLifetimeSeconds: 3, linkLateNotificationGraceSeconds: 3, swapSettleWaitSeconds: 1, swapNotificationWaitSeconds: 2 },
     events: { ...NO_MERCHANT_EVENTS, urls: [], secrets: [secret], schedule: { ...NO_MERCHANT_EVENTS.schedule, initial_interval_ms: 200, max_interval_ms: 400 } },
   });
+  const r = recorder(stack, dir, receiver.url);
+  try {
+    await recordSwaps(r);
+    await recordLinks(r);
+    await recordKeyedRecords(r);
+  } finally {
+    await stack.stop();
+    await receiver.close();
+  }
+  const missing = CORPUS_PATHS.filter((p) => !r.recorded.includes(p));
+  fs.writeFileSync(
+    path.join(dir, 'release.json'),
+    `${JSON.stringify({ release: label, version: rel.version, commit: rel.commit, recorded_at: new Date().toISOString(), paths: r.recorded, workflow_ids: r.ids, not_recorded: missing }, null, 2)}\n`,
+  );
+  console.log(`release ${label}: ${r.recorded.length} histories in ${path.relative(ROOT, dir)}${missing.length ? `; not recorded: ${missing.join(', ')}` : ''}`);
+}
+
+type Recorder = ReturnType<typeof recorder>;
+
+/** What the recordings share: the stack, request bodies, notifications, waits, and `save`, which writes a flow's history once it closed. */
+function recorder(stack: Awaited<ReturnType<typeof startStack>>, dir: string, webhookUrl: string) {
   const stamp = Date.now().toString(36);
   const recorded: string[] = [];
   const ids: Record<string, string> = {};
@@ -92,111 +113,111 @@ async function main(): Promise<void> {
   };
   const resolve = (id: string, outcome: string, ref: string) =>
     stack.mpf.resolveFlow(id, { outcome, provider_reference: ref, operator: 'key recorder (replay corpus)', note: 'checked at the provider for the replay corpus' });
-  try {
-    const ok = await stack.mpf.startSwap(swap('rec-ok', { webhook_url: receiver.url }));
-    await stack.mpf.submitPin(ok.swap.swap_id, { wallet_pin: '2468' });
-    await save('swap-confirmed', ok.swap.swap_id);
-    await save('events-delivered-after-retries', `events-${ok.swap.swap_id}`);
+  return { stack, stamp, webhookUrl, recorded, ids, save, swap, link, notify, untilState, resolve };
+}
 
-    const w = await stack.mpf.startSwap(swap('rec-wrong'));
-    await stack.mpf.submitPin(w.swap.swap_id, { wallet_pin: '0000' });
-    await stack.mpf.submitPin(w.swap.swap_id, { wallet_pin: '2468' });
-    await save('swap-wrong-pin-then-confirmed', w.swap.swap_id);
+/** Every path of a swap, and the merchant events of one delivered after retries. */
+async function recordSwaps({ stack, webhookUrl, save, swap, untilState, resolve }: Recorder): Promise<void> {
+  const ok = await stack.mpf.startSwap(swap('rec-ok', { webhook_url: webhookUrl }));
+  await stack.mpf.submitPin(ok.swap.swap_id, { wallet_pin: '2468' });
+  await save('swap-confirmed', ok.swap.swap_id);
+  await save('events-delivered-after-retries', `events-${ok.swap.swap_id}`);
 
-    const three = await stack.mpf.startSwap(swap('rec-three'));
-    for (const pin of ['0000', '1111', '2222']) await stack.mpf.submitPin(three.swap.swap_id, { wallet_pin: pin });
-    await save('swap-three-wrong-pins', three.swap.swap_id);
+  const w = await stack.mpf.startSwap(swap('rec-wrong'));
+  await stack.mpf.submitPin(w.swap.swap_id, { wallet_pin: '0000' });
+  await stack.mpf.submitPin(w.swap.swap_id, { wallet_pin: '2468' });
+  await save('swap-wrong-pin-then-confirmed', w.swap.swap_id);
 
-    const exp = await stack.mpf.startSwap(swap('rec-expired'));
-    await save('swap-expired', exp.swap.swap_id);
+  const three = await stack.mpf.startSwap(swap('rec-three'));
+  for (const pin of ['0000', '1111', '2222']) await stack.mpf.submitPin(three.swap.swap_id, { wallet_pin: pin });
+  await save('swap-three-wrong-pins', three.swap.swap_id);
 
-    const c = await stack.mpf.startSwap(swap('rec-cancel'));
-    await stack.mpf.cancelSwap(c.swap.swap_id, 'recorded cancel');
-    await save('swap-cancelled', c.swap.swap_id);
+  const exp = await stack.mpf.startSwap(swap('rec-expired'));
+  await save('swap-expired', exp.swap.swap_id);
 
-    const ct = await stack.mpf.startSwap(swap('rec-cancel-temporal'));
-    await stack.client.workflow.getHandle(ct.swap.swap_id).cancel();
-    await save('swap-cancelled-in-temporal', ct.swap.swap_id);
+  const c = await stack.mpf.startSwap(swap('rec-cancel'));
+  await stack.mpf.cancelSwap(c.swap.swap_id, 'recorded cancel');
+  await save('swap-cancelled', c.swap.swap_id);
 
-    // A confirmation whose answer is lost (the simulator applies it, then fails the call), with no
-    // notification to settle it: needs_reconciliation, then an operator resolves it.
-    const doubt = await stack.mpf.startSwap(swap('rec-doubt'));
-    await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 10 }], notifications: { delayMs: 60_000 } });
-    await stack.mpf.submitPin(doubt.swap.swap_id, { wallet_pin: '2468' }).catch(() => undefined);
-    await stack.control.clearFaults();
-    await untilState(() => stack.mpf.getSwap(doubt.swap.swap_id), 'needs_reconciliation');
-    if ((await stack.mpf.getSwap(doubt.swap.swap_id)).state === 'needs_reconciliation') {
-      await resolve(doubt.swap.swap_id, 'confirmed', 'SIM-statement-1');
-      await save('swap-needs-reconciliation-then-reconciled', doubt.swap.swap_id);
-    }
+  const ct = await stack.mpf.startSwap(swap('rec-cancel-temporal'));
+  await stack.client.workflow.getHandle(ct.swap.swap_id).cancel();
+  await save('swap-cancelled-in-temporal', ct.swap.swap_id);
 
-    // A confirmation whose answer is lost, settled by the provider's notification while the swap
-    // waits for it (before needs_reconciliation).
-    const settled = await stack.mpf.startSwap(swap('rec-settled'));
-    await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 10 }], notifications: { delayMs: 300 } });
-    await stack.mpf.submitPin(settled.swap.swap_id, { wallet_pin: '2468' }).catch(() => undefined);
-    await stack.control.clearFaults();
-    await untilState(() => stack.mpf.getSwap(settled.swap.swap_id), 'confirmed');
-    if ((await stack.mpf.getSwap(settled.swap.swap_id)).state === 'confirmed') await save('swap-in-doubt-settled-by-notification', settled.swap.swap_id);
-
-    const paid = await stack.mpf.createLink(link('rec-paid'));
-    await stack.control.completeLink(paid.link.payment_ref!);
-    await save('paylink-paid', paid.link.link_id);
-
-    const dup = await stack.mpf.createLink(link('rec-dup'));
-    for (const [id, st] of [['n1', 'pending'], ['n2', 'successful'], ['n2', 'successful'], ['n0', 'pending'], ['n3', 'failed']] as const) {
-      await notify(dup.link.link_id, dup.link.payment_ref!, id, st);
-    }
-    await save('paylink-paid-with-duplicates-and-out-of-order', dup.link.link_id);
-
-    const failed = await stack.mpf.createLink(link('rec-failed'));
-    await stack.control.failLink(failed.link.payment_ref!);
-    await save('paylink-failed', failed.link.link_id);
-
-    const expired = await stack.mpf.createLink(link('rec-expired'));
-    await save('paylink-expired', expired.link.link_id);
-
-    const cancelled = await stack.mpf.createLink(link('rec-cancelled'));
-    await stack.mpf.cancelLink(cancelled.link.link_id, 'recorded cancel');
-    await save('paylink-cancelled', cancelled.link.link_id);
-
-    const late = await stack.mpf.createLink(link('rec-late'));
-    await untilState(() => stack.mpf.getLink(late.link.link_id), 'expired');
-    await notify(late.link.link_id, late.link.payment_ref!, 'late-1', 'successful');
-    await untilState(() => stack.mpf.getLink(late.link.link_id), 'needs_reconciliation');
-    await resolve(late.link.link_id, 'paid', late.link.payment_ref!);
-    await save('paylink-paid-late', late.link.link_id);
-
-    const mism = await stack.mpf.createLink(link('rec-mismatch'));
-    await notify(mism.link.link_id, mism.link.payment_ref!, 'm-1', 'successful', { amount: 1 });
-    await untilState(() => stack.mpf.getLink(mism.link.link_id), 'needs_reconciliation');
-    await resolve(mism.link.link_id, 'failed', mism.link.payment_ref!);
-    await save('paylink-needs-reconciliation-then-reconciled', mism.link.link_id);
-
-    const claim = await stack.mpf.idempotency.claim('merchant', `rec-idem-${stamp}`, 'POST /v1/swaps', { txn_ref: 'x' });
-    if (claim.kind === 'claimed') {
-      await stack.mpf.idempotency.complete(claim.workflowId, claim.claimId, { status: 201, body: { swap_id: 'swap-x' } });
-      await stack.client.workflow.getHandle(claim.workflowId).terminate('recorded: the corpus needs a closed record, not a 24 h wait');
-      await save('idempotency-record', claim.workflowId);
-    }
-
-    // The wrong-PIN budget of one user (shared by every gateway): a wrong PIN kept, a right one given back.
-    const budget = stack.mpf.sharedPinBudget({ max: 3, timeWindowMs: 2_000 });
-    for (const wrong of [true, false]) {
-      const taken = await budget.take(`user-budget-${stamp}`);
-      if ('slot' in taken) await taken.slot.settle(wrong);
-    }
-    await save('pin-budget', budget.workflowId(`user-budget-${stamp}`));
-  } finally {
-    await stack.stop();
-    await receiver.close();
+  // A confirmation whose answer is lost (the simulator applies it, then fails the call), with no
+  // notification to settle it: needs_reconciliation, then an operator resolves it.
+  const doubt = await stack.mpf.startSwap(swap('rec-doubt'));
+  await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 10 }], notifications: { delayMs: 60_000 } });
+  await stack.mpf.submitPin(doubt.swap.swap_id, { wallet_pin: '2468' }).catch(() => undefined);
+  await stack.control.clearFaults();
+  await untilState(() => stack.mpf.getSwap(doubt.swap.swap_id), 'needs_reconciliation');
+  if ((await stack.mpf.getSwap(doubt.swap.swap_id)).state === 'needs_reconciliation') {
+    await resolve(doubt.swap.swap_id, 'confirmed', 'SIM-statement-1');
+    await save('swap-needs-reconciliation-then-reconciled', doubt.swap.swap_id);
   }
-  const missing = CORPUS_PATHS.filter((p) => !recorded.includes(p));
-  fs.writeFileSync(
-    path.join(dir, 'release.json'),
-    `${JSON.stringify({ release: label, version: rel.version, commit: rel.commit, recorded_at: new Date().toISOString(), paths: recorded, workflow_ids: ids, not_recorded: missing }, null, 2)}\n`,
-  );
-  console.log(`release ${label}: ${recorded.length} histories in ${path.relative(ROOT, dir)}${missing.length ? `; not recorded: ${missing.join(', ')}` : ''}`);
+
+  // A confirmation whose answer is lost, settled by the provider's notification while the swap
+  // waits for it (before needs_reconciliation).
+  const settled = await stack.mpf.startSwap(swap('rec-settled'));
+  await stack.control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'apply_then_fail', times: 10 }], notifications: { delayMs: 300 } });
+  await stack.mpf.submitPin(settled.swap.swap_id, { wallet_pin: '2468' }).catch(() => undefined);
+  await stack.control.clearFaults();
+  await untilState(() => stack.mpf.getSwap(settled.swap.swap_id), 'confirmed');
+  if ((await stack.mpf.getSwap(settled.swap.swap_id)).state === 'confirmed') await save('swap-in-doubt-settled-by-notification', settled.swap.swap_id);
+}
+
+/** Every path of a payment link. */
+async function recordLinks({ stack, save, link, notify, untilState, resolve }: Recorder): Promise<void> {
+  const paid = await stack.mpf.createLink(link('rec-paid'));
+  await stack.control.completeLink(paid.link.payment_ref!);
+  await save('paylink-paid', paid.link.link_id);
+
+  const dup = await stack.mpf.createLink(link('rec-dup'));
+  for (const [id, st] of [['n1', 'pending'], ['n2', 'successful'], ['n2', 'successful'], ['n0', 'pending'], ['n3', 'failed']] as const) {
+    await notify(dup.link.link_id, dup.link.payment_ref!, id, st);
+  }
+  await save('paylink-paid-with-duplicates-and-out-of-order', dup.link.link_id);
+
+  const failed = await stack.mpf.createLink(link('rec-failed'));
+  await stack.control.failLink(failed.link.payment_ref!);
+  await save('paylink-failed', failed.link.link_id);
+
+  const expired = await stack.mpf.createLink(link('rec-expired'));
+  await save('paylink-expired', expired.link.link_id);
+
+  const cancelled = await stack.mpf.createLink(link('rec-cancelled'));
+  await stack.mpf.cancelLink(cancelled.link.link_id, 'recorded cancel');
+  await save('paylink-cancelled', cancelled.link.link_id);
+
+  const late = await stack.mpf.createLink(link('rec-late'));
+  await untilState(() => stack.mpf.getLink(late.link.link_id), 'expired');
+  await notify(late.link.link_id, late.link.payment_ref!, 'late-1', 'successful');
+  await untilState(() => stack.mpf.getLink(late.link.link_id), 'needs_reconciliation');
+  await resolve(late.link.link_id, 'paid', late.link.payment_ref!);
+  await save('paylink-paid-late', late.link.link_id);
+
+  const mism = await stack.mpf.createLink(link('rec-mismatch'));
+  await notify(mism.link.link_id, mism.link.payment_ref!, 'm-1', 'successful', { amount: 1 });
+  await untilState(() => stack.mpf.getLink(mism.link.link_id), 'needs_reconciliation');
+  await resolve(mism.link.link_id, 'failed', mism.link.payment_ref!);
+  await save('paylink-needs-reconciliation-then-reconciled', mism.link.link_id);
+}
+
+/** The keyed records kept in Temporal: an idempotency record and a user's wrong-PIN budget. */
+async function recordKeyedRecords({ stack, stamp, save }: Recorder): Promise<void> {
+  const claim = await stack.mpf.idempotency.claim('merchant', `rec-idem-${stamp}`, 'POST /v1/swaps', { txn_ref: 'x' });
+  if (claim.kind === 'claimed') {
+    await stack.mpf.idempotency.complete(claim.workflowId, claim.claimId, { status: 201, body: { swap_id: 'swap-x' } });
+    await stack.client.workflow.getHandle(claim.workflowId).terminate('recorded: the corpus needs a closed record, not a 24 h wait');
+    await save('idempotency-record', claim.workflowId);
+  }
+
+  // The wrong-PIN budget of one user (shared by every gateway): a wrong PIN kept, a right one given back.
+  const budget = stack.mpf.sharedPinBudget({ max: 3, timeWindowMs: 2_000 });
+  for (const wrong of [true, false]) {
+    const taken = await budget.take(`user-budget-${stamp}`);
+    if ('slot' in taken) await taken.slot.settle(wrong);
+  }
+  await save('pin-budget', budget.workflowId(`user-budget-${stamp}`));
 }
 
 if (require.main === module) {

@@ -18,7 +18,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
-import { request } from 'undici';
 import { DefaultLogger } from '@temporalio/worker';
 import { type AppEnv, isGiven, loadEnv } from '../../config/env';
 import { type MerchantEventsConfig, merchantEventsFromEnv } from '../../merchant-events/config';
@@ -39,6 +38,8 @@ import { ensureSearchAttributes } from '../../temporal/search-attributes-admin';
 import { createMpfWorker, defaultVersioning } from '../../worker';
 import { mpfClientFromEnv } from '../client/from-env';
 import { operatorViews, workflowListUrl } from '../client/temporal-web';
+import { createMpfClient, type LinkView, type MpfGateway } from '../../http-client';
+import { flowKindOf } from '../../workflows/flow-ids';
 import { type RunningGateway, startGateway } from '../gateway/main';
 import { demoEnvFile, writeDemoClientEnv } from './client-env';
 import { type MerchantSite, startMerchantSite } from './merchant-site';
@@ -57,10 +58,6 @@ export interface DemoOptions {
   once: boolean;
   /** Where progress lines go (default stdout). */
   write?: (line: string) => void;
-}
-
-interface Json {
-  [k: string]: unknown;
 }
 
 /** Resources stopped in reverse order of start, each at most once, errors reported not thrown. */
@@ -88,31 +85,6 @@ function uniqueRef(prefix: string): string {
 
 const money = (n: unknown, currency: unknown): string =>
   typeof n === 'number' ? `${n.toLocaleString('en-US', { maximumFractionDigits: 8 })} ${String(currency)}` : '?';
-
-async function http(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: Json }> {
-  const res = await request(url, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    headersTimeout: 60_000,
-    bodyTimeout: 60_000,
-  });
-  const text = await res.body.text();
-  let json: Json;
-  try {
-    json = text ? (JSON.parse(text) as Json) : {};
-  } catch {
-    json = { raw: text.slice(0, 200) };
-  }
-  return { status: res.statusCode, json };
-}
-
-function expectStatus(what: string, r: { status: number; json: Json }, ok: number[]): void {
-  if (!ok.includes(r.status)) {
-    const msg = typeof r.json.message === 'string' ? r.json.message : typeof r.json.error === 'string' ? r.json.error : JSON.stringify(r.json).slice(0, 200);
-    throw new Error(`${what} answered ${r.status}: ${msg}`);
-  }
-}
 
 export async function runDemo(opts: DemoOptions): Promise<number> {
   const write = opts.write ?? ((l: string) => process.stdout.write(`${l}\n`));
@@ -171,8 +143,8 @@ interface DemoStack extends DemoTemporal {
   gateway: RunningGateway;
   apiKey: string;
   site: MerchantSite;
-  /** The backend's headers on the gateway (its API key). */
-  backend: Record<string, string>;
+  /** The backend's typed client of the gateway (its API key; retries with an Idempotency-Key per call). */
+  backend: MpfGateway;
   /** Every flow this run started: each is cancelled when the demo stops. */
   startedFlows: string[];
   webLink(workflowId: string): string;
@@ -223,9 +195,9 @@ async function startDemoStack(say: Say, teardown: Teardown): Promise<DemoStack> 
   const site = await startMerchantSite();
   teardown.add('the merchant site', () => site.close());
   say(`merchant site ${site.url} (the payment link's redirect_url)`);
-  const backend = { 'x-api-key': apiKey };
+  const backend = createMpfClient({ baseUrl: gateway.url, apiKey });
   const startedFlows: string[] = [];
-  cancelFlowsOnStop({ client, gateway, backend, startedFlows }, say, teardown);
+  cancelFlowsOnStop({ client, backend, startedFlows }, say, teardown);
   return {
     ...temporal,
     keys,
@@ -349,13 +321,13 @@ async function startDemoGateway(
  * Every flow this run starts is ended before it exits (Ctrl-C included): a flow left running would
  * wait for its PIN or payment with keys that go away with this run (undecodable).
  */
-function cancelFlowsOnStop(o: { client: Client; gateway: RunningGateway; backend: Record<string, string>; startedFlows: readonly string[] }, say: Say, teardown: Teardown): void {
+function cancelFlowsOnStop(o: { client: Client; backend: MpfGateway; startedFlows: readonly string[] }, say: Say, teardown: Teardown): void {
   teardown.add('the flows this run started', async () => {
     for (const id of o.startedFlows) {
-      const path = id.startsWith('swap-') ? 'swaps' : 'payment-links';
-      // 200 cancelled, or 409 when it already ended: either way nothing is left waiting.
-      const r = await http('POST', `${o.gateway.url}/v1/${path}/${encodeURIComponent(id)}/cancel`, o.backend, { reason: 'the demo stopped' }).catch(() => undefined);
-      if (r?.status === 200) say(`cancelled ${id} (the demo stopped)`);
+      // Cancelled, or 409 not_cancellable when it already ended: either way nothing is left waiting.
+      const reason = 'the demo stopped';
+      const cancel = flowKindOf(id) === 'swap' ? o.backend.cancelSwap(id, { reason }) : o.backend.cancelLink(id, { reason });
+      if (await cancel.then(() => true, () => false)) say(`cancelled ${id} (the demo stopped)`);
     }
     // Each flow closes in a task after its cancel answered (it hands its last events over): keep
     // the worker until they have, bounded, so no flow is left open without a worker.
@@ -366,33 +338,25 @@ function cancelFlowsOnStop(o: { client: Client; gateway: RunningGateway; backend
 
 /** The swap over the gateway: start, PIN, view, and its merchant event. ok: confirmed and the event verified. */
 async function driveSwap(stack: DemoStack, say: Say): Promise<{ ok: boolean; swapId?: string }> {
-  const { gateway, backend } = stack;
+  const { backend } = stack;
   let swapId: string | undefined;
   try {
     say('— swap —');
     const txnRef = uniqueRef('demo-swap');
     say(`POST /v1/swaps: 100 USD to NGN for user demo-user, txn_ref ${txnRef}`);
-    const started = await http('POST', `${gateway.url}/v1/swaps`, backend, {
-      user_ref: 'demo-user',
-      from_currency: 'USD',
-      to_currency: 'NGN',
-      amount: 100,
-      txn_ref: txnRef,
-    });
-    expectStatus('POST /v1/swaps', started, [200, 201]);
-    const s = started.json;
-    swapId = String(s.swap_id);
-    stack.startedFlows.push(swapId);
-    say(`swap ${swapId}: ${String(s.state)}; rate 1 ${String(s.from_currency)} = ${String(s.rate_used)} ${String(s.to_currency)}; ${money(s.amount, s.from_currency)} -> ${money(s.converted_amount, s.to_currency)}; confirm before ${String(s.expires_at)}`);
-    say(`Temporal Web: ${stack.webLink(swapId)}`);
-    say(`POST /v1/swaps/${swapId}/pin with the swap's pin_token and the simulator's default wallet PIN`);
-    const pin = await http('POST', `${gateway.url}/v1/swaps/${encodeURIComponent(swapId)}/pin`, { authorization: `Bearer ${String(s.pin_token)}` }, { wallet_pin: SIMULATOR_DEFAULT_PIN });
-    expectStatus('POST /v1/swaps/{id}/pin', pin, [200]);
-    const view = await http('GET', `${gateway.url}/v1/swaps/${encodeURIComponent(swapId)}`, backend);
-    expectStatus('GET /v1/swaps/{id}', view, [200]);
-    const confirmed = pin.json.outcome === 'confirmed' && view.json.state === 'confirmed';
-    say(`swap ${swapId}: ${String(view.json.state)} (PIN outcome: ${String(pin.json.outcome)}${pin.json.attempts_left !== undefined ? `, ${String(pin.json.attempts_left)} attempts left` : ''})`);
-    return { ok: confirmed && (await awaitEvent(stack.received, swapId, 'swap.confirmed', say)), swapId };
+    const s = await backend.startSwap({ user_ref: 'demo-user', from_currency: 'USD', to_currency: 'NGN', amount: 100, txn_ref: txnRef });
+    const id = s.swap_id;
+    swapId = id;
+    stack.startedFlows.push(id);
+    say(`swap ${swapId}: ${s.state}; rate 1 ${s.from_currency} = ${String(s.rate_used)} ${s.to_currency}; ${money(s.amount, s.from_currency)} -> ${money(s.converted_amount, s.to_currency)}; confirm before ${String(s.expires_at)}`);
+    say(`Temporal Web: ${stack.webLink(id)}`);
+    say(`POST /v1/swaps/${id}/pin with the swap's pin_token and the simulator's default wallet PIN`);
+    const pin = await backend.submitPin(id, s.pin_token, SIMULATOR_DEFAULT_PIN);
+    const view = await backend.getSwap(id);
+    const confirmed = pin.outcome === 'confirmed' && view.state === 'confirmed';
+    const left = 'attempts_left' in pin && pin.attempts_left !== undefined ? `, ${String(pin.attempts_left)} attempts left` : '';
+    say(`swap ${swapId}: ${view.state} (PIN outcome: ${pin.outcome}${left})`);
+    return { ok: confirmed && (await awaitEvent(stack.received, id, 'swap.confirmed', say)), swapId };
   } catch (e) {
     say(`swap failed: ${(e as Error).message}`);
     return { ok: false, swapId };
@@ -404,12 +368,12 @@ async function driveSwap(stack: DemoStack, say: Say): Promise<{ ok: boolean; swa
  * provider's notification, and its merchant event. True when paid and the event verified.
  */
 async function driveLink(stack: DemoStack, say: Say): Promise<boolean> {
-  const { gateway, backend, site } = stack;
+  const { backend, site } = stack;
   try {
     say('— payment link —');
     const merchantRef = uniqueRef('demo-order');
     say(`POST /v1/payment-links: 25,000 NGN from Ada Lovelace, txn_merchant_ref ${merchantRef}`);
-    const created = await http('POST', `${gateway.url}/v1/payment-links`, backend, {
+    const l = await backend.createLink({
       user_ref: 'demo-user',
       txn_merchant_ref: merchantRef,
       amount: 25_000,
@@ -419,9 +383,7 @@ async function driveLink(stack: DemoStack, say: Say): Promise<boolean> {
       redirect_url: site.returnUrl,
       success_message: 'Thank you for your order',
     });
-    expectStatus('POST /v1/payment-links', created, [200, 201]);
-    const l = created.json;
-    const linkId = String(l.link_id);
+    const linkId = l.link_id;
     stack.startedFlows.push(linkId);
     say(`payment link ${linkId}: ${String(l.state)}; payment_ref ${String(l.payment_ref)}`);
     say(`pay_link: ${String(l.pay_link)}`);
@@ -435,9 +397,8 @@ async function driveLink(stack: DemoStack, say: Say): Promise<boolean> {
     });
     say(`the customer's browser ${paid.via === 'browser' ? 'landed on' : 'is sent to'} ${paid.landedOn} (${paid.via === 'browser' ? `page says: ${paid.landingStatus}` : paid.landingStatus})`);
     say('waiting for the provider\'s notification to reach the gateway …');
-    const final = await pollLink(`${gateway.url}/v1/payment-links/${encodeURIComponent(linkId)}`, backend, 30_000);
-    const notes = Array.isArray(final.notifications) ? (final.notifications as Json[]) : [];
-    for (const n of notes) {
+    const final = await pollLink(backend, linkId, 30_000);
+    for (const n of final.notifications) {
       say(`notification received ${String(n.received_at)}: outcome ${String(n.outcome)}${n.applied ? ', applied' : ''}${typeof n.deliveries === 'number' && n.deliveries > 1 ? `, ${n.deliveries} deliveries` : ''}`);
     }
     say(`payment link ${linkId}: ${String(final.state)}`);
@@ -454,14 +415,10 @@ async function driveLink(stack: DemoStack, say: Say): Promise<boolean> {
  */
 async function printHowToUse(stack: DemoStack, swapId: string | undefined, say: Say): Promise<void> {
   const { gateway, sim, address, namespace, uiUrl } = stack;
-  const example = await http('POST', `${gateway.url}/v1/swaps`, stack.backend, {
-    user_ref: 'demo-user',
-    from_currency: 'EUR',
-    to_currency: 'NGN',
-    amount: 50,
-    txn_ref: uniqueRef('demo-pin-page'),
-  }).catch(() => undefined);
-  if (example && typeof example.json?.swap_id === 'string') stack.startedFlows.push(example.json.swap_id);
+  const example = await stack.backend
+    .startSwap({ user_ref: 'demo-user', from_currency: 'EUR', to_currency: 'NGN', amount: 50, txn_ref: uniqueRef('demo-pin-page') })
+    .catch(() => undefined);
+  if (example) stack.startedFlows.push(example.swap_id);
   say('— running; press Ctrl-C to stop —');
   // Everything a client needs (this run's keys, API key and codec token included) goes to a file
   // only the owner can read, never to the console.
@@ -488,9 +445,7 @@ async function printHowToUse(stack: DemoStack, swapId: string | undefined, say: 
   say(`then, e.g.:     node bin/mpf.cjs swap start --user-ref demo-user --from USD --to NGN --amount 10 --txn-ref my-first-swap`);
   say(`wallet PIN:    ${SIMULATOR_DEFAULT_PIN} for every user (the simulator's default, not a secret; no money moves)`);
   say(`gateway:       ${gateway.url} (API reference ${gateway.url}/docs, OpenAPI ${gateway.url}/openapi.json; header x-api-key: $GATEWAY_API_KEY)`);
-  if (example && (example.status === 200 || example.status === 201)) {
-    say(`PIN page:      ${String(example.json.pin_url)} (enter the wallet PIN ${SIMULATOR_DEFAULT_PIN})`);
-  }
+  if (example) say(`PIN page:      ${example.pin_url} (enter the wallet PIN ${SIMULATOR_DEFAULT_PIN})`);
   say(`Temporal Web:  ${uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows` : '(TEMPORAL_UI_URL unset)'}`);
   if (uiUrl) {
     for (const v of operatorViews()) say(`  view "${v.name}": ${workflowListUrl(uiUrl, namespace, v.query)}`);
@@ -501,13 +456,12 @@ async function printHowToUse(stack: DemoStack, swapId: string | undefined, say: 
   say(`checkout:      ${sim.checkoutUrl} (simulator control API ${sim.baseUrl}/_sim)`);
 }
 
-async function pollLink(url: string, headers: Record<string, string>, timeoutMs: number): Promise<Json> {
+async function pollLink(backend: MpfGateway, linkId: string, timeoutMs: number): Promise<LinkView> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const r = await http('GET', url, headers);
-    expectStatus('GET /v1/payment-links/{id}', r, [200]);
-    if (r.json.state !== 'awaiting_payment' && r.json.state !== 'creating') return r.json;
-    if (Date.now() > deadline) return r.json;
+    const l = await backend.getLink(linkId);
+    if (l.state !== 'awaiting_payment' && l.state !== 'creating') return l;
+    if (Date.now() > deadline) return l;
     await new Promise((res) => setTimeout(res, 200));
   }
 }

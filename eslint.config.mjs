@@ -247,7 +247,7 @@ export default tseslint.config(
   {
     // tools/cluster: the native production topology (`mpf cluster`). It runs the apps as processes
     // (`mpf worker`, `mpf gateway`, `mpf simulator`), never in its own process: from src/ it takes
-    // only what addresses and provisions them.
+    // only what addresses and provisions them (and the keys and keyring they are given).
     files: ['tools/cluster/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -255,8 +255,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(\\.\\./)+src/(?!(contract|temporal)/|workflows/search-attributes$|codec/codec-server$)',
-              message: 'The cluster launcher starts the apps as processes: from src/ it imports only contract/, temporal/, the search attributes and the codec endpoint URL.',
+              regex: '^(\\.\\./)+src/(?!(contract|temporal|auth)/|workflows/search-attributes$|codec/codec-server$)',
+              message: 'The cluster launcher starts the apps as processes: from src/ it imports only contract/, temporal/, auth/ (keys), the search attributes and the codec endpoint URL.',
             },
             { group: ['@temporalio/worker', '@temporalio/worker/**'], message: 'The cluster launcher runs workers as processes (`mpf worker`), never the worker runtime in its own.' },
           ],

@@ -26,7 +26,7 @@ import { request } from 'undici';
 import { appContextOf, startWorker, type AppContext, type RunningApp } from '../../tools/cluster/apps';
 import { Child, processesOfRun } from '../../tools/cluster/processes';
 import { clientTls, issueCertificate } from '../../tools/cluster/tls';
-import { SECRET_FILES, appCommand, appEnvironment, IMAGE_ENV, NAMESPACE } from '../../tools/cluster/topology';
+import { apiKeyFile, appCommand, appEnvironment, IMAGE_ENV, NAMESPACE } from '../../tools/cluster/topology';
 import { startCluster, type RunningCluster } from '../../tools/cluster/up';
 import { freePort } from '../../src/temporal/ports';
 import { PROJECT_ROOT } from '../../src/temporal/provision';
@@ -127,7 +127,7 @@ export class SoakTopology {
     return this.info.runId;
   }
   apiKey(): string {
-    return fs.readFileSync(path.join(this.info.secretsDir, SECRET_FILES.gateway_api_key), 'utf8').trim();
+    return fs.readFileSync(path.join(this.info.secretsDir, apiKeyFile('backend')), 'utf8').trim();
   }
 
   /** The operator's connection options: every connection to the cluster's Temporal is mutual TLS. */

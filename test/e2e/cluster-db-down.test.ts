@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isRunning } from '../../tools/cluster/processes';
 import type { ClusterInfo } from '../../tools/cluster/state';
-import { SECRET_FILES } from '../../tools/cluster/topology';
+import { apiKeyFile } from '../../tools/cluster/topology';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { swapToConfirmed } from '../helpers/field';
 import { gatewayCaller, type HttpAnswer } from '../helpers/gateway';
@@ -69,7 +69,7 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
       });
       await up.waitFor(/cluster ready in [\d.]+ s\n[^]*stops everything\.\n/, UP_TIMEOUT_MS);
       info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
-      apiKey = fs.readFileSync(path.join(info.secretsDir, SECRET_FILES.gateway_api_key), 'utf8').trim();
+      apiKey = fs.readFileSync(path.join(info.secretsDir, apiKeyFile('operator')), 'utf8').trim();
     },
     { timeout: UP_TIMEOUT_MS + 60_000 },
   );

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ClusterInfo } from '../../tools/cluster/state';
+import { apiKeyFile } from '../../tools/cluster/topology';
 import { createControlClient } from '../../src/simulator/control-client';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller } from '../helpers/gateway';
@@ -27,7 +28,7 @@ let up: MpfProcess | undefined;
 let info: ClusterInfo;
 
 const readInfo = (): ClusterInfo => JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
-const apiKey = (): string => fs.readFileSync(path.join(stateDir, 'secrets', 'gateway_api_key'), 'utf8').trim();
+const apiKey = (): string => fs.readFileSync(path.join(stateDir, 'secrets', apiKeyFile('backend')), 'utf8').trim();
 const environ = (pid: number): Record<string, string> =>
   Object.fromEntries(fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const alive = (pid: number): boolean => {

@@ -19,7 +19,7 @@ import { payloadToJson } from '../../src/codec/codec-server';
 import { isRunning, processesOfRun } from '../../tools/cluster/processes';
 import type { ClusterInfo } from '../../tools/cluster/state';
 import { clientTls, issueCertificate, prepareTls } from '../../tools/cluster/tls';
-import { SECRET_FILES, TLS_FILES } from '../../tools/cluster/topology';
+import { API_KEYS, apiKeyFile, type ApiKeyRole, KEYRING_FILE, SECRET_FILES, TLS_FILES } from '../../tools/cluster/topology';
 import { tlsDiagnosis } from '../../src/temporal/connection';
 import { createControlClient } from '../../src/simulator/control-client';
 import { provisionTemporalCli } from '../../src/temporal/provision';
@@ -43,6 +43,7 @@ let startedIn: number;
 const swapIds: string[] = [];
 
 const secret = (name: keyof typeof SECRET_FILES) => fs.readFileSync(path.join(info.secretsDir, SECRET_FILES[name]), 'utf8').trim();
+const keyOf = (role: ApiKeyRole) => fs.readFileSync(path.join(info.secretsDir, apiKeyFile(role)), 'utf8').trim();
 const target = (gatewayUrl: string): FieldTarget => ({ gatewayUrl, apiKey, simulatorUrl: info.simulator!.url });
 const api = (gatewayUrl: string, method: string, p: string, body?: unknown) => gatewayCaller(gatewayUrl, apiKey).api(method, p, body);
 
@@ -103,7 +104,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
       await up.waitFor(/cluster ready in [\d.]+ s\n[^]*stops everything\.\n/, UP_TIMEOUT_MS);
       startedIn = Date.now() - t0;
       info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
-      apiKey = secret('gateway_api_key');
+      apiKey = keyOf('backend');
     },
     { timeout: UP_TIMEOUT_MS + 60_000 },
   );
@@ -152,6 +153,42 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     assert.match(output, /4 history shards, persistence and visibility on PostgreSQL/);
   });
 
+  test('mpf cluster up ships least privilege: a keyring of a backend, a read-only and an operator key, each in its own 0600 file; the backend key is refused /v1/admin/*, the read-only key a start, the operator key resolves', async () => {
+    const files = [KEYRING_FILE, ...API_KEYS.map((k) => k.file)];
+    for (const f of files) assert.equal(fs.statSync(path.join(info.secretsDir, f)).mode & 0o777, 0o600, `${f} is mode 0600`);
+    assert.ok(!fs.existsSync(path.join(info.secretsDir, 'gateway_api_key')), 'no single key of every right is made');
+    const keyring = JSON.parse(fs.readFileSync(path.join(info.secretsDir, KEYRING_FILE), 'utf8')) as Array<{ id: string; role: string }>;
+    assert.deepEqual(keyring.map((e) => [e.id, e.role]), API_KEYS.map((k) => [k.id, k.role]));
+    const output = up.output();
+    for (const k of API_KEYS) assert.ok(!output.includes(keyOf(k.role)), `the ${k.role} key appears in the output of mpf cluster up`);
+    // No gateway was given the legacy single key: the keyring file only.
+    const environ = (pid: number) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    for (const g of info.gateways) {
+      const e = environ(g.pid);
+      assert.ok(e.includes(`GATEWAY_API_KEYS_FILE=${path.join(info.secretsDir, KEYRING_FILE)}`), g.name);
+      assert.ok(!e.some((kv) => kv.startsWith('GATEWAY_API_KEY=') || kv.startsWith('GATEWAY_API_KEY_FILE=')), `${g.name} has a legacy key`);
+    }
+    const gw = info.gateways[1]!.url;
+    const as = (role: ApiKeyRole) => gatewayCaller(gw, keyOf(role));
+    const resolve = { outcome: 'confirmed', provider_reference: 'SIM-NONE', note: 'checked on the provider' };
+    // The backend key: flows yes, /v1/admin/* no.
+    const list = await as('backend').api('GET', '/v1/admin/reconciliations');
+    assert.equal(list.status, 403, JSON.stringify(list.json));
+    assert.match(String(list.json?.message), /role operator/);
+    const backendResolve = await as('backend').api('POST', '/v1/admin/flows/swap-no-such-flow/resolve', resolve);
+    assert.equal(backendResolve.status, 403, JSON.stringify(backendResolve.json));
+    // The read-only key: reads yes, a start no.
+    const start = await as('read_only').api('POST', '/v1/swaps', swapBody(uniqueRef('ro')));
+    assert.equal(start.status, 403, JSON.stringify(start.json));
+    assert.match(String(start.json?.message), /role backend/);
+    assert.equal((await as('read_only').api('GET', '/v1/swaps?limit=1')).status, 200);
+    // The operator key: lists reconciliations, and a resolve passes the role check (404: no such flow).
+    const opList = await as('operator').api('GET', '/v1/admin/reconciliations');
+    assert.equal(opList.status, 200, JSON.stringify(opList.json));
+    const opResolve = await as('operator').api('POST', '/v1/admin/flows/swap-no-such-flow/resolve', resolve);
+    assert.equal(opResolve.status, 404, JSON.stringify(opResolve.json));
+  });
+
   test("the operator's shell from cluster.env works as the runbook writes it: mpf reads the *_FILE secrets, mpf sim and temporal are found", { timeout: 120_000 }, () => {
     const envFile = path.join(stateDir, 'cluster.env');
     const shell = (cmd: string) =>
@@ -164,6 +201,11 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     assert.equal(wf.status, 0, `${wf.stdout}\n${wf.stderr}`);
     const sim = shell('node bin/mpf.cjs sim --help');
     assert.equal(sim.status, 0, sim.stderr);
+    // The operator's key, as the README's curl line uses it.
+    const curl = shell('curl -s -o /dev/null -w "%{http_code}" -H "x-api-key: $GATEWAY_API_KEY" "$GATEWAY_PUBLIC_URL/v1/admin/reconciliations"');
+    assert.equal(curl.stdout, '200', curl.stderr);
+    assert.doesNotMatch(text, /mpfk_/, 'cluster.env holds no key');
+    assert.match(text, new RegExp(`^MPF_API_KEY_FILE=${path.join(info.secretsDir, apiKeyFile('operator')).replace(/\./g, '\\.')}$`, 'm'));
   });
 
   test('mpf cluster up makes a private CA and one certificate per component with openssl: files 0600 in 0700 directories, each signed by the CA, the CA key only in ca/', () => {

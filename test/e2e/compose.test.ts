@@ -17,7 +17,7 @@ import { buildProgram } from '../../src/starter/cli/program';
 import { temporalServerConfig, temporalServerTls } from '../../tools/cluster/temporal-server';
 import { uiConfig, uiEnvironment } from '../../tools/cluster/ui';
 import {
-  APP_ENV, appCommand, appEnvironment, HISTORY_SHARDS, IMAGE_ENV, IMAGES, METRICS_PORT, namespaceJob, schemaJob, SECRET_FILES, TEMPORAL_SERVER_ENV,
+  API_KEYS, apiKeysJob, APP_ENV, appCommand, appEnvironment, KEYRING_FILE, HISTORY_SHARDS, IMAGE_ENV, IMAGES, METRICS_PORT, namespaceJob, schemaJob, SECRET_FILES, TEMPORAL_SERVER_ENV,
   TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv, temporalUiTlsEnv, tlsComponents, tlsJob, VERSIONS,
   type AddressKey, type AppRole, type JobStep,
 } from '../../tools/cluster/topology';
@@ -121,7 +121,7 @@ describe('docker-compose.yml', () => {
   });
 
   test('gives secrets only as *_FILE paths to compose secrets the service mounts', () => {
-    const secretNames = ['MPS_SECRET_KEY', 'MPS_ACCESS_TOKEN', 'GATEWAY_API_KEY', 'PAYLOAD_ENCRYPTION_KEYS', 'CODEC_AUTH_TOKEN', 'POSTGRES_PASSWORD', 'POSTGRES_PWD', 'SQL_PASSWORD'];
+    const secretNames = ['MPS_SECRET_KEY', 'MPS_ACCESS_TOKEN', 'GATEWAY_API_KEY', 'GATEWAY_API_KEYS', 'PAYLOAD_ENCRYPTION_KEYS', 'CODEC_AUTH_TOKEN', 'POSTGRES_PASSWORD', 'POSTGRES_PWD', 'SQL_PASSWORD'];
     const declared = Object.keys(compose.secrets ?? {});
     for (const [name, s] of Object.entries(compose.services)) {
       const e = env(name);
@@ -129,7 +129,7 @@ describe('docker-compose.yml', () => {
       const mounted = (s.secrets ?? []).map((x) => (typeof x === 'string' ? x : x.source));
       for (const m of mounted) assert.ok(declared.includes(m), `${name} mounts undeclared secret ${m}`);
       for (const [key, value] of Object.entries(e)) {
-        if (!key.endsWith('_FILE')) continue;
+        if (!key.endsWith('_FILE') || key === 'GATEWAY_API_KEYS_FILE') continue;
         const match = /^\/run\/secrets\/([a-z0-9_]+)$/.exec(value);
         assert.ok(match, `${name}.${key} is not a /run/secrets path`);
         assert.ok(mounted.includes(match[1] as string), `${name}.${key} points at a secret it does not mount`);
@@ -142,7 +142,28 @@ describe('docker-compose.yml', () => {
       assert.equal(env(role).PAYLOAD_ENCRYPTION_KEYS_FILE, '/run/secrets/payload_encryption_keys');
     }
     assert.equal(env('worker').MPS_SECRET_KEY_FILE, '/run/secrets/mps_secret_key');
-    assert.equal(env('gateway').GATEWAY_API_KEY_FILE, '/run/secrets/gateway_api_key');
+  });
+
+  test('ships least privilege: an api-keys job makes the keyring and a backend, a read-only and an operator key, each 0600; the gateway reads only the keyring and no service has a single key', () => {
+    for (const name of Object.keys(compose.services)) {
+      assert.equal(env(name).GATEWAY_API_KEY_FILE, undefined, `${name} sets the legacy single key`);
+      assert.ok(!(svc(name).secrets ?? []).some((x) => (typeof x === 'string' ? x : x.source) === 'gateway_api_key'), `${name} mounts a single key`);
+    }
+    assert.equal(env('gateway').GATEWAY_API_KEYS_FILE, `/run/keys/${KEYRING_FILE}`);
+    assert.deepEqual(svc('gateway').volumes, ['tls-gateway:/tls:ro', 'gateway-keyring:/run/keys:ro']);
+    assert.equal((svc('gateway').depends_on as Record<string, { condition: string }>)['api-keys']?.condition, 'service_completed_successfully');
+    // The job, not a person, makes the keys: with `mpf keys new` (atomic keyring edits, key files 0600).
+    const job = svc('api-keys');
+    assert.deepEqual(job.volumes, ['gateway-keyring:/keyring', 'api-keys:/keys']);
+    const script = [job.command ?? []].flat().join('\n');
+    for (const k of API_KEYS) assert.match(script, new RegExp(`keys new --role ${k.role} .*--key-file /keys/${k.file}\\b`));
+    assert.match(script, /umask 077/);
+    assert.match(script, /chmod 600 \/keyring\/gateway_api_keys \/keys\/api_key_\*/);
+    assert.doesNotMatch(script, /chmod 6?44/);
+    // Only the job mounts the keys themselves.
+    for (const [name, s] of Object.entries(compose.services)) {
+      if (name !== 'api-keys') assert.ok(!(s.volumes ?? []).some((v) => String(v).startsWith('api-keys:')), `${name} mounts the keys`);
+    }
   });
 
   test("points the worker at the simulator over the loopback of the simulator's network namespace, without MPS_LIVE", () => {
@@ -413,7 +434,7 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     same('simulator command', c.services.simulator?.command, appCommand('simulator', { port: 8090, checkoutPort: 8091, host: '0.0.0.0' }));
     for (const role of ['worker', 'gateway', 'simulator'] as AppRole[]) {
       same(`${role} variables`, Object.keys(composeEnv(c, role)).sort(), Object.keys(APP_ENV[role]).sort());
-      same(`${role} environment`, composeEnv(c, role), appEnvironment(role, COMPOSE_ADDRESSES, '/run/secrets', '/tls'));
+      same(`${role} environment`, composeEnv(c, role), appEnvironment(role, COMPOSE_ADDRESSES, '/run/secrets', '/tls', '/run/keys'));
     }
     same('temporal-ui variables', Object.keys(composeEnv(c, 'temporal-ui')).sort(), [...TEMPORAL_UI_ENV_NAMES].sort());
     // mTLS: the certificate job's commands, the server's TLS settings, each client's certificate volume.
@@ -422,7 +443,9 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     same('temporal TLS settings', tlsOf(composeEnv(c, 'temporal')), temporalServerTlsEnv('/tls'));
     same('temporal-ui TLS settings', tlsOf(composeEnv(c, 'temporal-ui')), temporalUiTlsEnv('/tls'));
     same('temporal-namespace TLS settings', tlsOf(composeEnv(c, 'temporal-namespace')), temporalClientTlsEnv('/tls'));
-    for (const [service, volume] of [['worker', 'tls-worker'], ['gateway', 'tls-gateway'], ['temporal-ui', 'tls-temporal-ui'], ['temporal-namespace', 'tls-operator']]) {
+    same('api-keys commands', jobSteps(c, 'api-keys', 'node'), apiKeysJob('/keyring', '/keys').map((argv) => ({ argv })));
+    same('gateway certificate volume and keyring', c.services.gateway?.volumes, ['tls-gateway:/tls:ro', 'gateway-keyring:/run/keys:ro']);
+    for (const [service, volume] of [['worker', 'tls-worker'], ['temporal-ui', 'tls-temporal-ui'], ['temporal-namespace', 'tls-operator']]) {
       same(`${service} certificate volume`, c.services[service as string]?.volumes, [`${volume}:/tls:ro`]);
     }
     same('temporal certificate volumes', c.services.temporal?.volumes, ['tls-frontend:/tls/frontend:ro', 'tls-internode:/tls/internode:ro']);
@@ -450,10 +473,12 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     changed.services.temporal!.environment = { ...changed.services.temporal!.environment, TEMPORAL_TLS_REQUIRE_CLIENT_AUTH: 'false' };
     changed.services['temporal-certs']!.command = [String(changed.services['temporal-certs']!.command).replace('-days 825', '-days 9999')];
     changed.services.gateway!.volumes = [];
+    // Least privilege weakened: the read-only key made an operator's.
+    changed.services['api-keys']!.command = [String(changed.services['api-keys']!.command).replace('--role read_only', '--role operator')];
     const problems = drift(changed);
     for (const what of [
       'temporal-ui image', 'temporal NUM_HISTORY_SHARDS', 'gateway command', 'worker variables', 'temporal-namespace commands',
-      'temporal TLS settings', 'temporal-certs commands', 'gateway certificate volume',
+      'temporal TLS settings', 'temporal-certs commands', 'gateway certificate volume and keyring', 'api-keys commands',
     ]) {
       assert.ok(problems.some((p) => p.startsWith(`${what}:`)), `${what} not noticed: ${problems.join('\n')}`);
     }

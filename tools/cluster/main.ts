@@ -7,7 +7,7 @@ import path from 'node:path';
 import { isRunning, processesOfRun, type Child } from './processes';
 import { readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
 import { ClusterAlreadyRunning, ClusterStartAborted, cleanLeftovers, startCluster, type RunningCluster } from './up';
-import { NAMESPACE, TASK_QUEUE } from './topology';
+import { API_KEYS, KEYRING_FILE, NAMESPACE, TASK_QUEUE } from './topology';
 
 export interface UpOptions {
   stateDir: string;
@@ -37,6 +37,7 @@ export function formatAddresses(info: ClusterInfo): string[] {
     row('PostgreSQL', `${info.postgres?.host ?? '?'}:${info.postgres?.port ?? '?'}  (pid ${info.postgres?.pid ?? '?'}, user ${info.postgres?.user ?? '?'})`),
     ...info.workers.map((w) => row(w.name, `pid ${w.pid}${w.metricsUrl ? `, metrics ${w.metricsUrl}/metrics, health /healthz /readyz` : ''}`)),
     row('secrets', `${info.secretsDir} (files of mode 0600, never printed)`),
+    row('API keys', `${API_KEYS.map((k) => `${k.file} (${k.role})`).join(', ')} beside them; the gateways read the keyring ${KEYRING_FILE}`),
     row('certificates', `${info.tlsDir} (private CA; Temporal requires a client certificate from it)`),
     row('client settings', `set -a; . ${info.envFile}; set +a`),
     row('logs', info.logDir),

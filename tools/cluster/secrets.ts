@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { SECRET_FILES, type SecretName } from './topology';
+import { addKey, writeKeyFile } from '../../src/auth/keyring-file';
+import { API_KEYS, KEYRING_FILE, SECRET_FILES, type SecretName } from './topology';
 
 export type Secrets = Record<SecretName, string>;
 
@@ -20,7 +21,6 @@ export function generateSecrets(): Secrets {
     payload_encryption_keys: `k1:${randomBytes(32).toString('base64')}`,
     mps_secret_key: hex(24),
     mps_access_token: hex(24),
-    gateway_api_key: hex(24),
     codec_auth_token: hex(24),
   };
 }
@@ -42,11 +42,27 @@ function readSecrets(dir: string): Secrets | undefined {
   return out as Secrets;
 }
 
+/**
+ * The gateways' keyring and one key per role (API_KEYS), each key in its own 0600 file beside it,
+ * made as compose's `api-keys` job makes them (addKey, writeKeyFile). With `reuse` a complete set
+ * is kept (keys revoked or rotated since stay so); anything less is made anew.
+ */
+export function prepareApiKeys(dir: string, reuse: boolean): void {
+  const files = [KEYRING_FILE, ...API_KEYS.map((k) => k.file)].map((f) => path.join(dir, f));
+  if (reuse && files.every((f) => fs.existsSync(f))) return;
+  for (const f of files) fs.rmSync(f, { force: true });
+  for (const k of API_KEYS) {
+    const { key } = addKey(path.join(dir, KEYRING_FILE), { id: k.id, role: k.role, label: k.label });
+    writeKeyFile(path.join(dir, k.file), key);
+  }
+}
+
 /** Writes (or, with `reuse`, keeps the existing) secret files; returns the secrets. */
 export function prepareSecrets(stateDir: string, reuse: boolean): Secrets {
   const dir = secretsDir(stateDir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.chmodSync(dir, 0o700);
+  prepareApiKeys(dir, reuse);
   const existing = reuse ? readSecrets(dir) : undefined;
   if (existing) return existing;
   const secrets = generateSecrets();

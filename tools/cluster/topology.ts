@@ -143,10 +143,39 @@ export const SECRET_FILES = {
   payload_encryption_keys: 'payload_encryption_keys',
   mps_secret_key: 'mps_secret_key',
   mps_access_token: 'mps_access_token',
-  gateway_api_key: 'gateway_api_key',
   codec_auth_token: 'codec_auth_token',
 } as const;
 export type SecretName = keyof typeof SECRET_FILES;
+
+// ---- The gateway's API keys -------------------------------------------------------------------
+
+/**
+ * Least privilege as shipped: the gateways read a keyring (GATEWAY_API_KEYS_FILE, re-read when it
+ * changes) of one key per role, and no key of every right by default. Each key is in its own file
+ * (mode 0600) beside the keyring: the backend's key for the merchant backend, the read-only key for
+ * dashboards and support, the operator's key for /v1/admin/* (cluster.env gives it to the
+ * operator's shell). Compose's `api-keys` job and `mpf cluster up` make them the same way: with
+ * `mpf keys new` (auth/keyring-file.ts), once, keeping existing ones.
+ */
+export const API_KEYS = [
+  // Labels are one word: compose's job writes each command on one line, split at spaces.
+  { id: 'backend', role: 'backend', label: 'merchant-backend', file: 'api_key_backend' },
+  { id: 'read-only', role: 'read_only', label: 'dashboards-and-support', file: 'api_key_read_only' },
+  { id: 'operator', role: 'operator', label: 'operator-runbook', file: 'api_key_operator' },
+] as const;
+export type ApiKeyRole = (typeof API_KEYS)[number]['role'];
+/** The file of the key of `role` (in the secrets' directory natively, the api-keys volume in compose). */
+export const apiKeyFile = (role: ApiKeyRole): string => API_KEYS.find((k) => k.role === role)!.file;
+/** The keyring file (ids, roles and SHA-256 digests; no key) every gateway reads. */
+export const KEYRING_FILE = 'gateway_api_keys';
+
+/** compose's `api-keys` job: one `mpf keys new` per key, adding its entry to the keyring in `keyringDir` and writing the key to `keysDir`. */
+export function apiKeysJob(keyringDir: string, keysDir: string): string[][] {
+  return API_KEYS.map((k) => [
+    'node', 'bin/mpf.cjs', 'keys', 'new', '--role', k.role, '--id', k.id, '--label', k.label,
+    '--keyring', `${keyringDir}/${KEYRING_FILE}`, '--key-file', `${keysDir}/${k.file}`,
+  ]);
+}
 
 // ---- mTLS to Temporal -------------------------------------------------------------------------
 
@@ -295,6 +324,7 @@ export type EnvSource =
   | { value: string }
   | { address: AddressKey; optional?: true }
   | { secret: SecretName }
+  | { keyring: true }
   | { tls: keyof typeof TLS_FILES };
 
 /** The address-dependent settings: compose's service names and ports, or native loopback ports. */
@@ -351,7 +381,7 @@ export const APP_ENV: Record<AppRole, Record<string, EnvSource>> = {
     GATEWAY_HOST: { address: 'gatewayHost' },
     GATEWAY_PUBLIC_URL: { address: 'gatewayPublicUrl' },
     GATEWAY_NOTIFICATION_BASE_URL: { address: 'gatewayNotificationBaseUrl' },
-    GATEWAY_API_KEY_FILE: { secret: 'gateway_api_key' },
+    GATEWAY_API_KEYS_FILE: { keyring: true },
     CODEC_AUTH_TOKEN_FILE: { secret: 'codec_auth_token' },
     CODEC_CORS_ORIGINS: { address: 'temporalWebOrigin' },
     GATEWAY_METRICS_ADDRESS: { address: 'gatewayMetricsAddress', optional: true },
@@ -378,11 +408,14 @@ export function appEnvironment(
   secretsDir: string,
   /** The app's own certificate directory (TLS_FILES inside); required by the roles that call Temporal. */
   tlsDir?: string,
+  /** The directory of the keyring (KEYRING_FILE); natively the secrets' directory. */
+  keyringDir: string = secretsDir,
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, source] of Object.entries(APP_ENV[role])) {
     if ('value' in source) out[name] = source.value;
     else if ('secret' in source) out[name] = `${secretsDir.replace(/\/+$/, '')}/${SECRET_FILES[source.secret]}`;
+    else if ('keyring' in source) out[name] = `${keyringDir.replace(/\/+$/, '')}/${KEYRING_FILE}`;
     else if ('tls' in source) {
       if (tlsDir === undefined) throw new Error(`${role}: ${name} needs the app's certificate directory`);
       out[name] = `${tlsDir.replace(/\/+$/, '')}/${TLS_FILES[source.tls]}`;

@@ -25,7 +25,7 @@ import { prepareSecrets, secretsDir, type Secrets } from './secrets';
 import { prepareTls, tlsDir } from './tls';
 import { files, readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
 import { startTemporalServer, type RunningTemporalServer } from './temporal-server';
-import { HISTORY_SHARDS, NAMESPACE, NAMESPACE_RETENTION, TASK_QUEUE, temporalClientTlsEnv, tlsComponents, VERSIONS } from './topology';
+import { apiKeyFile, HISTORY_SHARDS, KEYRING_FILE, NAMESPACE, NAMESPACE_RETENTION, TASK_QUEUE, temporalClientTlsEnv, tlsComponents, VERSIONS } from './topology';
 import { startUi, type RunningUi } from './ui';
 
 export interface ClusterOptions {
@@ -481,7 +481,7 @@ function writeClientEnv(info: ClusterInfo): void {
   const s = (name: string) => path.join(info.secretsDir, name);
   const tls = Object.entries(temporalClientTlsEnv(path.join(info.tlsDir, 'operator'))).map(([k, v]) => `${k}=${v}`);
   const lines = [
-    '# mpf cluster: client settings of the running topology. No secret values: secrets are NAME_FILE paths.',
+    '# mpf cluster: client settings of the running topology. No secret values: secrets are NAME_FILE paths (or read from them).',
     '#   set -a; . ' + info.envFile + '; set +a',
     `TEMPORAL_ADDRESS=${info.temporal?.address ?? ''}`,
     "# The operator's client certificate: the frontend accepts only certificates of the cluster's CA (mpf and temporal read these).",
@@ -491,7 +491,13 @@ function writeClientEnv(info: ClusterInfo): void {
     `TEMPORAL_UI_URL=${info.ui?.url ?? ''}`,
     `PAYLOAD_ENCRYPTION_KEYS_FILE=${s('payload_encryption_keys')}`,
     `GATEWAY_PUBLIC_URL=${info.gateways[0]?.url ?? ''}`,
-    `GATEWAY_API_KEY_FILE=${s('gateway_api_key')}`,
+    // The operator's own key (role operator): `mpf reconcile resolve --gateway`, and `curl -H "x-api-key: $GATEWAY_API_KEY"`
+    // as the runbook writes it (read from its file when the shell sources this). The backend's and the
+    // read-only keys are beside it, for their callers; the gateways read only the keyring.
+    `MPF_API_KEY_FILE=${s(apiKeyFile('operator'))}`,
+    `GATEWAY_API_KEY_FILE=${s(apiKeyFile('operator'))}`,
+    `GATEWAY_API_KEY="$(cat '${s(apiKeyFile('operator'))}')"`,
+    `GATEWAY_API_KEYS_FILE=${s(KEYRING_FILE)}`,
     `CODEC_AUTH_TOKEN_FILE=${s('codec_auth_token')}`,
     `# gateways: ${info.gateways.map((g) => g.url).join(' ')}`,
     // `mpf sim pay|notify` (the simulator stands for the provider; checkout ${info.simulator?.checkoutUrl ?? ''}).

@@ -11,7 +11,6 @@ import { createWorkerPino, workerRuntimeLogging } from './observability/worker-l
 import { startWorkerEndpoint } from './metrics/worker-endpoint';
 import { installWorkerRuntime } from './metrics/worker-runtime';
 import { providerClientFromEnv, type ProviderClient } from './provider/client';
-import { assertProviderIdentity } from './provider/identity';
 import type * as Simulator from './simulator';
 import { temporalTargetFromEnv } from './temporal/connection';
 import { connectNative } from './temporal/native-connection';
@@ -48,8 +47,6 @@ export async function runWorkerMain(): Promise<void> {
   if (ops) startup.info(`worker: metrics and health on ${ops.url} (/metrics, /healthz, /readyz)`);
   const target = temporalTargetFromEnv(env);
   const connection = await connectNative(target);
-  // Live or simulator, by what answers (never by the URL): no task is taken before it agrees with MPS_LIVE.
-  await assertProviderIdentity(provider);
   const added = await ensureSearchAttributes(connection, target.namespace);
   if (added.length) startup.info(`worker: registered search attributes ${added.join(', ')} in namespace ${target.namespace}`);
   const worker = await createMpfWorker({

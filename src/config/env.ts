@@ -59,10 +59,9 @@ const flag = z.enum(['0', '1', 'true', 'false']).optional().transform((v) => v =
 
 const EnvVariables = z.object({
   /**
-   * The provider's base URL: the live provider or a simulator run as its own service. Which one it
-   * is, the worker learns from what answers, not from the URL (src/provider/identity.ts): MPS_LIVE
-   * must agree. Unset: the worker refuses to start unless MPS_PROVIDER=simulator asks for the
-   * embedded simulator (fail closed).
+   * The provider's base URL. A non-loopback address needs MPS_LIVE=1 (there is no allowlist:
+   * compose reaches its simulator over loopback). Unset: the worker refuses to start unless
+   * MPS_PROVIDER=simulator asks for the embedded simulator (fail closed).
    */
   MPS_BASE_URL: httpUrl.optional(),
   /**
@@ -78,10 +77,7 @@ const EnvVariables = z.object({
   MPS_ACCESS_TOKEN: optionalNonEmpty,
   /** Our merchant reference at the provider (`x-merchant-ref`). */
   MPS_MERCHANT_REF: optionalNonEmpty,
-  /**
-   * `1`: MPS_BASE_URL is the live provider (every call moves real money); the worker refuses a
-   * provider that answers as the simulator. Unset: it refuses one that does not.
-   */
+  /** `1` before any non-loopback MPS_BASE_URL is dialled: every call to the live provider moves real money. */
   MPS_LIVE: flag,
   /** `1`: the categories call also sends the Bearer token (default: only `x-merchant-ref`). */
   MPS_CATEGORIES_BEARER: flag,
@@ -215,7 +211,15 @@ export const EnvSchema = EnvVariables.superRefine((env, ctx) => {
     ctx.addIssue({
       code: 'custom',
       path: ['MPS_PROVIDER'],
-      message: 'is simulator, which NODE_ENV=production never runs: set MPS_BASE_URL to the provider (with MPS_LIVE=1 for the live one) and its credentials',
+      message: 'is simulator, which NODE_ENV=production never runs: set MPS_BASE_URL to the provider (with MPS_LIVE=1 for a non-loopback address) and its credentials',
+    });
+  }
+  if (env.MPS_BASE_URL && !isLoopbackUrl(env.MPS_BASE_URL) && !env.MPS_LIVE) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['MPS_BASE_URL'],
+      message:
+        'is not a loopback address; set MPS_LIVE=1 to dial the live provider (every call moves real money)',
     });
   }
 });
@@ -243,7 +247,7 @@ export function providerChoice(env: AppEnv): ProviderChoice {
   if (env.MPS_BASE_URL) return { kind: 'url', baseUrl: env.MPS_BASE_URL };
   if (env.MPS_PROVIDER === 'simulator' && !isProduction(env)) return { kind: 'embedded-simulator' };
   throw new ConfigError(
-    'MPS_BASE_URL: no provider is configured. Set MPS_BASE_URL to the provider\'s address (the live one also needs MPS_LIVE=1: every call moves real money) ' +
+    'MPS_BASE_URL: no provider is configured. Set MPS_BASE_URL to the provider\'s address (a non-loopback one also needs MPS_LIVE=1: every call moves real money) ' +
       'with MPS_SECRET_KEY, MPS_ACCESS_TOKEN and MPS_MERCHANT_REF (or their _FILE variants); ' +
       'or, for development only, MPS_PROVIDER=simulator to embed the local simulator (refused under NODE_ENV=production)',
   );

@@ -22,17 +22,6 @@ export const PROVIDER_PATHS = {
 } as const;
 export type ProviderEndpoint = keyof typeof PROVIDER_PATHS;
 
-/**
- * How a worker tells the local simulator from the live provider by what answers, never by its
- * URL: the simulator sets this header on every response of its provider API (404s included), and
- * the live provider never sends it. A worker with MPS_LIVE=1 refuses a provider that sends it; a
- * worker without MPS_LIVE refuses one that does not (src/provider/identity.ts).
- */
-export const SIMULATOR_IDENTITY_HEADER = 'x-mpf-simulator';
-export const SIMULATOR_IDENTITY_VALUE = 'merchant-payment-flows simulator; no money moves';
-/** The path the identity check asks for: the simulator answers it; on the live provider it is an unknown path. */
-export const SIMULATOR_IDENTITY_PATH = '/_sim/identity';
-
 /** Documented constants of the hosted bank-transfer link. */
 export const HOSTED_LINK = {
   paymentMethod: 'HOSTED_PAY_LINK',

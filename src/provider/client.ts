@@ -8,7 +8,7 @@
  */
 import { Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { ConfigError, type AppEnv } from '../config/env';
+import { ConfigError, isLoopbackUrl, type AppEnv } from '../config/env';
 import {
   ASSUMPTIONS,
   CategoriesData,
@@ -17,9 +17,6 @@ import {
   HostedLinkData,
   HostedLinkRequest,
   PROVIDER_PATHS,
-  SIMULATOR_IDENTITY_HEADER,
-  SIMULATOR_IDENTITY_PATH,
-  SIMULATOR_IDENTITY_VALUE,
   type ProviderEndpoint,
   SwapConfirmRequest,
   type SwapConfirmResult,
@@ -35,10 +32,7 @@ export interface ProviderClientConfig {
   secretKey: string;
   accessToken: string;
   merchantRef: string;
-  /**
-   * True: this is the live provider (every call moves real money). Kept for the caller's identity
-   * check (src/provider/identity.ts), which decides by what answers, not by the URL.
-   */
+  /** Must be true for a non-loopback baseUrl (the provider has only a live environment). */
   live?: boolean;
   /** Send `Authorization: Bearer <accessToken>` on the category listing too (undocumented). */
   categoriesBearer?: boolean;
@@ -70,8 +64,6 @@ export type ProviderCallObserver = (call: ProviderCall) => void;
 export class ProviderClient {
   /** The provider's origin (scheme, host, port): logged at start-up, never a secret. */
   readonly origin: string;
-  /** Configured for the live provider (MPS_LIVE=1). */
-  readonly live: boolean;
   private readonly pathPrefix: string;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
@@ -95,6 +87,11 @@ export class ProviderClient {
     }
     if (url.username || url.password) throw new ConfigError('provider base URL must not carry credentials');
     if (url.search || url.hash) throw new ConfigError('provider base URL must not have a query or fragment');
+    if (!isLoopbackUrl(cfg.baseUrl) && cfg.live !== true) {
+      throw new ConfigError(
+        `provider base URL host ${url.hostname} is not a loopback address; set live: true (MPS_LIVE=1) to dial the live provider (every call moves real money)`,
+      );
+    }
     for (const [name, value] of [
       ['secretKey', cfg.secretKey],
       ['accessToken', cfg.accessToken],
@@ -103,7 +100,6 @@ export class ProviderClient {
       if (typeof value !== 'string' || value.trim() === '') throw new ConfigError(`provider ${name} must not be empty`);
     }
     this.origin = url.origin;
-    this.live = cfg.live === true;
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
     this.secretKey = cfg.secretKey;
     this.accessToken = cfg.accessToken;
@@ -125,24 +121,6 @@ export class ProviderClient {
       });
       this.ownsDispatcher = true;
     }
-  }
-
-  /**
-   * Whether what answers at the base URL announces itself as the simulator
-   * (SIMULATOR_IDENTITY_HEADER on a GET of SIMULATOR_IDENTITY_PATH, which moves no money and
-   * carries no credential). Network failures are thrown as they come.
-   */
-  async answersAsSimulator(): Promise<boolean> {
-    const res = await this.dispatcher.request({
-      origin: this.origin,
-      path: `${this.pathPrefix}${SIMULATOR_IDENTITY_PATH}`,
-      method: 'GET',
-      headers: { accept: 'application/json', 'user-agent': USER_AGENT },
-      headersTimeout: this.headersMs,
-      bodyTimeout: this.bodyMs,
-    });
-    await res.body.dump();
-    return res.headers[SIMULATOR_IDENTITY_HEADER] === SIMULATOR_IDENTITY_VALUE;
   }
 
   /** The full URL of an endpoint: base URL (its own path prefix kept) + PROVIDER_PATHS. */

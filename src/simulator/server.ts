@@ -17,9 +17,6 @@ import {
   HOSTED_LINK,
   HostedLinkRequest,
   PROVIDER_PATHS,
-  SIMULATOR_IDENTITY_HEADER,
-  SIMULATOR_IDENTITY_PATH,
-  SIMULATOR_IDENTITY_VALUE,
   SwapConfirmRequest,
   SwapInitRequest,
   describeZodError,
@@ -124,12 +121,6 @@ export function categories(ctx: SimContext, request: FastifyRequest): Answer {
 /** The provider API server (the control API is added by control.ts). */
 export function buildProviderApp(ctx: SimContext, logger: boolean | object): FastifyInstance {
   const app = fastify({ logger: loggerOption(logger), forceCloseConnections: true });
-  // Every answer says it comes from the simulator: a worker decides live-or-not by this, never by the URL.
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.header(SIMULATOR_IDENTITY_HEADER, SIMULATOR_IDENTITY_VALUE);
-    done();
-  });
-  app.get(SIMULATOR_IDENTITY_PATH, () => ({ simulator: true, note: SIMULATOR_IDENTITY_VALUE }));
   const route = (method: 'GET' | 'POST', url: string, endpoint: EndpointKey, h: (c: SimContext, r: FastifyRequest) => Answer): void => {
     app.route({ method, url, config: { endpoint }, handler: faultyRoute(ctx, endpoint, (r) => h(ctx, r)) });
   };

@@ -11,7 +11,7 @@ import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { CommanderError, type Command } from 'commander';
 import { parse } from 'yaml';
-import { EnvSchema, loadEnv } from '../../src/config/env';
+import { EnvSchema, isLoopbackUrl, loadEnv } from '../../src/config/env';
 import { providerClientFromEnv } from '../../src/provider/client';
 import { buildProgram } from '../../src/starter/cli/program';
 import { temporalServerConfig, temporalServerTls } from '../../tools/cluster/temporal-server';
@@ -43,8 +43,6 @@ interface Service {
   network_mode?: string;
   networks?: unknown;
   hostname?: string;
-  container_name?: string;
-  deploy?: { replicas?: number };
 }
 interface Compose {
   services: Record<string, Service>;
@@ -62,8 +60,7 @@ const argOf = (cmd: string[], flag: string): string | undefined => cmd[cmd.index
 const hostPort = (name: string, containerPort: number): number => {
   const mapping = (svc(name).ports ?? []).map(String).find((p) => p.endsWith(`:${containerPort}`));
   assert.ok(mapping, `${name} publishes no port for ${containerPort}`);
-  // A range (`8080-8083`, one port per replica) answers with its first port.
-  return Number(mapping.split(':').at(-2)?.split('-')[0]);
+  return Number(mapping.split(':').at(-2));
 };
 
 function makeValidator() {
@@ -169,43 +166,21 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  test('points the worker at the simulator as a named service, without MPS_LIVE (what answers tells live from simulator, not the URL)', () => {
+  test("points the worker at the simulator over the loopback of the simulator's network namespace, without MPS_LIVE", () => {
     const worker = svc('worker');
-    assert.equal(worker.network_mode, undefined, 'the worker shares another network namespace');
+    assert.equal(worker.network_mode, 'service:simulator');
+    // Compose refuses these next to `network_mode: service:…`.
+    for (const key of ['ports', 'networks', 'hostname'] as const) assert.equal(worker[key], undefined, `worker sets ${key}`);
     const e = env('worker');
     const simPort = argOf(svc('simulator').command as string[], '--port');
-    const url = new URL(e.MPS_BASE_URL ?? '');
-    assert.equal(url.hostname, 'simulator');
-    assert.equal(url.port, simPort);
+    const url = e.MPS_BASE_URL ?? '';
+    assert.ok(isLoopbackUrl(url), `worker MPS_BASE_URL ${url} is not loopback`);
+    assert.equal(new URL(url).port, simPort);
     assert.equal(e.MPS_LIVE, undefined, 'worker sets MPS_LIVE');
+    // The simulator listens on every interface of the namespace, loopback included.
     assert.equal(argOf(svc('simulator').command as string[], '--host'), '0.0.0.0');
+    // Temporal is still reached by service name (the shared namespace keeps Docker's DNS).
     assert.equal(e.TEMPORAL_ADDRESS, 'temporal:7233');
-    assert.match(composeText, /x-mpf-simulator/, 'the header explains the identity check');
-  });
-
-  test('runs two workers and two gateways that scale with --scale: no fixed names, the gateways on a host port range', () => {
-    for (const name of ['worker', 'gateway']) {
-      const s = svc(name);
-      assert.equal(s.deploy?.replicas, 2, `${name} replicas`);
-      assert.equal(s.container_name, undefined, `${name} has a fixed container name`);
-      assert.equal(s.hostname, undefined, `${name} has a fixed hostname`);
-    }
-    assert.deepEqual(svc('worker').ports, undefined, 'a worker publishes a port');
-    const published = (svc('gateway').ports ?? []).map(String);
-    assert.equal(published.length, 1);
-    const m = /^127\.0\.0\.1:(\d+)-(\d+):(\d+)$/.exec(published[0] ?? '');
-    assert.ok(m, `the gateway publishes ${published[0]}, not a loopback range`);
-    assert.ok(Number(m[2]) - Number(m[1]) + 1 >= 2, 'the range holds fewer ports than the default replicas');
-    assert.equal(m[3], argOf(svc('gateway').command as string[], '--port'));
-    // Every replica is found by DNS, not at a fixed address.
-    const scrape = parse(readFileSync(path.join(root, 'ops/prometheus/prometheus.yml'), 'utf8')) as {
-      scrape_configs: Array<{ job_name: string; static_configs?: unknown; dns_sd_configs?: Array<{ names: string[]; type: string; port: number }> }>;
-    };
-    for (const [job, service] of [['mpf-worker', 'worker'], ['mpf-gateway', 'gateway']]) {
-      const j = scrape.scrape_configs.find((c) => c.job_name === job);
-      assert.equal(j?.static_configs, undefined, job);
-      assert.deepEqual(j?.dns_sd_configs, [{ names: [service], type: 'A', port: METRICS_PORT }], job);
-    }
   });
 
   test('gives the gateway, which never calls the provider, no provider address', () => {
@@ -230,7 +205,7 @@ describe('docker-compose.yml', () => {
     for (const name of ['postgresql', 'temporal', 'simulator', 'gateway', 'worker']) assert.ok(svc(name).healthcheck, name);
   });
 
-  test('checks the worker through GET /readyz on its metrics port, which neither it nor the gateway publishes', () => {
+  test("checks the worker through GET /readyz on its metrics port, which neither it nor the simulator whose network it shares publishes", () => {
     const address = env('worker').WORKER_METRICS_ADDRESS ?? '';
     const port = address.split(':').at(-1);
     assert.equal(address, `0.0.0.0:${METRICS_PORT}`);
@@ -249,11 +224,12 @@ describe('docker-compose.yml', () => {
     assert.deepEqual(grafana.profiles, ['observability']);
     const scrape = parse(readFileSync(path.join(root, 'ops/prometheus/prometheus.yml'), 'utf8')) as {
       rule_files: string[];
-      scrape_configs: Array<{ job_name: string; dns_sd_configs: Array<{ names: string[] }> }>;
+      scrape_configs: Array<{ job_name: string; static_configs: Array<{ targets: string[] }> }>;
     };
-    const names = (job: string) => scrape.scrape_configs.find((j) => j.job_name === job)?.dns_sd_configs.flatMap((c) => c.names);
-    assert.deepEqual(names('mpf-worker'), ['worker']);
-    assert.deepEqual(names('mpf-gateway'), ['gateway']);
+    const targets = (job: string) => scrape.scrape_configs.find((j) => j.job_name === job)?.static_configs.flatMap((c) => c.targets);
+    // The worker lives in the simulator's network namespace.
+    assert.deepEqual(targets('mpf-worker'), [`simulator:${METRICS_PORT}`]);
+    assert.deepEqual(targets('mpf-gateway'), [`gateway:${METRICS_PORT}`]);
     for (const [host, file] of [['/etc/prometheus/prometheus.yml', './ops/prometheus/prometheus.yml'], ['/etc/prometheus/alerts.yml', './ops/prometheus/alerts.yml']]) {
       assert.ok(prom.volumes?.includes(`${file}:${host}:ro`), `${file} is not mounted`);
     }
@@ -365,8 +341,8 @@ describe('docker-compose.yml and the mpf CLI', () => {
     assert.equal(e.MPS_LIVE, false);
     const provider = providerClientFromEnv(e, e.MPS_BASE_URL as string);
     await provider.close();
-    // The URL decides nothing: the worker asks what answers (src/provider/identity.ts).
-    assert.equal(loadEnv({ ...plain, MPS_BASE_URL: 'http://simulator:8090' }).MPS_LIVE, false);
+    // …and the same environment pointed at the simulator's service name is refused without MPS_LIVE.
+    assert.throws(() => loadEnv({ ...plain, MPS_BASE_URL: 'http://simulator:8090' }), /MPS_BASE_URL: is not a loopback address/);
   });
 });
 
@@ -407,7 +383,7 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
   /** What compose fills in where the native topology uses loopback ports. */
   const COMPOSE_ADDRESSES: Record<AddressKey, string> = {
     temporalAddress: 'temporal:7233',
-    providerBaseUrl: 'http://simulator:8090',
+    providerBaseUrl: 'http://127.0.0.1:8090',
     gatewayPort: '8080',
     gatewayHost: '0.0.0.0',
     gatewayPublicUrl: 'http://localhost:8080',

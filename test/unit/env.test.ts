@@ -1,7 +1,7 @@
 /**
  * The process configuration (src/config/env.ts): every bad value is an error naming the variable
- * (never echoing the value), the provider's address is not what tells live from simulator (there
- * is no host allowlist; src/provider/identity.ts asks what answers), every variable can come from a NAME_FILE, and the merchant-event rules the feature
+ * (never echoing the value), every non-loopback provider needs MPS_LIVE (there is no host
+ * allowlist), every variable can come from a NAME_FILE, and the merchant-event rules the feature
  * registers apply in every process that reads the environment.
  */
 import { describe, test, before, after } from 'node:test';
@@ -24,14 +24,34 @@ function configError(source: NodeJS.ProcessEnv): ConfigError {
 }
 
 describe('provider address safety', () => {
-  test('takes any provider address, loopback or a service name, with or without MPS_LIVE: the worker decides by what answers, not by the URL', () => {
-    for (const url of ['http://127.0.0.1:8090', 'http://localhost:1', 'http://[::1]:8090', 'http://simulator:8090', 'https://api.provider.example']) {
-      assert.equal(loadEnv({ MPS_BASE_URL: url }).MPS_LIVE, false);
-      assert.equal(loadEnv({ MPS_BASE_URL: url, MPS_LIVE: '1' }).MPS_LIVE, true);
+  test('refuses a non-loopback MPS_BASE_URL without MPS_LIVE, naming MPS_BASE_URL', () => {
+    const err = configError({ MPS_BASE_URL: 'https://api.provider.example' });
+    assert.match(err.message, /MPS_BASE_URL: is not a loopback address/);
+    assert.match(err.message, /MPS_LIVE=1/);
+  });
+
+  test('accepts loopback addresses without MPS_LIVE', () => {
+    for (const url of ['http://127.0.0.1:8090', 'http://localhost:1', 'http://[::1]:8090', 'http://127.1.2.3']) {
+      assert.equal(loadEnv({ MPS_BASE_URL: url }).MPS_BASE_URL, url);
     }
   });
 
+  test('accepts a non-loopback provider with MPS_LIVE=1', () => {
+    const env = loadEnv({ MPS_BASE_URL: 'https://api.provider.example', MPS_LIVE: '1' });
+    assert.equal(env.MPS_LIVE, true);
+  });
+
+  test('treats a simulator service name like any other non-loopback host: refused without MPS_LIVE, accepted with it', () => {
+    const err = configError({ MPS_BASE_URL: 'http://simulator:8090' });
+    assert.match(err.message, /^invalid configuration: MPS_BASE_URL: is not a loopback address/);
+    assert.ok(!err.message.includes('simulator:8090'), 'the message echoes the value');
+    for (const off of ['0', 'false']) configError({ MPS_BASE_URL: 'http://simulator:8090', MPS_LIVE: off });
+    assert.equal(loadEnv({ MPS_BASE_URL: 'http://simulator:8090', MPS_LIVE: '1' }).MPS_LIVE, true);
+  });
+
   test('offers no provider host allowlist (MPS_ALLOW_HOSTS is not a setting)', () => {
+    const err = configError({ MPS_BASE_URL: 'http://simulator:8090', MPS_ALLOW_HOSTS: 'simulator' });
+    assert.match(err.message, /MPS_BASE_URL: is not a loopback address/);
     assert.ok(!('MPS_ALLOW_HOSTS' in loadEnv({ MPS_ALLOW_HOSTS: 'simulator' })));
   });
 });

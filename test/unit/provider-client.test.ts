@@ -24,7 +24,7 @@ import {
   sanitizeExcerpt,
 } from '../../src/provider';
 import { ASSUMPTIONS, classifyConfirmRejectionMessage, type HostedLinkRequest, type SwapInitRequest } from '../../src/contract/provider';
-import { loadEnv } from '../../src/config/env';
+import { ConfigError, loadEnv } from '../../src/config/env';
 import { failsWith, providerClients } from '../helpers/provider';
 
 // ------------------------------------------------------------------------------------------------
@@ -543,15 +543,14 @@ describe('provider client against a scripted server', () => {
 });
 
 describe('the live-environment guard', () => {
-  test('records live as configured and judges no URL (the identity check asks what answers)', async () => {
-    for (const baseUrl of ['https://api.provider.example/', 'http://10.0.0.5:8080', 'http://127.0.0.1:1']) {
-      const off = new ProviderClient({ baseUrl, ...CREDS });
-      assert.equal(off.live, false);
-      await off.close();
-      const on = new ProviderClient({ baseUrl, ...CREDS, live: true });
-      assert.equal(on.live, true);
-      await on.close();
-    }
+  test('refuses a non-loopback base URL unless live is set', () => {
+    assert.throws(() => new ProviderClient({ baseUrl: 'https://api.provider.example/', ...CREDS }), (e: unknown) => {
+      assert.ok(e instanceof ConfigError);
+      assert.match(e.message, /not a loopback address/);
+      assert.ok(!e.message.includes(SECRET));
+      return true;
+    });
+    assert.throws(() => new ProviderClient({ baseUrl: 'http://10.0.0.5:8080', ...CREDS, live: false }), ConfigError);
   });
 
   test('accepts a non-loopback base URL with live: true without dialling it', async () => {
@@ -626,7 +625,7 @@ describe('configuration from the environment', () => {
     assert.throws(() => providerClientFromEnv(env, 'http://127.0.0.1:1'), /MPS_ACCESS_TOKEN/);
   });
 
-  test('carries MPS_LIVE into the client', async () => {
+  test('honours MPS_LIVE for a non-loopback base URL', async () => {
     const env = loadEnv({
       MPS_BASE_URL: 'https://api.provider.example',
       MPS_LIVE: '1',
@@ -635,11 +634,9 @@ describe('configuration from the environment', () => {
       MPS_MERCHANT_REF: MERCHANT,
     });
     const c = providerClientFromEnv(env, 'https://api.provider.example');
-    assert.equal(c.live, true);
     await c.close();
-    const notLive = providerClientFromEnv({ ...env, MPS_LIVE: false }, 'https://api.provider.example');
-    assert.equal(notLive.live, false);
-    await notLive.close();
+    const notLive = { ...env, MPS_LIVE: false };
+    assert.throws(() => providerClientFromEnv(notLive, 'https://api.provider.example'), ConfigError);
   });
 });
 

@@ -28,6 +28,23 @@ async function startSwapOf(h: GatewayHarness, user: string): Promise<StartedSwap
   return r.json as StartedSwap;
 }
 
+/**
+ * Eleven wrong PINs, three per swap (each swap's own cap), the gateways taking turns: each answer's
+ * outcome, or `<status> <error>`; a 429 carries Retry-After.
+ */
+async function elevenWrongPinsInTurns(swaps: StartedSwap[], gateways: [string, string]): Promise<string[]> {
+  const outcomes: string[] = [];
+  let turn = 0;
+  for (const s of swaps) {
+    for (let k = 0; k < 3 && outcomes.length < 11; k++) {
+      const r = await pin(gateways[turn++ % 2]!, s);
+      outcomes.push(r.status === 200 ? r.json.outcome : `${r.status} ${r.json?.error}`);
+      if (r.status === 429) assert.match(String(r.headers['retry-after']), /^\d+$/);
+    }
+  }
+  return outcomes;
+}
+
 /** A wrong PIN for the swap through the gateway at `gw`, authorised by its pin_token. */
 const pin = (gw: string, s: Pick<StartedSwap, 'swap_id' | 'pin_token'>) =>
   http('POST', `${gw}/v1/swaps/${s.swap_id}/pin`, { body: { wallet_pin: WRONG_PIN }, headers: { authorization: `Bearer ${s.pin_token}` } });
@@ -58,15 +75,7 @@ describe('the wrong-PIN budget per user, across two gateways', () => {
     const user = uniqueRef('user-turns');
     const swaps = [];
     for (let i = 0; i < 4; i++) swaps.push(await startSwap(user));
-    const outcomes: string[] = [];
-    let turn = 0;
-    for (const s of swaps) {
-      for (let k = 0; k < 3 && outcomes.length < 11; k++) {
-        const r = await pin(turn++ % 2 ? gw2.url : h.gw.url, s);
-        outcomes.push(r.status === 200 ? r.json.outcome : `${r.status} ${r.json?.error}`);
-        if (r.status === 429) assert.match(String(r.headers['retry-after']), /^\d+$/);
-      }
-    }
+    const outcomes = await elevenWrongPinsInTurns(swaps, [h.gw.url, gw2.url]);
     assert.deepEqual(outcomes.slice(0, 10), Array(10).fill('pin_rejected'));
     assert.equal(outcomes[10], '429 rate_limited');
     assert.equal(await confirms(swaps), 10, 'ten wrong PINs reached the provider, not more');
@@ -180,14 +189,7 @@ describe('the wrong-PIN budget through a rotation of the payload keys', () => {
     const user = uniqueRef('user-mid-rotation');
     const swaps = [];
     for (let i = 0; i < 4; i++) swaps.push(await startSwap(user));
-    const outcomes: string[] = [];
-    let turn = 0;
-    for (const s of swaps) {
-      for (let k = 0; k < 3 && outcomes.length < 11; k++) {
-        const r = await pin(turn++ % 2 ? rotated.url : h.gw.url, s);
-        outcomes.push(r.status === 200 ? r.json.outcome : `${r.status} ${r.json?.error}`);
-      }
-    }
+    const outcomes = await elevenWrongPinsInTurns(swaps, [h.gw.url, rotated.url]);
     assert.deepEqual(outcomes.slice(0, 10), Array(10).fill('pin_rejected'));
     assert.equal(outcomes[10], '429 rate_limited');
   });

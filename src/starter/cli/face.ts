@@ -10,7 +10,6 @@
  *
  * Both answer the same views, so every command prints the same lines either way.
  */
-import fs from 'node:fs';
 import type * as HttpClient from '../../http-client';
 import type { MpfApiError as HttpApiError, MpfGateway } from '../../http-client';
 import type * as ClientErrors from '../client/errors';
@@ -20,6 +19,7 @@ import type { LinkCreateRequest, SwapStartRequest } from '../client/requests';
 import type { LinkView, PinOutcome, SwapView } from '../../workflows/messages';
 import { cliSetting } from '../../config/cli-env';
 import type * as Connect from './connect';
+import { readOptionFile } from './options';
 
 export type FlowKindFilter = 'swap' | 'payment_link' | 'any';
 
@@ -64,17 +64,9 @@ export function setApiKeyFile(file: string | undefined): void {
 export function gatewayTarget(): { url: string; apiKey: string } | undefined {
   const url = cliSetting('MPF_GATEWAY_URL');
   if (!url) return undefined;
-  const apiKey = apiKeyFileOption ? readKeyFile(apiKeyFileOption) : cliSetting('MPF_API_KEY');
+  const apiKey = apiKeyFileOption ? readOptionFile('--api-key-file', apiKeyFileOption) : cliSetting('MPF_API_KEY');
   if (!apiKey) throw new Error('MPF_API_KEY: is required with MPF_GATEWAY_URL (or MPF_API_KEY_FILE, or --api-key-file): an API key of the role the command needs');
   return { url, apiKey };
-}
-
-function readKeyFile(file: string): string {
-  try {
-    return fs.readFileSync(file, 'utf8').trim();
-  } catch (e) {
-    throw new Error(`--api-key-file: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { cause: e });
-  }
 }
 
 /** Runs `fn` against the gateway (MPF_GATEWAY_URL) or Temporal; `waitSeconds` bounds a start's answer. */
@@ -162,11 +154,6 @@ function gatewayFace(target: { url: string; apiKey: string }, waitSeconds: numbe
       throw new Error(`${where}: list swaps and payment links one kind at a time (--kind swap or --kind payment_link)`);
     },
     listCategories: async () => (await said(gw.categories())) as unknown as CategoriesResult,
-    listReconciliations: async (kind, filter) => {
-      const call = gw.http.GET('/v1/admin/reconciliations', { params: { query: { ...(query(filter) ?? {}), ...(kind ? { kind } : {}) } } });
-      const { data, error, response } = await call;
-      if (!response.ok) await said(Promise.reject(http.MpfApiError.from(response, error, undefined)));
-      return data as unknown as FlowPage;
-    },
+    listReconciliations: async (kind, filter) => (await said(gw.listReconciliations({ ...query(filter), ...(kind ? { kind } : {}) }))) as unknown as FlowPage,
   };
 }

@@ -1,5 +1,7 @@
 /** Option parsers and help texts the commands share (commander calls a parser with the raw text). */
+import fs from 'node:fs';
 import { InvalidArgumentError } from 'commander';
+import { ConfigError } from '../../config/env';
 
 export const JSON_HELP = 'print machine-readable JSON instead of text';
 export const WAIT_HELP = 'seconds to wait for the worker before giving up (default 60)';
@@ -10,6 +12,18 @@ export function parsePort(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number 0-65535');
   return n;
+}
+
+/**
+ * The secret in the file an option names (`--api-key-file`, `--pin-token-file`, `--secret-file`),
+ * trimmed; a ConfigError naming the option and the file (never its content) when it cannot be read.
+ */
+export function readOptionFile(option: string, file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new ConfigError(`${option}: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { cause: e });
+  }
 }
 
 /** A non-negative integer (seconds, seeds). */

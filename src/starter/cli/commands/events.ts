@@ -3,12 +3,11 @@
  * each delivery's Standard Webhooks signature and prints it as it arrives; `mpf events secret`
  * prints a new signing secret for MERCHANT_WEBHOOK_SECRET.
  */
-import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadEnv } from '../../../config/env';
 import type * as Listener from '../../../merchant-events/listener';
 import type * as Signing from '../../../merchant-events/signing';
-import { JSON_HELP, parseCount, parsePort } from '../options';
+import { JSON_HELP, parseCount, parsePort, readOptionFile } from '../options';
 
 interface ListenOptions {
   port: number;
@@ -53,13 +52,7 @@ export function eventsCommand(): Command {
 
 function secretsOf(opts: ListenOptions, signing: typeof Signing): string[] {
   let value = opts.secret;
-  if (value === undefined && opts.secretFile !== undefined) {
-    try {
-      value = readFileSync(opts.secretFile, 'utf8').trim();
-    } catch (e) {
-      throw new ConfigError(`--secret-file: cannot read ${opts.secretFile} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-  }
+  if (value === undefined && opts.secretFile !== undefined) value = readOptionFile('--secret-file', opts.secretFile);
   value ??= loadEnv().MERCHANT_WEBHOOK_SECRET;
   const secrets = signing.splitSecrets(value);
   if (secrets.length === 0) {

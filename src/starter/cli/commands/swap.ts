@@ -1,10 +1,9 @@
 /** `mpf swap start|pin|status|cancel`: the swap flow through the typed client. */
-import fs from 'node:fs';
 import { Command } from 'commander';
 import type * as Library from '../../client/mpf-client';
 import type { PinOutcome, SwapView } from '../../../workflows/messages';
 import type * as Face from '../face';
-import { DEFAULT_WAIT_SECONDS, JSON_HELP, parseAmount, parsePositive, WAIT_HELP } from '../options';
+import { DEFAULT_WAIT_SECONDS, JSON_HELP, parseAmount, parsePositive, readOptionFile, WAIT_HELP } from '../options';
 import { formatAmount, printJson, printLines, rows, withTimeLeft } from '../output';
 import { readPin } from '../pin-input';
 import { addListCommand } from './lists';
@@ -140,21 +139,13 @@ function pinOutcomeLine(o: PinOutcome): string {
 
 async function swapPin(swapId: string, opts: SwapPinOptions): Promise<void> {
   const walletPin = await readPin();
-  const pinToken = opts.pinTokenFile ? readTokenFile(opts.pinTokenFile) : undefined;
+  const pinToken = opts.pinTokenFile ? readOptionFile('--pin-token-file', opts.pinTokenFile) : undefined;
   await face().withFace(opts.wait ?? DEFAULT_WAIT_SECONDS, async (f) => {
     const outcome = await f.submitPin(swapId, walletPin, pinToken);
     if (opts.json) printJson(outcome);
     else printLines([pinOutcomeLine(outcome)]);
     if (outcome.outcome !== 'confirmed') process.exitCode = 1;
   });
-}
-
-function readTokenFile(file: string): string {
-  try {
-    return fs.readFileSync(file, 'utf8').trim();
-  } catch (e) {
-    throw new Error(`--pin-token-file: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { cause: e });
-  }
 }
 
 async function swapStatus(swapId: string, opts: SwapStatusOptions): Promise<void> {

@@ -5,6 +5,7 @@
  * a file. Concurrent edits are serialised by a lock file (`<file>.lock`, O_EXCL); a lock older
  * than STALE_LOCK_MS (its editor died) is taken over.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type KeyEntry, KeyringError, newKey, parseKeyring, type Role } from './keyring';
@@ -65,6 +66,11 @@ export function editKeyringFile<T>(file: string, change: (entries: KeyEntry[]) =
   }
 }
 
+/** A new key's id when none is given: `<role>-<6 hex>` (read-only-3fa2c1). */
+export function defaultKeyId(role: Role): string {
+  return `${role.replace('_', '-')}-${randomBytes(3).toString('hex')}`;
+}
+
 /** Writes a new key to its own file, mode 0600, refusing to overwrite one. */
 export function writeKeyFile(file: string, key: string): void {
   try {
@@ -94,13 +100,15 @@ export function revokeKey(file: string, id: string): KeyEntry {
 }
 
 /**
- * Rotates the key `id`: a new key of the same role and label under `newId`, and the old one set to
- * expire after `overlapMs` (0: at once), so its holder can switch without a failed request.
+ * Rotates the key `id`: a new key of the same role and label under `newId` (default
+ * defaultKeyId), and the old one set to expire after `overlapMs` (0: at once), so its holder can
+ * switch without a failed request.
  */
-export function rotateKey(file: string, id: string, newId: string, overlapMs: number, now = Date.now()): { key: string; entry: KeyEntry; old: KeyEntry } {
+export function rotateKey(file: string, id: string, newIdGiven: string | undefined, overlapMs: number, now = Date.now()): { key: string; entry: KeyEntry; old: KeyEntry } {
   return editKeyringFile(file, (entries) => {
     const old = entries.find((e) => e.id === id);
     if (!old) throw new KeyringError(`${file}: no key with id ${id} (mpf keys list)`);
+    const newId = newIdGiven ?? defaultKeyId(old.role);
     if (entries.some((e) => e.id === newId)) throw new KeyringError(`${file}: a key with id ${newId} exists already`);
     const made = newKey({ id: newId, role: old.role, ...(old.label ? { label: old.label } : {}) });
     const expires = new Date(now + overlapMs).toISOString();

@@ -57,11 +57,10 @@ export class PinGate {
    * without calling `submit`, otherwise.
    */
   async around<T>(swapId: string, submit: (verdict: PinVerdict) => Promise<T>): Promise<T> {
-    const retryAfter = this.opts.retryAfterSeconds ?? PIN_BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS;
     const userRef = await this.userRefOf(swapId).catch((err: unknown) => {
       throw this.unavailable(swapId, err);
     });
-    if (userRef === undefined) throw new PinBudgetUnavailableError(swapId, retryAfter, "the swap's user could not be looked up");
+    if (userRef === undefined) throw new PinBudgetUnavailableError(swapId, this.retryAfter, "the swap's user could not be looked up");
     const answer = await this.opts.budget.take(userRef).catch((err: unknown) => {
       throw this.unavailable(swapId, err);
     });
@@ -90,6 +89,10 @@ export class PinGate {
    */
   private unavailable(swapId: string, err: unknown): unknown {
     if (!(err instanceof WorkerUnavailableError)) return err;
-    return new PinBudgetUnavailableError(swapId, this.opts.retryAfterSeconds ?? PIN_BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS, 'no worker answered for it in time', { cause: err });
+    return new PinBudgetUnavailableError(swapId, this.retryAfter, 'no worker answered for it in time', { cause: err });
+  }
+
+  private get retryAfter(): number {
+    return this.opts.retryAfterSeconds ?? PIN_BUDGET_UNAVAILABLE_RETRY_AFTER_SECONDS;
   }
 }

@@ -5,10 +5,9 @@
  * (auth/keyring-file.ts), which every running gateway re-reads within a second. The keyring file is
  * `--keyring`, else GATEWAY_API_KEYS_FILE. No command ever prints a key it did not just make.
  */
-import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type KeyEntry, newKey, ROLES, type Role } from '../../../auth/keyring';
-import { addKey, readKeyringFile, revokeKey, rotateKey, writeKeyFile } from '../../../auth/keyring-file';
+import { addKey, defaultKeyId, readKeyringFile, revokeKey, rotateKey, writeKeyFile } from '../../../auth/keyring-file';
 import { fileVariable } from '../../../config/env';
 import { printJson, printLines } from '../output';
 
@@ -35,7 +34,6 @@ function keyringFile(opts: { keyring?: string }): string {
   return file;
 }
 
-const defaultId = (role: Role): string => `${role.replace('_', '-')}-${randomBytes(3).toString('hex')}`;
 
 /** The new key: printed once, or written to --key-file. */
 function handOver(key: string, keyFile: string | undefined): string[] {
@@ -46,7 +44,7 @@ function handOver(key: string, keyFile: string | undefined): string[] {
   return [`key:   ${key}`, '       (shown once: give it to its caller now; only its SHA-256 is kept)'];
 }
 
-const entryLine = (e: KeyEntry, now = Date.now()): string =>
+const entryLine = (e: Omit<KeyEntry, 'sha256'>, now = Date.now()): string =>
   [e.id.padEnd(24), e.role.padEnd(9), e.expires_at ? `${Date.parse(e.expires_at) <= now ? 'expired' : 'expires'} ${e.expires_at}` : 'no expiry', e.label ? ` ${e.label}` : ''].join(' ').trimEnd();
 
 export function keysCommand(): Command {
@@ -61,7 +59,7 @@ export function keysCommand(): Command {
     .option('--keyring <file>', KEYRING_HELP)
     .option('--key-file <file>', KEY_FILE_HELP)
     .action((opts: { role: Role; id?: string; label?: string; expires?: string; keyring?: string; keyFile?: string }) => {
-      const spec = { id: opts.id ?? defaultId(opts.role), role: opts.role, label: opts.label, expires_at: opts.expires };
+      const spec = { id: opts.id ?? defaultKeyId(opts.role), role: opts.role, label: opts.label, expires_at: opts.expires };
       const file = opts.keyring ?? fileVariable('GATEWAY_API_KEYS');
       if (file) {
         const { key, entry } = addKey(file, spec);
@@ -82,7 +80,7 @@ export function keysCommand(): Command {
     .action((opts: { keyring?: string; json?: boolean }) => {
       const entries = readKeyringFile(keyringFile(opts)).map(({ sha256: _digest, ...rest }) => rest);
       if (opts.json) return printJson(entries);
-      printLines(entries.length === 0 ? ['no keys'] : entries.map((e) => entryLine({ ...e, sha256: '' })));
+      printLines(entries.length === 0 ? ['no keys'] : entries.map((e) => entryLine(e)));
     });
   keys
     .command('revoke')
@@ -104,8 +102,7 @@ export function keysCommand(): Command {
     .option('--key-file <file>', KEY_FILE_HELP)
     .action((id: string, opts: { newId?: string; overlap?: number; keyring?: string; keyFile?: string }) => {
       const file = keyringFile(opts);
-      const current = readKeyringFile(file).find((e) => e.id === id);
-      const { key, entry, old } = rotateKey(file, id, opts.newId ?? defaultId(current?.role ?? 'backend'), opts.overlap ?? 24 * 3_600_000);
+      const { key, entry, old } = rotateKey(file, id, opts.newId, opts.overlap ?? 24 * 3_600_000);
       printLines([...handOver(key, opts.keyFile), `added: ${entryLine(entry)}`, `old:   ${entryLine(old)}`]);
     });
   return keys;

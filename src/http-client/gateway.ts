@@ -28,6 +28,7 @@ export type FlowPage = Schemas['FlowPage'];
 export type FlowListItem = Schemas['FlowListItem'];
 export type Categories = Schemas['Categories'];
 export type ListQuery = NonNullable<paths['/v1/swaps']['get']['parameters']['query']>;
+export type ReconciliationQuery = NonNullable<paths['/v1/admin/reconciliations']['get']['parameters']['query']>;
 
 export interface MpfClientOptions extends Omit<GatewayClientOptions, 'retry'>, RetryOptions {}
 
@@ -125,6 +126,11 @@ export class MpfGateway {
   /** GET /v1/payment-links: one page, newest first (same filters as listSwaps). */
   listLinks(query: ListQuery = {}, opts: CallOptions = {}): Promise<FlowPage> {
     return this.answer(undefined, this.http.GET('/v1/payment-links', { params: { query }, ...signalOf(opts) }));
+  }
+
+  /** GET /v1/admin/reconciliations (operator key): flows waiting in needs_reconciliation, newest first; `kind` narrows it. */
+  listReconciliations(query: ReconciliationQuery = {}, opts: CallOptions = {}): Promise<FlowPage> {
+    return this.answer(undefined, this.http.GET('/v1/admin/reconciliations', { params: { query }, ...signalOf(opts) }));
   }
 
   /** GET /v1/categories: the provider's product categories, flat and as a tree. */

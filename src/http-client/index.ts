@@ -25,6 +25,7 @@ export {
   type FlowPage,
   type LinkView,
   type ListQuery,
+  type ReconciliationQuery,
   type MpfClientOptions,
   type PaymentLinkCreateRequest,
   type PinOutcome,

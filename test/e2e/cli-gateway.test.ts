@@ -82,6 +82,13 @@ describe('mpf through the gateway with an API key, without Temporal', () => {
     assert.match(noToken.stderr, /--pin-token-file: is required/);
   });
 
+  test('reconcile list goes to the operator route: a backend key is refused with 403 naming the role', async () => {
+    const r = await runMpf(['reconcile', 'list'], env(backend.key));
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /403 forbidden/);
+    assert.match(r.stderr, /operator/);
+  });
+
   test('categories come through the gateway too', async () => {
     const r = await runMpf(['categories', '--json'], env(reader.key));
     assert.equal(r.code, 0, r.stderr);

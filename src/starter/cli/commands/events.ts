@@ -8,6 +8,8 @@ import { ConfigError, loadEnv } from '../../../config/env';
 import type * as Listener from '../../../merchant-events/listener';
 import type * as Signing from '../../../merchant-events/signing';
 import { JSON_HELP, parseCount, parsePort, readOptionFile } from '../options';
+import { addEventsApiCommands } from './events-api';
+import { addTriggerCommand } from './events-trigger';
 
 interface ListenOptions {
   port: number;
@@ -47,6 +49,8 @@ export function eventsCommand(): Command {
       const secret = generateSecret();
       process.stdout.write(opts.json ? `${JSON.stringify({ secret })}\n` : `${secret}\n`);
     });
+  addEventsApiCommands(events);
+  addTriggerCommand(events);
   return events;
 }
 

@@ -247,6 +247,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List merchant events
+         * @description The events of every swap and payment link, newest flows first (running flows first, then by close time) and each flow's events newest first. Filters: type, flow_id, created_from (inclusive) and created_to (exclusive) on when the event happened, limit; page_token continues a list with the same filters. A page may hold fewer than limit events while next_page_token is present. Events are kept with their flows: for the namespace retention after a flow closed. To catch up after an outage of your receiver, list with created_from and de-duplicate by id.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One merchant event with its deliveries
+         * @description The event as delivered, its delivery attempts per endpoint (hosts only) and its redeliveries.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{event_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a merchant event again
+         * @description Sends the event again, with the same id (your receiver de-duplicates it) and signed with the current secret, to the endpoints its flow's events went to; retried for an hour like any delivery. A redelivery still under way is answered again, not doubled. 409 not_deliverable when the flow had no endpoint, or after 10 redeliveries.
+         */
+        post: operations["redeliverEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -740,6 +800,12 @@ export interface components {
             delivered_at?: string;
             next_attempt_at?: string;
         };
+        EventRedelivery: {
+            /** @description redeliver-<event_id>-<n>: a delivery workflow in Temporal Web */
+            id: string;
+            event_id: string;
+            deliveries: components["schemas"]["EventDelivery"][];
+        };
         FlowClosed: {
             /** @constant */
             error: "flow_closed";
@@ -831,6 +897,47 @@ export interface components {
              * @enum {string}
              */
             execution?: "terminated" | "timed_out" | "failed" | "cancelled";
+        };
+        MerchantEvent: {
+            /** @description evt_<flow_id>_<n>: the webhook-id of its deliveries */
+            id: string;
+            /** @description e.g. swap.confirmed (the webhooks section of this document has each type and its data) */
+            type: string;
+            /** @description when the state changed */
+            timestamp: string;
+            /** @description the event's data, exactly as delivered */
+            data: {
+                [key: string]: unknown;
+            };
+            flow_id: string;
+        };
+        MerchantEventDetail: {
+            /** @description evt_<flow_id>_<n>: the webhook-id of its deliveries */
+            id: string;
+            /** @description e.g. swap.confirmed (the webhooks section of this document has each type and its data) */
+            type: string;
+            /** @description when the state changed */
+            timestamp: string;
+            /** @description the event's data, exactly as delivered */
+            data: {
+                [key: string]: unknown;
+            };
+            flow_id: string;
+            /** @description the first delivery: one record per endpoint (hosts only) */
+            deliveries: components["schemas"]["EventDelivery"][];
+            redeliveries: components["schemas"]["EventRedelivery"][];
+        };
+        MerchantEventPage: {
+            items: components["schemas"]["MerchantEvent"][];
+            /** @description pass as page_token for the next page; absent on the last page */
+            next_page_token?: string;
+        };
+        NotDeliverable: {
+            /** @constant */
+            error: "not_deliverable";
+            message: string;
+            /** @description the request field at fault (400 invalid_request) */
+            field?: string;
         };
         NotResolvable: {
             /** @constant */
@@ -2592,6 +2699,271 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description only events of this type */
+                type?: "swap.awaiting_pin" | "swap.confirmed" | "swap.expired" | "swap.failed" | "swap.cancelled" | "swap.needs_reconciliation" | "swap.reconciled" | "swap.pin_rejected" | "payment_link.created" | "payment_link.paid" | "payment_link.failed" | "payment_link.expired" | "payment_link.cancelled" | "payment_link.needs_reconciliation" | "payment_link.reconciled";
+                /** @description only this flow's events */
+                flow_id?: string;
+                /** @description only events that happened at or after this instant */
+                created_from?: string;
+                /** @description only events that happened before this instant */
+                created_to?: string;
+                /** @description events per page (1-100, default 20) */
+                limit?: number;
+                /** @description next_page_token of the previous page (same filters) */
+                page_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantEventPage"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description evt_<flow_id>_<n> */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MerchantEventDetail"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    redeliverEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description evt_<flow_id>_<n> */
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTTP 202 */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventRedelivery"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the flow as it is */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotDeliverable"] | components["schemas"]["IdempotencyInUse"];
+                };
+            };
+            /** @description Unprocessable */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyMismatch"];
                 };
             };
             /** @description Too many requests: wait Retry-After seconds */

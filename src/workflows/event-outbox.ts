@@ -17,6 +17,7 @@ import {
   ParentClosePolicy,
   patched,
   proxyLocalActivities,
+  setHandler,
   sleep,
   startChild,
   workflowInfo,
@@ -32,6 +33,7 @@ import {
   eventsClosedSignal,
   eventsSignal,
   eventTypeFor,
+  flowEventsQuery,
   type FlowEvent,
   type FlowEventSummary,
 } from './event-types';
@@ -66,6 +68,8 @@ export class EventOutbox {
     private readonly flowUrl: string | undefined,
   ) {
     this.enabled = patched(MERCHANT_EVENTS_PATCH);
+    // A query is no command: flows recorded before it replay unchanged.
+    setHandler(flowEventsQuery, () => this.events);
   }
 
   /** Called on every state change; emits the event it is (if any) and wakes the pump. */

@@ -13,3 +13,5 @@ export const eventsSignal = defineSignal<[{ events: FlowEvent[] }]>('events');
 /** The flow has ended: no more events will come. */
 export const eventsClosedSignal = defineSignal('eventsClosed');
 export const deliveriesQuery = defineQuery<EventDeliveryView>('deliveries');
+/** A flow's merchant events in full (id, type, timestamp, data), oldest first: the events API reads them. */
+export const flowEventsQuery = defineQuery<FlowEvent[]>('events');

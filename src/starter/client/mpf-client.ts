@@ -26,6 +26,8 @@ import { DEFAULT_PIN_BUDGET, SharedPinBudget } from './pin-budget';
 import { PinGate, type PinGateOptions } from './pin-gate';
 import { type FlowPage, listFlows, PageTokens, parseListFilter } from './lists';
 import { deliverNotification } from './notifications';
+import { type EventPage, type MerchantEventDetail, MerchantEventsReader } from './events';
+import { EventRedeliveries, type Redelivery } from './event-redelivery';
 import type { MpfClientOptions } from './options';
 import { resolveFlow } from './reconcile';
 import type { LinkCreateRequest, PinRequest, SwapStartRequest } from './requests';
@@ -46,6 +48,8 @@ export class MpfClient {
   private readonly tokens: ClientTokens;
   private readonly flows: Flows;
   private readonly pageTokens: PageTokens;
+  private readonly eventsReader: MerchantEventsReader;
+  private readonly redeliveries: EventRedeliveries;
 
   constructor(private readonly opts: MpfClientOptions) {
     this.temporal = opts.client;
@@ -53,6 +57,8 @@ export class MpfClient {
     this.tokens = new ClientTokens(opts.keys, this.gate, opts.tokenLocalWindowSeconds);
     this.flows = new Flows(opts, this.gate, this.tokens);
     this.pageTokens = new PageTokens(opts.keys);
+    this.eventsReader = new MerchantEventsReader(this.gate, opts.taskQueue, this.pageTokens);
+    this.redeliveries = new EventRedeliveries(this.gate, this.eventsReader, opts.taskQueue);
     this.idempotency = new IdempotencyStore({
       client: opts.client,
       guard: (fn, flowId) => this.gate.guard(fn, flowId),
@@ -176,6 +182,24 @@ export class MpfClient {
     const f = parseListFilter(filter, states);
     const kinds: FlowKind[] = kind === 'any' ? ['swap', 'payment_link'] : [kind];
     return this.gate.guard(() => listFlows(this.temporal, this.opts.taskQueue, kinds, f, this.pageTokens));
+  }
+
+  // ---- merchant events --------------------------------------------------------------------------
+
+  /** One page of merchant events across flows (type, flow_id, created_from/to; events.ts). */
+  listEvents(filter: unknown): Promise<EventPage> {
+    return this.eventsReader.list(filter);
+  }
+
+  /** One event with its delivery attempts per endpoint and its redeliveries; FlowNotFoundError (404) when none. */
+  async getEvent(eventId: string): Promise<MerchantEventDetail & { redeliveries: Redelivery[] }> {
+    const event = await this.eventsReader.get(eventId);
+    return { ...event, redeliveries: await this.redeliveries.list(eventId) };
+  }
+
+  /** Sends an event again to its flow's endpoints (same id; event-redelivery.ts). */
+  redeliverEvent(eventId: string): Promise<Redelivery> {
+    return this.redeliveries.redeliver(eventId);
   }
 
   // ---- tokens and notifications ----------------------------------------------------------------

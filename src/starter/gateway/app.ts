@@ -23,6 +23,7 @@ import { gatewaySwaggerOptions, isRateLimitExempt } from './openapi';
 import { gatewayTracingPlugin, installRequestIds, requestIdServerOptions, withTraceIds } from './observability';
 import { GatewayMetrics } from './metrics';
 import { registerCategoryRoutes } from './routes/categories';
+import { registerEventRoutes } from './routes/events';
 import { registerLinkRoutes } from './routes/links';
 import { registerListRoutes } from './routes/lists';
 import { registerReconciliationRoutes } from './routes/reconciliation';
@@ -157,6 +158,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   registerListRoutes(app, ctx);
   registerReconciliationRoutes(app, ctx);
   registerCategoryRoutes(app, ctx);
+  registerEventRoutes(app, ctx);
   registerOperationRoutes(app, ctx);
   await app.register(notificationRoutes, ctx);
   if (opts.codec) registerCodecServer(app, { ...opts.codec, prefix: '/codec' });

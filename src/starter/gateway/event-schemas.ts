@@ -1,7 +1,7 @@
 /** The merchant events a flow's view lists, with their deliveries (response allow-list, OpenAPI). */
 import { z } from 'zod';
 
-const DeliverySchema = z
+export const EventDeliverySchema = z
   .object({
     endpoint: z.string().describe("the endpoint's host (never its path or query)"),
     state: z.enum(['pending', 'delivered', 'failed']).describe('failed: not delivered within the retry period'),
@@ -20,7 +20,7 @@ export const FlowEventsField = z
         id: z.string().describe('stable event id, evt_<flow_id>_<n>; the webhook-id header of every delivery attempt'),
         type: z.string().describe('e.g. swap.confirmed, payment_link.paid'),
         timestamp: z.string().describe('when the state changed'),
-        deliveries: z.array(DeliverySchema).optional().describe('one per endpoint; absent when the delivery workflow did not answer in time'),
+        deliveries: z.array(EventDeliverySchema).optional().describe('one per endpoint; absent when the delivery workflow did not answer in time'),
       })
       .meta({ id: 'FlowEvent' }),
   )

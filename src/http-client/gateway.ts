@@ -29,6 +29,10 @@ export type FlowListItem = Schemas['FlowListItem'];
 export type Categories = Schemas['Categories'];
 export type ListQuery = NonNullable<paths['/v1/swaps']['get']['parameters']['query']>;
 export type ReconciliationQuery = NonNullable<paths['/v1/admin/reconciliations']['get']['parameters']['query']>;
+export type MerchantEventPage = Schemas['MerchantEventPage'];
+export type MerchantEventDetail = Schemas['MerchantEventDetail'];
+export type EventRedelivery = Schemas['EventRedelivery'];
+export type EventListQuery = NonNullable<paths['/v1/events']['get']['parameters']['query']>;
 
 export interface MpfClientOptions extends Omit<GatewayClientOptions, 'retry'>, RetryOptions {}
 
@@ -131,6 +135,22 @@ export class MpfGateway {
   /** GET /v1/admin/reconciliations (operator key): flows waiting in needs_reconciliation, newest first; `kind` narrows it. */
   listReconciliations(query: ReconciliationQuery = {}, opts: CallOptions = {}): Promise<FlowPage> {
     return this.answer(undefined, this.http.GET('/v1/admin/reconciliations', { params: { query }, ...signalOf(opts) }));
+  }
+
+  /** GET /v1/events: one page of merchant events (type, flow_id, created_from, created_to, limit, page_token). */
+  listEvents(query: EventListQuery = {}, opts: CallOptions = {}): Promise<MerchantEventPage> {
+    return this.answer(undefined, this.http.GET('/v1/events', { params: { query }, ...signalOf(opts) }));
+  }
+
+  /** GET /v1/events/{event_id}: the event with its deliveries per endpoint and its redeliveries. */
+  getEvent(eventId: string, opts: CallOptions = {}): Promise<MerchantEventDetail> {
+    return this.answer(undefined, this.http.GET('/v1/events/{event_id}', { params: { path: { event_id: eventId } }, ...signalOf(opts) }));
+  }
+
+  /** POST /v1/events/{event_id}/redeliver: sends the event again (same id) to its flow's endpoints. */
+  redeliverEvent(eventId: string, opts: CallOptions = {}): Promise<EventRedelivery> {
+    const key = opts.idempotencyKey ?? randomUUID();
+    return this.answer(key, this.http.POST('/v1/events/{event_id}/redeliver', { params: { path: { event_id: eventId }, header: { 'idempotency-key': key } }, ...signalOf(opts) }));
   }
 
   /** GET /v1/categories: the provider's product categories, flat and as a tree. */

@@ -94,4 +94,22 @@ describe('mpf through the gateway with an API key, without Temporal', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.ok((JSON.parse(r.stdout) as { categories: unknown[] }).categories.length > 0);
   });
+  test("events list and show work with a read_only key, which is refused a redelivery with 403", async () => {
+    const txn = uniqueRef('cli-ev');
+    assert.equal((await runMpf(startArgs(txn), env(backend.key))).code, 0);
+    const eventId = `evt_swap-${txn}_1`;
+    const list = await runMpf(['events', 'list', '--flow', `swap-${txn}`, '--json'], env(reader.key));
+    assert.equal(list.code, 0, list.stderr);
+    assert.deepEqual((JSON.parse(list.stdout) as { items: Array<{ id: string; type: string }> }).items.map((e) => [e.id, e.type]), [[eventId, 'swap.awaiting_pin']]);
+    const show = await runMpf(['events', 'show', eventId], env(reader.key));
+    assert.equal(show.code, 0, show.stderr);
+    assert.match(show.stdout, new RegExp(`^${eventId}  swap.awaiting_pin`, 'm'));
+    const refused = await runMpf(['events', 'redeliver', eventId], env(reader.key));
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /403/);
+    // A backend key may redeliver; this stack has no endpoint, so there is nothing to send to.
+    const none = await runMpf(['events', 'redeliver', eventId], env(backend.key));
+    assert.notEqual(none.code, 0);
+    assert.match(none.stderr, /409 not_deliverable/);
+  });
 });

@@ -43,7 +43,7 @@ describe('the merchant events API', () => {
     const quiet = await h.api('POST', '/v1/payment-links', linkBody(uniqueRef('ev-quiet')));
     assert.equal(quiet.status, 201, quiet.text);
     quietLinkId = quiet.json.link_id as string;
-    await eventually(() => listener.deliveries.filter((d) => d.id.startsWith(`evt_${linkId}_`) && d.status === 200).length === 2, 20_000, 'the link events delivered');
+    await eventually(async () => listener.deliveries.filter((d) => d.id.startsWith(`evt_${linkId}_`) && d.status === 200).length === 2, 20_000, 'the link events delivered');
   });
   after(async () => {
     await h?.stop();
@@ -121,7 +121,7 @@ describe('the merchant events API', () => {
     const r = await h.api('POST', `/v1/events/${eventId}/redeliver`);
     assert.equal(r.status, 202, r.text);
     assert.equal(r.json.id, `redeliver-${eventId}-1`);
-    await eventually(() => listener.deliveries.filter((d) => d.id === eventId && d.verified && d.status === 200).length > before, 20_000, 'the event arrives again');
+    await eventually(async () => listener.deliveries.filter((d) => d.id === eventId && d.verified && d.status === 200).length > before, 20_000, 'the event arrives again');
     const again = listener.deliveries.filter((d) => d.id === eventId).at(-1)!;
     assert.equal(again.event?.type, 'payment_link.created');
     const detail = await eventually(async () => {

@@ -15,6 +15,8 @@ import type { MpfApiError as HttpApiError, MpfGateway } from '../../http-client'
 import type * as ClientErrors from '../client/errors';
 import type { CategoriesResult } from '../client/views';
 import type { FlowPage } from '../client/lists';
+import type { EventPage, MerchantEventDetail } from '../client/events';
+import type { Redelivery } from '../client/event-redelivery';
 import type { LinkCreateRequest, SwapStartRequest } from '../client/requests';
 import type { LinkView, PinOutcome, SwapView } from '../../workflows/messages';
 import { cliSetting } from '../../config/cli-env';
@@ -43,7 +45,14 @@ export interface Face {
   listCategories(): Promise<CategoriesResult>;
   /** Flows in needs_reconciliation (through the gateway: its operator route). */
   listReconciliations(kind: 'swap' | 'payment_link' | undefined, filter: Record<string, unknown>): Promise<FlowPage>;
+  /** Merchant events across flows (type, flow_id, created_from, created_to, limit, page_token). */
+  listEvents(filter: Record<string, unknown>): Promise<EventPage>;
+  getEvent(eventId: string): Promise<EventDetail>;
+  /** Sends an event again (same id) to its flow's endpoints (through the gateway: a backend or operator key). */
+  redeliverEvent(eventId: string): Promise<Redelivery>;
 }
+
+export type EventDetail = MerchantEventDetail & { redeliveries: Redelivery[] };
 
 /** A flow the command asked to cancel that can no longer be (with its view). */
 export class NotCancellableFace extends Error {
@@ -114,6 +123,9 @@ export async function withFace<T>(waitSeconds: number, fn: (face: Face) => Promi
       listFlows: (kind, filter) => c.mpf.listFlows(kind, filter),
       listCategories: () => within(c.mpf.listCategories()),
       listReconciliations: (kind, filter) => c.mpf.listFlows(kind ?? 'any', { ...filter, state: 'needs_reconciliation' }),
+      listEvents: (filter) => c.mpf.listEvents(filter),
+      getEvent: (id) => c.mpf.getEvent(id),
+      redeliverEvent: (id) => c.mpf.redeliverEvent(id),
     });
   }, waitSeconds);
 }
@@ -155,5 +167,8 @@ function gatewayFace(target: { url: string; apiKey: string }, waitSeconds: numbe
     },
     listCategories: async () => (await said(gw.categories())) as unknown as CategoriesResult,
     listReconciliations: async (kind, filter) => (await said(gw.listReconciliations({ ...query(filter), ...(kind ? { kind } : {}) }))) as unknown as FlowPage,
+    listEvents: async (filter) => (await said(gw.listEvents(filter as Parameters<MpfGateway['listEvents']>[0]))) as unknown as EventPage,
+    getEvent: async (id) => (await said(gw.getEvent(id))) as unknown as EventDetail,
+    redeliverEvent: async (id) => (await said(gw.redeliverEvent(id))) as unknown as Redelivery,
   };
 }

@@ -5,7 +5,7 @@
  *   const { effects } = await sim.ledger({ ref: 'txn-1' });
  */
 import { request } from 'undici';
-import type { FaultSetInput } from './faults';
+import type { FaultRuleInput, FaultSetInput } from './faults';
 import type { EffectEntry, LedgerFilter, RequestEntry } from './ledger';
 import type { ConfigPatch } from './options';
 
@@ -78,8 +78,28 @@ export class SimulatorControl {
     await this.call('DELETE', '/faults');
   }
 
+  /** The current rules (each with how often it fired) and notification faults. */
+  async faults(): Promise<{ rules: Array<FaultRuleInput & { fired: number }>; notifications: Record<string, unknown> }> {
+    return (await this.call<{ data: { rules: Array<FaultRuleInput & { fired: number }>; notifications: Record<string, unknown> } }>('GET', '/faults')).data;
+  }
+
+  /** Replaces the rules of one transaction (txn_ref or txn_merchant_ref; each rule gets that ref); every other rule stays as it is. */
+  async setRefFaults(ref: string, rules: FaultRuleInput[]): Promise<void> {
+    await this.call('PUT', `/faults/refs/${encodeURIComponent(ref)}`, { rules });
+  }
+
+  /** Removes the rules of one transaction. */
+  async clearRefFaults(ref: string): Promise<void> {
+    await this.call('DELETE', `/faults/refs/${encodeURIComponent(ref)}`);
+  }
+
   async setConfig(patch: ConfigPatch): Promise<void> {
     await this.call('PUT', '/config', patch);
+  }
+
+  /** The configuration without secrets (PINs and credentials are never shown). */
+  async config(): Promise<Record<string, unknown>> {
+    return (await this.call<{ data: Record<string, unknown> }>('GET', '/config')).data;
   }
 
   async completeLink(paymentRef: string): Promise<LinkOutcome> {

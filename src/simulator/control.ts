@@ -1,13 +1,13 @@
 /**
- * The control API under /_sim on the provider port: ledger, reset, faults, configuration, the
- * customer's link outcome without a browser, and the OpenAPI description. No authentication:
- * it answers loopback clients only (403 otherwise).
+ * The control API under /_sim on the provider port: ledger, reset, faults (all of them, or one
+ * transaction's), configuration, the customer's link outcome without a browser, and the OpenAPI
+ * description. No authentication: it answers loopback clients only (403 otherwise).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { describeZodError } from '../contract/provider';
 import { errorBody, type SimContext } from './context';
-import { FaultSet } from './faults';
+import { FaultSet, ScopedFaultSet } from './faults';
 import { ConfigPatch, applyConfigPatch, publicConfig } from './options';
 import { isLoopbackHost } from './notifier';
 import { buildOpenApi } from './openapi';
@@ -51,6 +51,18 @@ export function registerControl(app: FastifyInstance, ctx: SimContext): void {
       sim.delete('/faults', async () => {
         ctx.faults.clear();
         return { status: 'success', message: 'Faults cleared' };
+      });
+      sim.put('/faults/refs/:ref', async (request, reply) => {
+        const { ref } = request.params as { ref: string };
+        const r = ScopedFaultSet.safeParse(request.body ?? {});
+        if (!r.success) return badRequest(reply, describeZodError(r.error));
+        ctx.faults.setScoped(ref, r.data.rules);
+        return { status: 'success', message: `Faults of ${ref} replaced`, data: ctx.faults.describe() };
+      });
+      sim.delete('/faults/refs/:ref', async (request) => {
+        const { ref } = request.params as { ref: string };
+        ctx.faults.setScoped(ref, []);
+        return { status: 'success', message: `Faults of ${ref} cleared` };
       });
 
       sim.get('/config', async () => ({ status: 'success', data: publicConfig(ctx.config) }));

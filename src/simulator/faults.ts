@@ -11,6 +11,10 @@
  * destroyed after `maxMs`, at most 60 s).
  * Faults are decided when a request reaches its endpoint, before authentication and validation
  * (like a proxy in front of the provider), so an unauthorized request also counts towards `times`.
+ * A rule with `ref` applies only to the requests of that transaction (the txn_ref or
+ * txn_merchant_ref of the body, or the swap its auth_token belongs to): a tool can fail one flow
+ * while others go on. `setScoped(ref, …)` replaces one transaction's rules and leaves every other
+ * rule as it was (its count of firings, the fault stream of other transactions).
  */
 import { z } from 'zod';
 import { Prng } from './prng';
@@ -22,6 +26,7 @@ const base = {
   endpoint: z.enum(['swap.init', 'swap.confirm', 'link.create', 'categories', '*']),
   probability: z.number().min(0).max(1).default(1),
   times: z.number().int().min(1).optional(),
+  ref: z.string().min(1).max(100).optional(),
 };
 const commit = z.boolean().default(false);
 
@@ -67,6 +72,9 @@ export const FaultSet = z.object({
 export type FaultSet = z.infer<typeof FaultSet>;
 export type FaultSetInput = z.input<typeof FaultSet>;
 
+/** The rules of one transaction (PUT /_sim/faults/refs/{ref}): the path names the ref. */
+export const ScopedFaultSet = z.object({ rules: z.array(FaultRule).max(20) }).strict();
+
 export interface FaultPlan {
   delayMs: number;
   fault?: Exclude<FaultRule, { kind: 'latency' }>;
@@ -91,6 +99,11 @@ export class FaultEngine {
     this.set({ rules: [] });
   }
 
+  /** Replaces the rules scoped to `ref` (each gets that ref), after the others; none removes them. */
+  setScoped(ref: string, rules: FaultRule[]): void {
+    this.rules = [...this.rules.filter((r) => r.rule.ref !== ref), ...rules.map((rule) => ({ rule: { ...rule, ref }, used: 0 }))];
+  }
+
   notificationFaults(): NotificationFaults {
     return this.notifications;
   }
@@ -100,12 +113,13 @@ export class FaultEngine {
     return { rules: this.rules.map((r) => ({ ...r.rule, fired: r.used })), notifications: this.notifications };
   }
 
-  /** Decides, for one request to `endpoint`, the added delay and the fault (if any). */
-  plan(endpoint: EndpointKey): FaultPlan {
+  /** Decides, for one request to `endpoint` (of transaction `ref`), the added delay and the fault (if any). */
+  plan(endpoint: EndpointKey, ref?: string): FaultPlan {
     const plan: FaultPlan = { delayMs: 0 };
     for (const r of this.rules) {
       const { rule } = r;
       if (rule.endpoint !== '*' && rule.endpoint !== endpoint) continue;
+      if (rule.ref !== undefined && rule.ref !== ref) continue;
       if (rule.times !== undefined && r.used >= rule.times) continue;
       if (rule.kind !== 'latency' && plan.fault) continue;
       if (this.prng.float() >= rule.probability) continue;

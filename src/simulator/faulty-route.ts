@@ -81,7 +81,7 @@ function attribute(entry: RequestEntry, a: Answer): void {
 export function faultyRoute(ctx: SimContext, endpoint: EndpointKey, handler: EndpointHandler) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const entry = recordRequest(ctx, endpoint, request);
-    const plan: FaultPlan = ctx.faults.plan(endpoint);
+    const plan: FaultPlan = ctx.faults.plan(endpoint, entry.ref);
     const fault = plan.fault;
     if (fault) entry.fault = fault.kind;
     else if (plan.delayMs > 0) entry.fault = 'latency';

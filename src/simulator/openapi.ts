@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { CategoriesData, HostedLinkData, PROVIDER_PATHS, SwapConfirmRequest, SwapInitData, SwapInitRequest } from '../contract/provider';
-import { FaultSet } from './faults';
+import { FaultSet, ScopedFaultSet } from './faults';
 import { ConfigPatch } from './options';
 import { StrictHostedLinkRequest } from './server';
 
@@ -25,6 +25,7 @@ const ok = (description: string, body: Record<string, unknown>) => ({ descriptio
 const bearer = [{ bearer: [] }];
 const merchant = { name: 'x-merchant-ref', in: 'header', required: true, schema: { type: 'string' } };
 const paymentRefParam = { name: 'payment_ref', in: 'path', required: true, schema: { type: 'string' } };
+const refParam = { name: 'ref', in: 'path', required: true, description: 'txn_ref or txn_merchant_ref', schema: { type: 'string' } };
 const authErrors = { '401': error('Missing or wrong Bearer token') };
 const faultErrors = {
   '429': error('Injected rate limit (Retry-After header)'),
@@ -52,6 +53,7 @@ export function buildOpenApi(): Record<string, unknown> {
         HostedLinkData: schema(HostedLinkData, 'output'),
         CategoriesData: schema(CategoriesData, 'output'),
         FaultSet: schema(FaultSet),
+        ScopedFaultSet: schema(ScopedFaultSet),
         ConfigPatch: schema(ConfigPatch),
         Ledger: ledgerSchema(),
       },
@@ -198,10 +200,19 @@ function controlPaths(): Record<string, unknown> {
       },
       delete: { summary: 'Clear every fault', responses: { '200': { description: 'Faults cleared' } } },
     },
+    '/_sim/faults/refs/{ref}': {
+      put: {
+        summary: "Replace the rules of one transaction (txn_ref or txn_merchant_ref; a swap's confirmation counts as its txn_ref): every other rule stays as it is",
+        parameters: [refParam],
+        requestBody: { required: true, ...json(ref('ScopedFaultSet')) },
+        responses: { '200': { description: 'Faults of the transaction replaced' }, '400': error('Invalid rule') },
+      },
+      delete: { summary: 'Remove the rules of one transaction', parameters: [refParam], responses: { '200': { description: 'Faults of the transaction cleared' } } },
+    },
     '/_sim/config': {
       get: { summary: 'Configuration without secrets', responses: { '200': { description: 'Configuration' } } },
       put: {
-        summary: 'Change part of the configuration (pins replaces the whole map)',
+        summary: 'Change part of the configuration (pins replaces the whole map; swapExpiresInSecondsFor is merged per txn_ref, null removes one)',
         requestBody: { required: true, ...json(ref('ConfigPatch')) },
         responses: { '200': { description: 'Configuration updated' }, '400': error('Invalid value') },
       },

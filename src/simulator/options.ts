@@ -41,10 +41,18 @@ export interface SimulatorOptions {
   stateFile?: string;
 }
 
-/** What PUT /_sim/config may change (a partial update; `pins` replaces the whole map). */
+const ExpiresInSeconds = z.number().int().min(1).max(86_400);
+
+/**
+ * What PUT /_sim/config may change (a partial update; `pins` replaces the whole map).
+ * `swapExpiresInSecondsFor` is merged key by key: the window one swap (by txn_ref) is initialised
+ * with instead of `swapExpiresInSeconds`, `null` removing the key, so a tool can give its own swap a
+ * short window without touching anyone else's.
+ */
 export const ConfigPatch = z
   .object({
-    swapExpiresInSeconds: z.number().int().min(1).max(86_400),
+    swapExpiresInSeconds: ExpiresInSeconds,
+    swapExpiresInSecondsFor: z.record(z.string().min(1).max(100), ExpiresInSeconds.nullable()),
     pins: z.record(z.string().min(1), z.string().min(1)),
     defaultPin: z.string().min(1),
     providerPinAttempts: z.number().int().min(1).max(100),
@@ -62,6 +70,8 @@ export interface SimConfig {
   merchantRef: string;
   seed: number;
   swapExpiresInSeconds: number;
+  /** Per txn_ref, the window instead of swapExpiresInSeconds (PUT /_sim/config; none at start). */
+  swapExpiresInSecondsFor: Map<string, number>;
   pins: Record<string, string>;
   defaultPin: string;
   providerPinAttempts: number;
@@ -86,6 +96,7 @@ export function resolveConfig(opts: SimulatorOptions): SimConfig {
     merchantRef: opts.merchantRef ?? SIMULATOR_DEFAULT_CREDENTIALS.merchantRef,
     seed: (opts.seed ?? randomInt(0, 2 ** 31)) >>> 0,
     swapExpiresInSeconds: patch.swapExpiresInSeconds ?? 300,
+    swapExpiresInSecondsFor: new Map(),
     pins: { ...(patch.pins ?? {}) },
     defaultPin: patch.defaultPin ?? SIMULATOR_DEFAULT_PIN,
     providerPinAttempts: patch.providerPinAttempts ?? 5,
@@ -97,6 +108,10 @@ export function resolveConfig(opts: SimulatorOptions): SimConfig {
 
 export function applyConfigPatch(cfg: SimConfig, patch: ConfigPatch): void {
   if (patch.swapExpiresInSeconds !== undefined) cfg.swapExpiresInSeconds = patch.swapExpiresInSeconds;
+  for (const [txnRef, seconds] of Object.entries(patch.swapExpiresInSecondsFor ?? {})) {
+    if (seconds === null) cfg.swapExpiresInSecondsFor.delete(txnRef);
+    else cfg.swapExpiresInSecondsFor.set(txnRef, seconds);
+  }
   if (patch.pins !== undefined) cfg.pins = { ...patch.pins };
   if (patch.defaultPin !== undefined) cfg.defaultPin = patch.defaultPin;
   if (patch.providerPinAttempts !== undefined) cfg.providerPinAttempts = patch.providerPinAttempts;
@@ -110,6 +125,7 @@ export function publicConfig(cfg: SimConfig): Record<string, unknown> {
     seed: cfg.seed,
     merchantRef: cfg.merchantRef,
     swapExpiresInSeconds: cfg.swapExpiresInSeconds,
+    swapExpiresInSecondsFor: Object.fromEntries(cfg.swapExpiresInSecondsFor),
     pinsFor: Object.keys(cfg.pins),
     providerPinAttempts: cfg.providerPinAttempts,
     notificationRetryScheduleMs: cfg.notificationRetryScheduleMs,

@@ -135,6 +135,7 @@ export class SimState {
   initSwap(req: SwapInitRequest): { ok: true; data: SwapInitData } | { ok: false; error: 'duplicate' } {
     if (this.swaps.has(req.txn_ref)) return { ok: false, error: 'duplicate' };
     const rate = rateFor(req.from_currency, req.to_currency, this.config.seed);
+    const expiresIn = this.config.swapExpiresInSecondsFor.get(req.txn_ref) ?? this.config.swapExpiresInSeconds;
     const now = new Date();
     const swap: Swap = {
       txn_ref: req.txn_ref,
@@ -148,7 +149,7 @@ export class SimState {
       notification_url: req.notification_url,
       authToken: randomBytes(32).toString('base64url'),
       createdAt: now,
-      expiresAt: now.getTime() + this.config.swapExpiresInSeconds * 1000,
+      expiresAt: now.getTime() + expiresIn * 1000,
       state: 'awaiting_confirmation',
       wrongPins: 0,
     };
@@ -161,7 +162,7 @@ export class SimState {
       amount: swap.amount,
       converted_amount: swap.converted_amount,
       rate_used: swap.rate_used,
-      expires_in_seconds: this.config.swapExpiresInSeconds,
+      expires_in_seconds: expiresIn,
     });
     return {
       ok: true,
@@ -174,7 +175,7 @@ export class SimState {
         converted_amount: swap.converted_amount,
         rate_used: swap.rate_used,
         auth_token: swap.authToken,
-        expires_in_seconds: this.config.swapExpiresInSeconds,
+        expires_in_seconds: expiresIn,
       },
     };
   }

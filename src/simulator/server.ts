@@ -11,7 +11,7 @@
  * The swap-init request fields are the contract's own SwapInitRequest.
  */
 import { bearerToken, secretDigest, secretMatches } from '../auth/secrets';
-import fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
   HOSTED_LINK,
@@ -24,6 +24,7 @@ import {
 import { CATEGORIES } from './categories-data';
 import { errorBody, type SimContext } from './context';
 import { type Answer, faultyRoute, recordRequest } from './faulty-route';
+import { NOT_FORWARDED_MESSAGE, providerCallAllowed, SIMULATOR_ANSWER_HEADER, SIMULATOR_ANSWER_VALUE } from './identity';
 import type { EndpointKey } from './ledger';
 
 export const MESSAGES = {
@@ -118,11 +119,20 @@ export function categories(ctx: SimContext, request: FastifyRequest): Answer {
   return ok(MESSAGES.categories, { data: CATEGORIES.map((c) => ({ code: c.code, name: c.name })) });
 }
 
-/** The provider API server (the control API is added by control.ts). */
+/**
+ * The provider API server (the control API is added by control.ts). Every answer it gives carries
+ * the simulator's mark, and a provider call is answered only from loopback or through the
+ * forwarder (identity.ts).
+ */
 export function buildProviderApp(ctx: SimContext, logger: boolean | object): FastifyInstance {
   const app = fastify({ logger: loggerOption(logger), forceCloseConnections: true });
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header(SIMULATOR_ANSWER_HEADER, SIMULATOR_ANSWER_VALUE);
+  });
+  const onlyNear = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> =>
+    providerCallAllowed(request.socket.remoteAddress, request.headers) ? undefined : reply.code(421).send(errorBody(NOT_FORWARDED_MESSAGE));
   const route = (method: 'GET' | 'POST', url: string, endpoint: EndpointKey, h: (c: SimContext, r: FastifyRequest) => Answer): void => {
-    app.route({ method, url, config: { endpoint }, handler: faultyRoute(ctx, endpoint, (r) => h(ctx, r)) });
+    app.route({ method, url, config: { endpoint }, onRequest: onlyNear, handler: faultyRoute(ctx, endpoint, (r) => h(ctx, r)) });
   };
   route('POST', PROVIDER_PATHS.swapInit, 'swap.init', swapInit);
   route('POST', PROVIDER_PATHS.swapConfirm, 'swap.confirm', swapConfirm);

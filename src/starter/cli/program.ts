@@ -14,6 +14,8 @@ import { demoCommand } from './commands/demo';
 import { eventsCommand } from './commands/events';
 import { gatewayCommand } from './commands/gateway';
 import { linkCommand } from './commands/link';
+import { liveCommand } from './commands/live';
+import { providerCommand } from './commands/provider';
 import { reconcileCommand } from './commands/reconcile';
 import { simCommand } from './commands/sim';
 import { simulatorCommand } from './commands/simulator';
@@ -43,5 +45,7 @@ export function buildProgram(): Command {
     .addCommand(eventsCommand())
     .addCommand(simCommand())
     .addCommand(keysCommand())
+    .addCommand(providerCommand())
+    .addCommand(liveCommand())
     .addCommand(clusterCommand());
 }

@@ -26,6 +26,8 @@ export const KEY_PURPOSES = {
   idempotency: 'mpf-idempotency-v1',
   /** The workflow id of a user's wrong-PIN budget (starter/client/pin-budget.ts). */
   pin_budget: 'mpf-pin-budget-v1',
+  /** The workflow id of a user's daily limit ledger (starter/client/limits.ts). */
+  limit_ledger: 'mpf-limit-ledger-v1',
 } as const;
 
 export type KeyPurpose = keyof typeof KEY_PURPOSES;

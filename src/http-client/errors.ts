@@ -56,7 +56,7 @@ export class MpfApiError extends MpfError {
   readonly body: GatewayErrorBody;
   /** The answer's headers (lower-case names). */
   readonly headers: Readonly<Record<string, string>>;
-  /** The request field at fault (400 invalid_request, 422 idempotency_key_mismatch). */
+  /** The request field at fault (400 invalid_request, 422 idempotency_key_mismatch, 422 limit_exceeded). */
   readonly field: string | undefined;
   /** The flow concerned, when the gateway names it (pending, worker_unavailable, …). */
   readonly flowId: string | undefined;
@@ -123,6 +123,18 @@ export class MpfIdempotencyKeyMismatchError extends MpfApiError {
     return Array.isArray(this.body.fields) ? (this.body.fields as string[]) : [];
   }
 }
+/**
+ * 422: the start would pass a daily limit; nothing was started. `limit` names it
+ * (`swap_amount_per_user_day`…), `field` the request field it bears on, `resetsAt` when its UTC day ends.
+ */
+export class MpfLimitExceededError extends MpfApiError {
+  get limit(): string | undefined {
+    return typeof this.body.limit === 'string' ? this.body.limit : undefined;
+  }
+  get resetsAt(): string | undefined {
+    return typeof this.body.resets_at === 'string' ? this.body.resets_at : undefined;
+  }
+}
 /** 409: the flow can no longer be cancelled; `swap` / `link` is its view. */
 export class MpfNotCancellableError extends MpfFlowViewError {}
 /** 409: only a flow in needs_reconciliation can be resolved; `swap` / `link` is its view. */
@@ -157,6 +169,8 @@ export class MpfTemporalUnavailableError extends MpfApiError {}
 export class MpfTemporalPersistenceUnavailableError extends MpfApiError {}
 /** 503: the user's wrong-PIN budget could not be checked, so the PIN was not sent. */
 export class MpfPinBudgetUnavailableError extends MpfApiError {}
+/** 503: the daily limits could not be checked, so nothing was started (the client retries it after Retry-After). */
+export class MpfLimitUnavailableError extends MpfApiError {}
 /** 504: started (or the PIN was sent) but no answer yet: look the flow up by `flowId`. */
 export class MpfPendingError extends MpfApiError {}
 
@@ -171,6 +185,7 @@ export const ERROR_CLASSES = {
   pin_not_accepted: MpfPinNotAcceptedError,
   idempotency_key_in_use: MpfIdempotencyKeyInUseError,
   idempotency_key_mismatch: MpfIdempotencyKeyMismatchError,
+  limit_exceeded: MpfLimitExceededError,
   not_cancellable: MpfNotCancellableError,
   not_resolvable: MpfNotResolvableError,
   flow_closed: MpfFlowClosedError,
@@ -186,6 +201,7 @@ export const ERROR_CLASSES = {
   temporal_unavailable: MpfTemporalUnavailableError,
   temporal_persistence_unavailable: MpfTemporalPersistenceUnavailableError,
   pin_budget_unavailable: MpfPinBudgetUnavailableError,
+  limit_unavailable: MpfLimitUnavailableError,
   pending: MpfPendingError,
 } as const satisfies Record<string, typeof MpfApiError>;
 

@@ -858,6 +858,28 @@ export interface components {
             /** @description the fields whose value differs from the first request with this key */
             fields: string[];
         };
+        LimitExceeded: {
+            /** @constant */
+            error: "limit_exceeded";
+            /** @description '<field>: <why>', naming the limit */
+            message: string;
+            /** @description the request field the limit bears on (amount, user_ref; none for a count of the whole deployment) */
+            field?: string;
+            /**
+             * @description the daily limit the start would pass (its variable is LIMIT_ and the name in capitals)
+             * @enum {string}
+             */
+            limit: "swap_count_per_user_day" | "swap_amount_per_user_day" | "swap_count_per_deployment_day" | "swap_amount_per_deployment_day" | "link_count_per_user_day" | "link_amount_per_user_day" | "link_count_per_deployment_day" | "link_amount_per_deployment_day";
+            /** @description when its UTC day ends and it counts afresh (ISO 8601) */
+            resets_at: string;
+        };
+        LimitUnavailable: {
+            /** @constant */
+            error: "limit_unavailable";
+            message: string;
+            /** @description the flow that was not started */
+            flow_id?: string;
+        };
         /**
          * @example {
          *       "link_id": "paylink-invoice-2001",
@@ -1644,7 +1666,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IdempotencyMismatch"];
+                    "application/json": components["schemas"]["IdempotencyMismatch"] | components["schemas"]["LimitExceeded"];
                 };
             };
             /** @description Too many requests: wait Retry-After seconds */
@@ -1680,7 +1702,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unavailable"];
+                    "application/json": components["schemas"]["Unavailable"] | components["schemas"]["LimitUnavailable"];
                 };
             };
             /** @description Started (or sent) but no answer yet: look the flow up by flow_id */
@@ -2251,7 +2273,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IdempotencyMismatch"];
+                    "application/json": components["schemas"]["IdempotencyMismatch"] | components["schemas"]["LimitExceeded"];
                 };
             };
             /** @description Too many requests: wait Retry-After seconds */
@@ -2287,7 +2309,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unavailable"];
+                    "application/json": components["schemas"]["Unavailable"] | components["schemas"]["LimitUnavailable"];
                 };
             };
             /** @description Started (or sent) but no answer yet: look the flow up by flow_id */

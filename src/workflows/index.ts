@@ -5,5 +5,6 @@ export { categoriesWorkflow } from './categories';
 export { idempotencyWorkflow } from './idempotency';
 export { eventDeliveryWorkflow } from './event-delivery';
 export { pinBudgetWorkflow } from './pin-budget';
+export { limitLedgerWorkflow } from './limit-ledger';
 // Per type: PINNED or AUTO_UPGRADE (Worker Deployment Versioning).
 import './versioning';

@@ -17,6 +17,8 @@
  * - idempotencyWorkflow: AUTO_UPGRADE. Its record lives 24 hours.
  * - pinBudgetWorkflow: AUTO_UPGRADE. It lives as long as a user's wrong PINs count in its window
  *   (continuing as new), and every gateway's PIN takes a slot from it.
+ * - limitLedgerWorkflow: AUTO_UPGRADE. It lives a UTC day (continuing as new), and every start
+ *   under a daily limit reserves in it.
  *
  * These workflows run on versioned workers only: the server refuses a workflow task that names a
  * behavior from a worker without deployment options ("versioning behavior cannot be specified
@@ -30,6 +32,7 @@ import type { VersioningBehavior } from '@temporalio/common';
 import { categoriesWorkflow } from './categories';
 import { eventDeliveryWorkflow } from './event-delivery';
 import { idempotencyWorkflow } from './idempotency';
+import { limitLedgerWorkflow } from './limit-ledger';
 import { paymentLinkWorkflow } from './payment-link';
 import { pinBudgetWorkflow } from './pin-budget';
 import { swapWorkflow } from './swap';
@@ -42,6 +45,7 @@ export const VERSIONING_BEHAVIORS = {
   eventDeliveryWorkflow: 'AUTO_UPGRADE',
   idempotencyWorkflow: 'AUTO_UPGRADE',
   pinBudgetWorkflow: 'AUTO_UPGRADE',
+  limitLedgerWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 
 const WORKFLOW_TYPES: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: never[]) => Promise<unknown>> = {
@@ -51,6 +55,7 @@ const WORKFLOW_TYPES: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: never[
   eventDeliveryWorkflow,
   idempotencyWorkflow,
   pinBudgetWorkflow,
+  limitLedgerWorkflow,
 };
 for (const [type, fn] of Object.entries(WORKFLOW_TYPES)) {
   setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS[type as keyof typeof VERSIONING_BEHAVIORS] }, fn);

@@ -28,6 +28,7 @@ const VECTORS: Record<KeyPurpose, string> = {
   page_token: '49efc64f8ef99492',
   idempotency: '11094bece49d3e70',
   pin_budget: '3a19ad5b44c42c09',
+  limit_ledger: '588909a65b66fd97',
 };
 
 const INFO_LITERALS = Object.values(KEY_PURPOSES).map((info) => new RegExp(`['"\`]${info}['"\`]`));

@@ -179,3 +179,39 @@ export class PinBudgetUnavailableError extends Error {
     super(`the wrong-PIN budget of this swap's user could not be checked (${why}): the PIN was not sent; try again in ${retryAfterSeconds} s`, options);
   }
 }
+
+/**
+ * A daily limit (limits.ts) would be passed by this start: nothing was started and nothing was
+ * counted. `limit` names it (`swap_amount_per_user_day`…), `field` the request field it bears on
+ * (amount, user_ref; none for a deployment's count), `resetsAt` when its UTC day ends. -> 422 limit_exceeded
+ */
+export class LimitExceededError extends Error {
+  override name = 'LimitExceededError';
+  constructor(
+    readonly limit: string,
+    readonly flowId: string,
+    readonly field: string | undefined,
+    readonly resetsAt: string,
+    why: string,
+  ) {
+    super(`${field ?? limit}: ${why}; nothing was started (the day's count resets at ${resetsAt})`);
+  }
+}
+
+/**
+ * The daily limits could not be checked within their bound (no worker answered for a ledger, a
+ * ledger too busy to answer, a ledger closed for the day this clock says it is; Temporal itself
+ * down keeps its own TemporalUnavailableError): the start fails closed, so nothing was started.
+ * -> 503 limit_unavailable with Retry-After
+ */
+export class LimitUnavailableError extends Error {
+  override name = 'LimitUnavailableError';
+  constructor(
+    readonly flowId: string,
+    readonly retryAfterSeconds: number,
+    why: string,
+  ) {
+    // No `cause`: the start's caller would read a deadline in it as a flow started and pending.
+    super(`the daily limits could not be checked (${why}): nothing was started; try again in ${retryAfterSeconds} s`);
+  }
+}

@@ -37,6 +37,7 @@ import { checkWebhookUrl, readDeliveries, withDeliveries } from './merchant-even
 import { type WebhookEgressPolicy, webhookEgressFromEnv } from '../../config/webhook-egress';
 import type { MpfClientOptions } from './options';
 import { LinkCreateBody, type LinkCreateRequest, parseOrThrow, PinBody, type PinRequest, SwapStartBody, type SwapStartRequest } from './requests';
+import { DailyLimitLedgers } from './limits';
 import { isAlreadyStarted, isDeadlineExceeded, isNoPoller } from './temporal-errors';
 import { type ClientTokens, sha256, type TokenMemo } from './tokens';
 import { notificationUrl, pinUrl } from './urls';
@@ -58,11 +59,16 @@ export class Flows {
   private readonly notificationBaseUrl: string | undefined;
   private readonly webhookEgress: WebhookEgressPolicy;
 
+  /** The daily limits (limits.ts); undefined when none is set. */
+  private readonly limits: DailyLimitLedgers | undefined;
+
   constructor(
     private readonly opts: MpfClientOptions,
     private readonly gate: TemporalGate,
     private readonly tokens: ClientTokens,
   ) {
+    const { client, taskQueue, keys, dailyLimits: limits, limitAnswerTimeoutMs: answerTimeoutMs } = opts;
+    this.limits = DailyLimitLedgers.of({ client, taskQueue, keys, gate, limits, ...(answerTimeoutMs !== undefined ? { answerTimeoutMs } : {}) });
     this.sealer = createSealer(opts.keys);
     this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
     this.notificationBaseUrl = opts.notificationBaseUrl?.replace(/\/+$/, '');
@@ -227,9 +233,10 @@ export class Flows {
   /**
    * Starts a flow with update-with-start (the caller gets the update's answer in the same call).
    * The workflow id is the merchant's reference: a second start, running or finished, is a
-   * DuplicateFlowError carrying the existing flow's view, and never reaches the provider.
+   * DuplicateFlowError carrying the existing flow's view, and never reaches the provider. Under
+   * daily limits the flow is reserved first (limits.ts): past a limit nothing is started.
    */
-  async startWithUpdate<W extends SwapWorkflow | PaymentLinkWorkflow, V>(
+  async startWithUpdate<W extends SwapWorkflow | PaymentLinkWorkflow, V extends { state: string }>(
     startWorkflowOperation: WithStartWorkflowOperation<W>,
     update: UpdateDefinition<V, []>,
     kind: 'swap' | 'payment_link',
@@ -237,11 +244,14 @@ export class Flows {
   ): Promise<V> {
     const workflowId = startWorkflowOperation.options.workflowId;
     const waitMs = this.opts.startAnswerTimeoutMs ?? 30_000;
-    try {
-      return await this.gate.guard(
+    const start = (): Promise<V> =>
+      this.gate.guard(
         () => this.gate.temporal.withDeadline(Date.now() + waitMs, () => this.gate.temporal.workflow.executeUpdateWithStart(update, { startWorkflowOperation })),
         workflowId,
       );
+    const { request } = (startWorkflowOperation.options.args as [SwapWorkflowInput | LinkWorkflowInput])[0];
+    try {
+      return await (this.limits ? this.limits.around(kind, workflowId, request, start) : start());
     } catch (err) {
       if (err instanceof TemporalUnavailableError) throw err;
       if (isAlreadyStarted(err)) throw new DuplicateFlowError(kind, workflowId, await existing().catch(() => undefined));

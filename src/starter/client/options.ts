@@ -1,5 +1,6 @@
 /** How a client is set up (MpfClient's constructor argument): the Temporal client, the queue, keys, URLs and bounds. */
 import type { Client } from '@temporalio/client';
+import type { DailyLimits } from '../../config/limits-env';
 import type { WebhookEgressPolicy } from '../../config/webhook-egress';
 import type { ResolveHost } from './merchant-events';
 
@@ -54,5 +55,12 @@ export interface MpfClientOptions {
    * it well under the namespace's retention, see flow-tokens.ts).
    */
   tokenLocalWindowSeconds?: number;
+  /**
+   * The daily limits on starts (LIMIT_*; config/limits-env.ts), kept in Temporal and shared by
+   * every client (limits.ts); unset: none, and a start makes no call for them.
+   */
+  dailyLimits?: DailyLimits;
+  /** How long a start waits for the limit ledgers before LimitUnavailableError (default 5 s). */
+  limitAnswerTimeoutMs?: number;
 }
 

@@ -10,6 +10,8 @@
  *   WorkerUnavailableError             -> 503 worker_unavailable, with flow_id, last_known_state, Retry-After
  *   PinBudgetExhaustedError            -> 429 rate_limited, with Retry-After (the PIN was not sent)
  *   PinBudgetUnavailableError          -> 503 pin_budget_unavailable, with Retry-After (the PIN was not sent)
+ *   LimitExceededError                 -> 422 limit_exceeded, with limit, field and resets_at (nothing started)
+ *   LimitUnavailableError              -> 503 limit_unavailable, with Retry-After (nothing started)
  *   TemporalUnavailableError           -> 503 temporal_unavailable, with Retry-After
  *   TemporalPersistenceUnavailableError -> 503 temporal_persistence_unavailable, with Retry-After
  *   router errors (bad %-encoding, a path segment over maxParamLength)
@@ -19,11 +21,15 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { LIMIT_NAMES } from '../../config/limits-env';
 import {
   DuplicateFlowError,
   FlowNotFoundError,
   FlowPendingError,
   InputError,
+  LimitExceededError,
+  LimitUnavailableError,
   PinBudgetExhaustedError,
   PinBudgetUnavailableError,
   PinNotAcceptedError,
@@ -38,6 +44,26 @@ export interface ErrorBody {
   field?: string;
   [extra: string]: unknown;
 }
+
+/** 422 to a start past a daily limit: nothing was started. */
+export const LimitExceededBody = z
+  .object({
+    error: z.literal('limit_exceeded'),
+    message: z.string().describe("'<field>: <why>', naming the limit"),
+    field: z.string().optional().describe('the request field the limit bears on (amount, user_ref; none for a count of the whole deployment)'),
+    limit: z.enum(LIMIT_NAMES).describe('the daily limit the start would pass (its variable is LIMIT_ and the name in capitals)'),
+    resets_at: z.string().describe('when its UTC day ends and it counts afresh (ISO 8601)'),
+  })
+  .meta({ id: 'LimitExceeded' });
+
+/** 503 to a start whose daily limits could not be checked (fails closed): nothing was started; retry after Retry-After. */
+export const LimitUnavailableBody = z
+  .object({
+    error: z.literal('limit_unavailable'),
+    message: z.string(),
+    flow_id: z.string().optional().describe('the flow that was not started'),
+  })
+  .meta({ id: 'LimitUnavailable' });
 
 export function sendError(reply: FastifyReply, status: number, error: string, message: string, extra: Record<string, unknown> = {}): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send({ error, message, ...extra });
@@ -92,6 +118,14 @@ export function installErrorHandlers(app: FastifyInstance): void {
       req.log.warn({ swap_id: err.swapId, cause: (err.cause as Error | undefined)?.name }, 'PIN refused: its wrong-PIN budget could not be checked');
       reply.header('retry-after', String(err.retryAfterSeconds));
       return sendError(reply, 503, 'pin_budget_unavailable', err.message, { flow_id: err.swapId });
+    }
+    if (err instanceof LimitExceededError) {
+      return sendError(reply, 422, 'limit_exceeded', err.message, { limit: err.limit, ...(err.field ? { field: err.field } : {}), resets_at: err.resetsAt });
+    }
+    if (err instanceof LimitUnavailableError) {
+      req.log.warn({ flow_id: err.flowId }, 'start refused: its daily limits could not be checked');
+      reply.header('retry-after', String(err.retryAfterSeconds));
+      return sendError(reply, 503, 'limit_unavailable', err.message, { flow_id: err.flowId });
     }
     if (err instanceof WorkerUnavailableError) {
       reply.header('retry-after', '5');

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { DuplicateFlowError, NotCancellableError } from '../../client/errors';
 import { type Answer, IDEMPOTENCY_RESPONSES, IdempotencyHeaders, IdempotencyInUseBody, idempotent } from '../idempotency';
 import type { LinkState, LinkView } from '../../../workflows/messages';
+import { LimitExceededBody, LimitUnavailableBody } from '../errors';
 import { API_KEY_SECURITY, type GatewayContext, requireLinkId } from '../context';
 import {
   CancelBody,
@@ -54,8 +55,9 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
           400: ErrorBody,
           401: ErrorBody,
           409: z.union([DuplicateLinkBody, IdempotencyInUseBody]),
-          ...IDEMPOTENCY_RESPONSES,
+          422: z.union([IDEMPOTENCY_RESPONSES[422], LimitExceededBody]),
           502: ProviderFailedLinkBody,
+          503: z.union([WorkerUnavailableBody, LimitUnavailableBody]),
           504: PendingBody,
         },
       },

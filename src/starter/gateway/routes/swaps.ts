@@ -7,6 +7,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DuplicateFlowError, NotCancellableError } from '../../client/errors';
 import type { SwapState, SwapView } from '../../../workflows/messages';
+import { LimitExceededBody, LimitUnavailableBody } from '../errors';
 import { API_KEY_SECURITY, type GatewayContext, requireSwapId } from '../context';
 import { type Answer, IDEMPOTENCY_RESPONSES, IdempotencyHeaders, IdempotencyInUseBody, idempotent } from '../idempotency';
 import {
@@ -59,8 +60,9 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
           400: ErrorBody,
           401: ErrorBody,
           409: z.union([DuplicateSwapBody, IdempotencyInUseBody]),
-          ...IDEMPOTENCY_RESPONSES,
+          422: z.union([IDEMPOTENCY_RESPONSES[422], LimitExceededBody]),
           502: ProviderFailedSwapBody,
+          503: z.union([WorkerUnavailableBody, LimitUnavailableBody]),
           504: PendingBody,
         },
       },

@@ -6,6 +6,7 @@
 import { DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS } from './flow-defaults';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { LIMITS_ENV } from './limits-env';
 import { MERCHANT_EVENTS_ENV } from './merchant-events-env';
 import { parseAllowedHosts } from './webhook-egress';
 
@@ -79,6 +80,13 @@ const EnvVariables = z.object({
   MPS_MERCHANT_REF: optionalNonEmpty,
   /** `1` before any non-loopback MPS_BASE_URL is dialled: every call to the live provider moves real money. */
   MPS_LIVE: flag,
+  /**
+   * A provider simulator run as a service of its own (compose: `http://simulator:8090`, an origin).
+   * The worker's forwarder (src/simulator/forwarder.ts) listens on MPS_BASE_URL, a loopback address,
+   * and passes on to it only while its answers carry the simulator's mark. Refused with MPS_LIVE=1:
+   * going live drops it.
+   */
+  MPS_SIMULATOR_UPSTREAM: httpUrl.optional(),
   /** `1`: the categories call also sends the Bearer token (default: only `x-merchant-ref`). */
   MPS_CATEGORIES_BEARER: flag,
   /** The Temporal frontend, `host:port` (the SDK's envconfig TLS variables apply to it). */
@@ -176,6 +184,7 @@ const EnvVariables = z.object({
   /** The log level of every process (pino's levels). */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ...MERCHANT_EVENTS_ENV,
+  ...LIMITS_ENV,
 });
 export type AppEnv = z.infer<typeof EnvVariables>;
 
@@ -214,6 +223,7 @@ export const EnvSchema = EnvVariables.superRefine((env, ctx) => {
       message: 'is simulator, which NODE_ENV=production never runs: set MPS_BASE_URL to the provider (with MPS_LIVE=1 for a non-loopback address) and its credentials',
     });
   }
+  if (env.MPS_SIMULATOR_UPSTREAM) checkSimulatorUpstream(env, ctx);
   if (env.MPS_BASE_URL && !isLoopbackUrl(env.MPS_BASE_URL) && !env.MPS_LIVE) {
     ctx.addIssue({
       code: 'custom',
@@ -223,6 +233,31 @@ export const EnvSchema = EnvVariables.superRefine((env, ctx) => {
     });
   }
 });
+
+/**
+ * A simulator reached through the forwarder: never the live provider's setting (MPS_LIVE=1), and
+ * MPS_BASE_URL is where the forwarder listens, a plain-HTTP loopback address.
+ */
+function checkSimulatorUpstream(env: AppEnv, ctx: z.RefinementCtx): void {
+  if (env.MPS_LIVE) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['MPS_LIVE'],
+      message: 'is 1 (the live provider, real money) but MPS_SIMULATOR_UPSTREAM names a simulator: going live sets MPS_BASE_URL to the provider and drops MPS_SIMULATOR_UPSTREAM',
+    });
+  }
+  const base = env.MPS_BASE_URL ? new URL(env.MPS_BASE_URL) : undefined;
+  if (!base || base.protocol !== 'http:' || !isLoopbackUrl(base.href)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['MPS_SIMULATOR_UPSTREAM'],
+      message: 'needs MPS_BASE_URL to be the plain-HTTP loopback address its forwarder listens on (e.g. http://127.0.0.1:8090)',
+    });
+  }
+  if (new URL(env.MPS_SIMULATOR_UPSTREAM as string).pathname !== '/') {
+    ctx.addIssue({ code: 'custom', path: ['MPS_SIMULATOR_UPSTREAM'], message: 'must be an origin (scheme, host and port), without a path' });
+  }
+}
 
 export function isProduction(env: Pick<AppEnv, 'NODE_ENV'>): boolean {
   return env.NODE_ENV === 'production';

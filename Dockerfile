@@ -1,6 +1,8 @@
-# One image for the worker, the gateway and the provider simulator:
+# One image for the worker, the gateway, the provider simulator and the events receiver:
 #   docker run IMAGE node bin/mpf.cjs worker | gateway --port 8080 | simulator --port 8090 --checkout-port 8091
-# (docker-compose.yml runs all three). Build: npm ci + tsc (tsconfig.build.json -> dist/).
+# (docker-compose.yml runs them, and the one-shot secrets, certificate and API-key jobs).
+# Build: npm ci + tsc (tsconfig.build.json -> dist/). dist/simulator/forwarder.js is what
+# compose's worker runs in front of `mpf worker` while it talks to the simulator service.
 
 FROM node:22-slim AS build
 WORKDIR /app
@@ -27,14 +29,15 @@ COPY --from=build --chown=root:root /app/bin ./bin
 # The sources stay beside dist/ so stack traces and the workflow bundler can point at them.
 COPY --from=build --chown=root:root /app/src ./src
 COPY --from=build --chown=root:root /app/tsconfig.json /app/tsconfig.build.json ./
-# openssl: docker-compose.yml's temporal-certs job makes the certificates of mTLS to Temporal with it.
+# openssl: docker-compose.yml's temporal-certs job makes the certificates of mTLS to Temporal with
+# it, and its secrets job the secrets (openssl rand).
 RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
 # Unprivileged; the code is owned by root and read-only for this user.
 # The simulator's state (SIMULATOR_STATE_FILE in compose): a directory the unprivileged user owns,
 # so the named volume mounted on it is writable.
 RUN mkdir -p /var/lib/mpf-simulator && chown node:node /var/lib/mpf-simulator
 USER node
-# gateway 8080; simulator: provider API 8090, hosted checkout 8091
-EXPOSE 8080 8090 8091 9464
+# gateway 8080; simulator: provider API 8090, hosted checkout 8091; events receiver 8787; metrics 9464
+EXPOSE 8080 8090 8091 8787 9464
 # docker-compose.yml gives each service its command: node bin/mpf.cjs worker | gateway | simulator …
 CMD ["node", "bin/mpf.cjs", "--help"]

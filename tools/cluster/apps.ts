@@ -11,7 +11,7 @@ import { PROJECT_ROOT } from '../../src/temporal/provision';
 import { Child, ChildExitedError } from './processes';
 import { PortBook } from './ports';
 import { files, type ClusterInfo } from './state';
-import { appCommand, appEnvironment, IMAGE_ENV, type AddressKey, type AppRole } from './topology';
+import { appCommand, appEnvironment, IMAGE_ENV, SIMULATOR_PROVIDER, type AddressKey, type AppRole } from './topology';
 
 export interface AppContext {
   secretsDir: string;
@@ -117,7 +117,9 @@ export function startWorker(ctx: AppContext, name: string, o: { temporalAddress:
     const metricsUrl = `http://${LOOPBACK}:${await ctx.ports.one(`${name}-metrics`, { fresh })}`;
     const child = spawnApp(ctx, name, 'worker', appCommand('worker'), {
       temporalAddress: o.temporalAddress,
+      // The simulator on loopback, dialled directly: no forwarder is needed here (compose's worker has one).
       providerBaseUrl: o.providerBaseUrl,
+      ...SIMULATOR_PROVIDER,
       workerMetricsAddress: metricsUrl.slice('http://'.length),
     }, { WORKER_BUILD_ID: clusterBuildId(), ...o.extraEnv });
     const ready = (async () => {

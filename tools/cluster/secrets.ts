@@ -8,38 +8,27 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { addKey, writeKeyFile } from '../../src/auth/keyring-file';
-import { API_KEYS, KEYRING_FILE, SECRET_FILES, type SecretName } from './topology';
+import { API_KEYS, KEYRING_FILE, SECRET_FILES, SECRET_RECIPES, type SecretName } from './topology';
 
 export type Secrets = Record<SecretName, string>;
 
-const hex = (n: number) => randomBytes(n).toString('hex');
-
-export function generateSecrets(): Secrets {
-  return {
-    postgres_password: hex(24),
-    // keyId:base64(32 bytes); the first key of the list encrypts.
-    payload_encryption_keys: `k1:${randomBytes(32).toString('base64')}`,
-    mps_secret_key: hex(24),
-    mps_access_token: hex(24),
-    codec_auth_token: hex(24),
-  };
+/** One secret, made as SECRET_RECIPES says (compose's `secrets` job makes the same with `openssl rand`). */
+export function generateSecret(name: SecretName): string {
+  const r = SECRET_RECIPES[name];
+  return `${r.prefix ?? ''}${randomBytes(r.bytes).toString(r.encoding)}`;
 }
 
 export function secretsDir(stateDir: string): string {
   return path.join(stateDir, 'secrets');
 }
 
-function readSecrets(dir: string): Secrets | undefined {
-  const out: Partial<Secrets> = {};
-  for (const [name, file] of Object.entries(SECRET_FILES) as Array<[SecretName, string]>) {
-    try {
-      out[name] = fs.readFileSync(path.join(dir, file), 'utf8').trim();
-    } catch {
-      return undefined;
-    }
-    if (!out[name]) return undefined;
+/** The secret in `dir`, when its file is there and not empty. */
+function readSecret(dir: string, name: SecretName): string | undefined {
+  try {
+    return fs.readFileSync(path.join(dir, SECRET_FILES[name]), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
   }
-  return out as Secrets;
 }
 
 /**
@@ -57,17 +46,22 @@ export function prepareApiKeys(dir: string, reuse: boolean): void {
   }
 }
 
-/** Writes (or, with `reuse`, keeps the existing) secret files; returns the secrets. */
+/**
+ * Writes the secret files; returns the secrets. With `reuse` each existing secret is kept and only
+ * a missing one is made (as compose's `secrets` job does): a state dir kept from a release with
+ * fewer secrets keeps its database password and the payload key its flows are encrypted with.
+ */
 export function prepareSecrets(stateDir: string, reuse: boolean): Secrets {
   const dir = secretsDir(stateDir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.chmodSync(dir, 0o700);
   prepareApiKeys(dir, reuse);
-  const existing = reuse ? readSecrets(dir) : undefined;
-  if (existing) return existing;
-  const secrets = generateSecrets();
-  for (const [name, file] of Object.entries(SECRET_FILES) as Array<[SecretName, string]>) {
-    const p = path.join(dir, file);
+  const secrets = {} as Secrets;
+  for (const name of Object.keys(SECRET_FILES) as SecretName[]) {
+    const kept = reuse ? readSecret(dir, name) : undefined;
+    secrets[name] = kept ?? generateSecret(name);
+    if (kept) continue;
+    const p = path.join(dir, SECRET_FILES[name]);
     fs.rmSync(p, { force: true });
     fs.writeFileSync(p, `${secrets[name]}\n`, { mode: 0o600, flag: 'wx' });
   }

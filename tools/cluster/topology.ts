@@ -144,8 +144,55 @@ export const SECRET_FILES = {
   mps_secret_key: 'mps_secret_key',
   mps_access_token: 'mps_access_token',
   codec_auth_token: 'codec_auth_token',
+  merchant_webhook_secret: 'merchant_webhook_secret',
 } as const;
 export type SecretName = keyof typeof SECRET_FILES;
+
+/**
+ * How each secret is made: `bytes` random bytes, hex or base64, after a prefix. The native topology
+ * draws them with crypto.randomBytes (secrets.ts); compose's `secrets` job with `openssl rand`
+ * (secretsJob below). The payload key is `k1:<base64 of 32 bytes>`; the merchant-event signing
+ * secret `whsec_<base64 of 32 bytes>`, as `mpf events secret` makes one.
+ */
+export const SECRET_RECIPES: Record<SecretName, { bytes: number; encoding: 'hex' | 'base64'; prefix?: string }> = {
+  postgres_password: { bytes: 24, encoding: 'hex' },
+  payload_encryption_keys: { bytes: 32, encoding: 'base64', prefix: 'k1:' },
+  mps_secret_key: { bytes: 24, encoding: 'hex' },
+  mps_access_token: { bytes: 24, encoding: 'hex' },
+  codec_auth_token: { bytes: 24, encoding: 'hex' },
+  merchant_webhook_secret: { bytes: 32, encoding: 'base64', prefix: 'whsec_' },
+};
+
+/**
+ * compose's secrets: each reading service mounts a volume of its own at /run/secrets, holding only
+ * the secrets it reads, each file 0600 and owned by the image's user (`uid`: the app image's
+ * `node`, the Temporal images' `temporal`, both 1000; postgres:16's `postgres`, 999). The
+ * `secrets` job makes every secret once into a volume only it mounts, and copies them into these
+ * volumes on every run (so a secret edited there reaches its readers at the next `up`).
+ */
+export const COMPOSE_SECRET_VOLUMES: Array<{ volume: string; services: string[]; uid: number; secrets: SecretName[] }> = [
+  { volume: 'secrets-postgresql', services: ['postgresql'], uid: 999, secrets: ['postgres_password'] },
+  { volume: 'secrets-temporal', services: ['temporal-schema', 'temporal'], uid: 1000, secrets: ['postgres_password'] },
+  { volume: 'secrets-worker', services: ['worker'], uid: 1000, secrets: ['payload_encryption_keys', 'mps_secret_key', 'mps_access_token', 'merchant_webhook_secret'] },
+  { volume: 'secrets-gateway', services: ['gateway'], uid: 1000, secrets: ['payload_encryption_keys', 'codec_auth_token'] },
+  { volume: 'secrets-simulator', services: ['simulator'], uid: 1000, secrets: ['mps_secret_key', 'mps_access_token'] },
+  { volume: 'secrets-events', services: ['events'], uid: 1000, secrets: ['merchant_webhook_secret'] },
+];
+
+/**
+ * compose's `secrets` job, as its shell runs it (`$(…)`; the compose file writes `$$(…)`): each
+ * secret made once under `dir` (kept when it exists: the database's password and the payload key
+ * of the flows it holds must outlive a restart), then each reader's copy under `<into>/<volume>`.
+ */
+export function secretsJob(dir: string, into: string): string[] {
+  const make = (Object.entries(SECRET_RECIPES) as Array<[SecretName, (typeof SECRET_RECIPES)[SecretName]]>).map(([name, r]) =>
+    `[ -s ${SECRET_FILES[name]} ] || printf '${r.prefix ?? ''}%s\\n' "$(openssl rand -${r.encoding} ${r.bytes})" > ${SECRET_FILES[name]}`);
+  const copy = COMPOSE_SECRET_VOLUMES.map(({ volume, uid, secrets }) => {
+    const d = `${into}/${volume}`;
+    return `cp ${secrets.map((n) => SECRET_FILES[n]).join(' ')} ${d}/ && chown -R ${uid}:${uid} ${d} && chmod 700 ${d} && chmod 600 ${d}/*`;
+  });
+  return ['umask 077', `cd ${dir}`, ...make, ...copy];
+}
 
 // ---- The gateway's API keys -------------------------------------------------------------------
 
@@ -331,6 +378,11 @@ export type EnvSource =
 export type AddressKey =
   | 'temporalAddress'
   | 'providerBaseUrl'
+  | 'simulatorUpstream'
+  | 'providerLive'
+  | 'merchantRef'
+  | 'merchantWebhookUrl'
+  | 'gatewayTrustProxy'
   | 'gatewayPort'
   | 'gatewayHost'
   | 'gatewayPublicUrl'
@@ -365,14 +417,24 @@ const temporalClient: Record<string, EnvSource> = {
 /** The simulator's merchant reference, which the worker sends (a stand-in: the simulator is not the live provider). */
 export const SIMULATOR_MERCHANT_REF = 'demo-merchant';
 
-/** Every variable each app service gets, by name. Secrets only as NAME_FILE. */
+/**
+ * Every variable each app service gets, by name. Secrets only as NAME_FILE. The worker's provider
+ * settings are addresses: compose takes them from its `.env` (going live is a change of settings
+ * there, docs/production.md), the native topology points them at its simulator on loopback (no
+ * forwarder: the simulator is on loopback already) and delivers no merchant event to a configured
+ * endpoint (NODE_ENV=production refuses a loopback one; compose's is its `events` service).
+ */
 export const APP_ENV: Record<AppRole, Record<string, EnvSource>> = {
   worker: {
     ...temporalClient,
     MPS_BASE_URL: { address: 'providerBaseUrl' },
-    MPS_MERCHANT_REF: { value: SIMULATOR_MERCHANT_REF },
+    MPS_SIMULATOR_UPSTREAM: { address: 'simulatorUpstream', optional: true },
+    MPS_LIVE: { address: 'providerLive' },
+    MPS_MERCHANT_REF: { address: 'merchantRef' },
     MPS_SECRET_KEY_FILE: { secret: 'mps_secret_key' },
     MPS_ACCESS_TOKEN_FILE: { secret: 'mps_access_token' },
+    MERCHANT_WEBHOOK_URL: { address: 'merchantWebhookUrl', optional: true },
+    MERCHANT_WEBHOOK_SECRET_FILE: { secret: 'merchant_webhook_secret' },
     WORKER_METRICS_ADDRESS: { address: 'workerMetricsAddress', optional: true },
   },
   gateway: {
@@ -381,6 +443,8 @@ export const APP_ENV: Record<AppRole, Record<string, EnvSource>> = {
     GATEWAY_HOST: { address: 'gatewayHost' },
     GATEWAY_PUBLIC_URL: { address: 'gatewayPublicUrl' },
     GATEWAY_NOTIFICATION_BASE_URL: { address: 'gatewayNotificationBaseUrl' },
+    // Behind compose's load balancer, the client of a request is the one it forwarded for.
+    GATEWAY_TRUST_PROXY: { address: 'gatewayTrustProxy', optional: true },
     GATEWAY_API_KEYS_FILE: { keyring: true },
     CODEC_AUTH_TOKEN_FILE: { secret: 'codec_auth_token' },
     CODEC_CORS_ORIGINS: { address: 'temporalWebOrigin' },
@@ -429,6 +493,32 @@ export function appEnvironment(
   }
   return out;
 }
+
+/**
+ * The worker's settings of the simulator the native topology runs (compose's defaults for them,
+ * which its `.env` may change, are the same but for the address: a forwarder's, then the service).
+ */
+export const SIMULATOR_PROVIDER = { providerLive: '0', merchantRef: SIMULATOR_MERCHANT_REF } as const;
+
+/**
+ * compose's worker entrypoint: with MPS_SIMULATOR_UPSTREAM set, the command runs behind the
+ * forwarder (src/simulator/forwarder.ts, compiled in the image), which listens on MPS_BASE_URL in
+ * the container and passes on to the simulator only while its answers carry the simulator's mark;
+ * without it (live), the command runs itself. Compose appends the command (`node bin/mpf.cjs worker`).
+ */
+export const FORWARDER_MAIN = 'dist/simulator/forwarder.js';
+export const WORKER_ENTRYPOINT = [
+  '/bin/sh', '-c', `if [ -n "\${MPS_SIMULATOR_UPSTREAM:-}" ]; then exec node ${FORWARDER_MAIN} "$@"; fi; exec "$@"`, 'worker',
+] as const;
+
+/** compose's `events` service: a stand-in for the merchant's backend, verifying and printing every signed event the workers deliver. */
+export const EVENTS_RECEIVER = {
+  port: 8787,
+  command: ['node', 'bin/mpf.cjs', 'events', 'listen', '--port', '8787', '--host', '0.0.0.0'],
+} as const;
+
+/** Workers and gateways each, as `mpf cluster up` starts them unless told otherwise and compose's `deploy.replicas`. */
+export const DEFAULT_REPLICAS = 2;
 
 /** Temporal Web (compose's temporal-ui; the native ui-server's config file says the same). */
 export const TEMPORAL_UI_ENV_NAMES = [

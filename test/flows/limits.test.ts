@@ -8,7 +8,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { DailyLimits } from '../../src/config/limits-env';
+import { ConfigError, loadEnv } from '../../src/config/env';
+import { type DailyLimits, dailyLimitsFromEnv } from '../../src/config/limits-env';
 import { DuplicateFlowError, LimitExceededError } from '../../src/starter/client/errors';
 import { deploymentLedgerId, userLedgerIds, utcDay } from '../../src/starter/client/limits';
 import { MpfClient } from '../../src/starter/client/mpf-client';
@@ -197,6 +198,26 @@ describe('daily limits across two gateways', () => {
       assert.equal(await providerCalls(txn, 'swap.init'), 0);
     } finally {
       await gw3.close();
+    }
+  });
+});
+
+describe('the daily limits in the configuration', () => {
+  test('LIMIT_* variables give the limits by name; unset ones are no limit', () => {
+    const env = loadEnv({ LIMIT_SWAP_AMOUNT_PER_USER_DAY: 'NGN:500000, USD:2000.5', LIMIT_LINK_COUNT_PER_DEPLOYMENT_DAY: '0' });
+    assert.deepEqual(dailyLimitsFromEnv(env), { swap_amount_per_user_day: { NGN: '500000', USD: '2000.5' }, link_count_per_deployment_day: 0 });
+    assert.deepEqual(dailyLimitsFromEnv(loadEnv({})), {});
+  });
+
+  test('a limit that does not read is refused at start-up naming its variable', () => {
+    for (const [name, value] of [
+      ['LIMIT_SWAP_AMOUNT_PER_USER_DAY', 'USD:20.001'],
+      ['LIMIT_SWAP_AMOUNT_PER_DEPLOYMENT_DAY', 'USD:1,USD:2'],
+      ['LIMIT_LINK_AMOUNT_PER_USER_DAY', '1000000'],
+      ['LIMIT_SWAP_COUNT_PER_USER_DAY', '2.5'],
+      ['LIMIT_LINK_COUNT_PER_USER_DAY', '-1'],
+    ]) {
+      assert.throws(() => loadEnv({ [name!]: value }), (err: Error) => err instanceof ConfigError && err.message.includes(`${name}: `) && !err.message.includes(value!), `${name}=${value}`);
     }
   });
 });

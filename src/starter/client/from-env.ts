@@ -1,11 +1,13 @@
 /**
  * The one construction of an MpfClient from the environment, used by the gateway process, the CLI
  * and the demo: the Temporal target and task queue, the payload keys, the gateway's public URLs
- * (GATEWAY_PUBLIC_URL, GATEWAY_NOTIFICATION_BASE_URL) and the flow settings (SWAP_*, LINK_*).
+ * (GATEWAY_PUBLIC_URL, GATEWAY_NOTIFICATION_BASE_URL), the flow settings (SWAP_*, LINK_*) and the
+ * daily limits (LIMIT_*).
  * A caller changes only what it knows better (a Temporal client it already has, its own URL).
  */
 import type { Client } from '@temporalio/client';
 import { type AppEnv, isProduction, requireKeys } from '../../config/env';
+import { dailyLimitsFromEnv } from '../../config/limits-env';
 import { webhookEgressFromEnv } from '../../config/webhook-egress';
 import { connectClient, type TemporalTarget, temporalTargetFromEnv } from '../../temporal/connection';
 import { MpfClient, type MpfClientOptions } from './mpf-client';
@@ -35,6 +37,7 @@ function mpfClientOptionsFromEnv(env: AppEnv, client: Client, overrides: Partial
     production: isProduction(env),
     webhookEgress: webhookEgressFromEnv(env),
     idempotencyMaxLivePerKey: env.GATEWAY_IDEMPOTENCY_MAX_LIVE_PER_KEY,
+    dailyLimits: dailyLimitsFromEnv(env),
     ...defined,
   };
 }

@@ -40,7 +40,7 @@ function eventsLines(env: AppEnv): string[] {
     events.secrets.length === 0
       ? 'merchant events: not delivered (no MERCHANT_WEBHOOK_SECRET); flows only list them in their view'
       : `merchant events: signed with ${events.secrets.length} secret(s) and delivered to ${events.urls.length} configured endpoint(s)` +
-        `${events.urls.length ? ` (${[...new Set(events.urls.map(hostOf))].join(', ')})` : ''} and to flows' own webhook_url, retried for ${hours} h`;
+        `${events.urls.length ? ` (${[...new Set(events.urls.map(hostOf))].join(', ')})` : ''}, retried for ${hours} h`;
   const egress = events.egress;
   const perFlow = !egress?.enabled
     ? "a flow's own webhook_url: refused (NODE_ENV=production without MERCHANT_WEBHOOK_ALLOWED_HOSTS)"
@@ -61,17 +61,21 @@ function limitsLine(env: AppEnv): string {
     : `daily limits, per UTC day, where flows start (gateway, CLI, SDK): ${set.join('; ')}`;
 }
 
-/** The provider guard's variables, when this version has them (PROVIDER_*): those set, else their defaults. */
+/**
+ * The provider guard's variables (PROVIDER_*), when this version has them: those set, else its
+ * defaults. Its pause is kept in Temporal, which this check does not reach.
+ */
 function guardLine(env: AppEnv): string | undefined {
   const names = Object.keys(EnvSchema.shape).filter((n) => n.startsWith('PROVIDER_'));
   if (names.length === 0) return undefined;
-  const given = names.filter((n) => (env as Record<string, unknown>)[n] !== undefined).map((n) => `${n}=${String((env as Record<string, unknown>)[n])}`);
-  return `provider guard (breaker and pause, \`mpf provider status\`): ${given.length ? given.join(', ') : 'its defaults'}`;
+  const values = env as Record<string, unknown>;
+  const given = names.filter((n) => values[n] !== undefined).map((n) => `${n}=${String(values[n])}`);
+  return `provider guard (PROVIDER_*): ${given.length ? given.join(', ') : 'at its defaults'}; whether it is paused is kept in Temporal and not read here`;
 }
 
 function flowsLine(env: AppEnv): string {
   return (
-    `flows: a swap fails after ${env.SWAP_PIN_MAX_ATTEMPTS} wrong PINs (SWAP_PIN_MAX_ATTEMPTS); a confirmation in doubt waits ${env.SWAP_SETTLE_WAIT_SECONDS} s for the provider's notification ` +
+    `flows: a swap's cap of wrong PINs is ${env.SWAP_PIN_MAX_ATTEMPTS} (SWAP_PIN_MAX_ATTEMPTS); a confirmation in doubt waits ${env.SWAP_SETTLE_WAIT_SECONDS} s for the provider's notification ` +
     `before needs_reconciliation (SWAP_SETTLE_WAIT_SECONDS); a link waits ${env.LINK_LIFETIME_SECONDS} s for its payment (LINK_LIFETIME_SECONDS) ` +
     `and records a late one for ${env.LINK_LATE_NOTIFICATION_GRACE_SECONDS} s more (LINK_LATE_NOTIFICATION_GRACE_SECONDS)`
   );

@@ -21,9 +21,10 @@ import { check, type CheckResult, skipped } from './result';
 export const SIMULATOR_MARK_HEADER = 'x-mpf-simulator';
 
 /**
- * The provider's clock against ours. Beyond FAIL: this host's clock is wrong (the provider's is
- * the reference we can reach). Beyond WARN: clock synchronisation is not working. Under it: noise
- * (Date has a resolution of one second).
+ * The provider's clock against ours (docs/operations/going-live.md says why). Beyond WARN: a swap's
+ * confirmation margin (at most 5 s, contract/expiry.ts) is used up by a worker clock this far off.
+ * Beyond FAIL: the host is not synchronised at all. Date counts whole seconds, so a second or so is
+ * the measurement's own noise.
  */
 export const CLOCK_SKEW = { failSeconds: 30, warnSeconds: 5 } as const;
 

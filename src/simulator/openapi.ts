@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { CategoriesData, HostedLinkData, PROVIDER_PATHS, SwapConfirmRequest, SwapInitData, SwapInitRequest } from '../contract/provider';
 import { FaultSet, ScopedFaultSet } from './faults';
+import { SIMULATOR_ANSWER_HEADER, SIMULATOR_ANSWER_VALUE } from './identity';
 import { ConfigPatch } from './options';
 import { StrictHostedLinkRequest } from './server';
 
@@ -40,7 +41,9 @@ export function buildOpenApi(): Record<string, unknown> {
       version: '1.0.0',
       description:
         'Local simulator of the provider API (the sandbox the provider lacks), its hosted checkout and a control API under /_sim. ' +
-        'Error responses use {status:"error", message}. Faults can be injected with PUT /_sim/faults.',
+        'Error responses use {status:"error", message}. Faults can be injected with PUT /_sim/faults. ' +
+        `Every answer of this port carries the header ${SIMULATOR_ANSWER_HEADER}: ${SIMULATOR_ANSWER_VALUE}, which the live provider never sends: ` +
+        'the forwarder passes on only answers with it, and `mpf live check` refuses an answer with it as the simulator.',
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },

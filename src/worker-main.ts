@@ -16,6 +16,7 @@ import { temporalTargetFromEnv } from './temporal/connection';
 import { connectNative } from './temporal/native-connection';
 import { ensureSearchAttributes } from './temporal/search-attributes-admin';
 import { merchantEventsFromEnv } from './merchant-events/config';
+import { breakerSettingsFromEnv } from './config/provider-guard-env';
 import { createMpfWorker } from './worker';
 import { releaseBuildId } from './temporal/deployment';
 
@@ -56,6 +57,7 @@ export async function runWorkerMain(): Promise<void> {
     keys,
     provider,
     events,
+    breaker: breakerSettingsFromEnv(env),
     ...(env.WORKER_MAX_CACHED_WORKFLOWS !== undefined ? { tuning: { maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS } } : {}),
     ...(env.WORKER_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: path.resolve(env.WORKER_WORKFLOW_BUNDLE) } } : {}),
     versioning: { deploymentName: env.WORKER_DEPLOYMENT_NAME, buildId: env.WORKER_BUILD_ID ?? releaseBuildId(), promote: env.WORKER_PROMOTE },

@@ -2,6 +2,7 @@
  * The worker process: runs the swap, payment-link and categories workflows and the provider
  * activities. Activities get the provider client and the sealer injected (createActivities).
  */
+import { Client } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { createEventActivities } from './activities/events';
@@ -12,6 +13,9 @@ import { logProviderCall } from './observability/provider-call-log';
 import { mpfWorkerInterceptors, mpfWorkflowInterceptorModules } from './observability/worker-interceptors';
 import { instrumentProvider } from './observability/activity-metrics';
 import { flowMetricSinks, initWorkerCounters } from './metrics/flow-metric-sink';
+import { providerGuardGauges } from './metrics/provider-guard-gauges';
+import type { BreakerSettings } from './contract/provider-guard';
+import { ProviderGuardLink } from './temporal/provider-guard-link';
 import type { ProviderClient } from './provider/client';
 import { DEFAULT_DEPLOYMENT_NAME, releaseBuildId, versionWorker, type WorkerVersioning } from './temporal/deployment';
 
@@ -50,6 +54,8 @@ export interface MpfWorkerDeps {
   versioning?: WorkerVersioning;
   /** Told where the version stands after the promote policy (one line for the log). */
   onVersion?: (line: string) => void;
+  /** The provider breakers' thresholds (PROVIDER_BREAKER_*; default DEFAULT_BREAKER). */
+  breaker?: Partial<BreakerSettings>;
 }
 
 export function defaultVersioning(): WorkerVersioning {
@@ -80,8 +86,18 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   deps.onVersion?.(version.line);
   const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS);
   // Provider calls counted and timed through the activity metric meter (src/observability/activity-metrics.ts).
+  // The deployment's provider guard (kill switch, breakers), read every second and asked before
+  // every money-moving call; this worker's calls are reported to it.
+  const gauges = providerGuardGauges({ namespace: deps.namespace, taskQueue: deps.taskQueue });
+  const guard = new ProviderGuardLink({
+    client: new Client({ connection: deps.connection, namespace: deps.namespace, dataConverter: workerDataConverter(deps.keys) }),
+    taskQueue: deps.taskQueue,
+    ...(deps.breaker ? { settings: deps.breaker } : {}),
+    onView: gauges,
+  });
+  deps.provider.observe(guard.record);
   const activities = {
-    ...createActivities({ client: instrumentProvider(deps.provider), sealer: createSealer(deps.keys), eventSettings: eventActivities.eventSettings }),
+    ...createActivities({ client: instrumentProvider(deps.provider), sealer: createSealer(deps.keys), eventSettings: eventActivities.eventSettings, guard }),
     ...eventActivities,
   };
   initWorkerCounters({ namespace: deps.namespace, taskQueue: deps.taskQueue });
@@ -89,7 +105,7 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   // bundle carries its own workflow interceptor modules (mpfWorkflowInterceptorModules()).
   const { activity, sinks } = mpfWorkerInterceptors();
   deps.provider.observe(logProviderCall);
-  return Worker.create({
+  const worker = await Worker.create({
     interceptors: { activity, ...(deps.workflowBundle ? {} : { workflowModules: mpfWorkflowInterceptorModules() }) },
     connection: deps.connection,
     namespace: deps.namespace,
@@ -105,4 +121,16 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
     ...MPF_WORKER_TUNING,
     ...deps.tuning,
   });
+  // The guard is read while the worker runs (its first reading once the worker polls: the guard
+  // workflow needs a worker), and let go when it stops.
+  const run = worker.run.bind(worker);
+  worker.run = async () => {
+    void guard.start();
+    try {
+      return await run();
+    } finally {
+      await guard.close();
+    }
+  };
+  return worker;
 }

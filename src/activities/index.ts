@@ -10,6 +10,8 @@ import { type Sealer, unsealUrlLastSegment } from '../codec/seal';
 import { classifyConfirmRejection, isProviderError, ProviderRejectedError } from '../provider/errors';
 import type { ProviderClient } from '../provider/client';
 import { whileHeartbeating } from './heartbeat';
+import { passGuard } from './guard';
+import type { ProviderGate } from '../contract/provider-guard';
 import { earlierAttemptAppliedFailure, sealedPayloadFailure, toActivityError } from './failures';
 import type { EventSettings, EventSettingsInput } from './event-types';
 import type { ConfirmOutcome, ConfirmSwapInput, ProviderActivities, SwapInitResult, WithEventSettings } from './types';
@@ -26,6 +28,8 @@ export interface ActivityDeps {
    * the flow's first provider activity when the flow passes its EventSettingsInput.
    */
   eventSettings?: (input: EventSettingsInput) => Promise<EventSettings>;
+  /** The deployment's provider guard (kill switch and breakers): asked before every money-moving call. */
+  guard?: ProviderGate;
 }
 
 function logFailure(activity: string, refs: Record<string, unknown>, err: unknown): void {
@@ -94,6 +98,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
     async initSwap(input, events): Promise<SwapInitResult & WithEventSettings> {
       const refs = { txn_ref: input.txn_ref, user_ref: input.user_ref };
       let data;
+      passGuard(deps.guard, 'initiate');
       try {
         data = await whileHeartbeating(() => client.initSwap({ ...input, notification_url: unsealUrl(input.notification_url) }));
       } catch (err) {
@@ -116,6 +121,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
       const refs = { user_ref: input.user_ref };
       const auth_token = unseal('sealed_auth_token', input.sealed_auth_token);
       const wallet_pin = unseal('sealed_pin', input.sealed_pin);
+      passGuard(deps.guard, 'confirm');
       try {
         const res = await whileHeartbeating(() => client.confirmSwap({ user_ref: input.user_ref, auth_token, wallet_pin }));
         log.info('confirmSwap: swap confirmed', refs);
@@ -135,6 +141,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
 
     async createPaymentLink(input, events) {
       const refs = { txn_merchant_ref: input.txn_merchant_ref, user_ref: input.user_ref };
+      passGuard(deps.guard, 'create');
       try {
         const link = await whileHeartbeating(() => client.createHostedLink({ ...input, notification_url: unsealUrl(input.notification_url) }));
         log.info('createPaymentLink: link created', { ...refs, payment_ref: link.payment_ref });

@@ -7,6 +7,7 @@ import { DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS } from './flow-defaults';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { LIMITS_ENV } from './limits-env';
+import { PROVIDER_GUARD_ENV } from './provider-guard-env';
 import { MERCHANT_EVENTS_ENV } from './merchant-events-env';
 import { parseAllowedHosts } from './webhook-egress';
 
@@ -185,6 +186,7 @@ const EnvVariables = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ...MERCHANT_EVENTS_ENV,
   ...LIMITS_ENV,
+  ...PROVIDER_GUARD_ENV,
 });
 export type AppEnv = z.infer<typeof EnvVariables>;
 

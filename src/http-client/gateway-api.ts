@@ -307,6 +307,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/provider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The provider guard: pause and breakers
+         * @description Whether money-moving calls are paused, each breaker (initiate, confirm, create), its thresholds and the last operator actions.
+         */
+        get: operations["getProviderGuard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/provider/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause every money-moving call (kill switch)
+         * @description Deployment-wide and at once (workers read it every second): no swap initiation, confirmation or link creation is sent. New swaps and links get 503 provider_unavailable; a PIN that arrives waits inside its swap's window (a swap whose window closes while paused expires, nothing sent); reads, timers, notifications and views keep working. Survives restarts.
+         */
+        post: operations["pauseProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/provider/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume money-moving calls
+         * @description Ends the pause; held confirmations still inside their window go on. An open breaker stays open until its probe succeeds.
+         */
+        post: operations["resumeProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1181,6 +1241,65 @@ export interface components {
         PinRequest: {
             wallet_pin: string;
         };
+        ProviderGuard: {
+            /** @description present while money-moving calls are paused */
+            paused?: {
+                by: string;
+                at: string;
+                reason: string;
+            };
+            breakers: {
+                initiate: {
+                    /** @enum {string} */
+                    state: "closed" | "open" | "half_open";
+                    since: string;
+                    reason?: string;
+                    /** @description while open: when the categories GET probes the provider */
+                    probe_at?: string;
+                };
+                confirm: {
+                    /** @enum {string} */
+                    state: "closed" | "open" | "half_open";
+                    since: string;
+                    reason?: string;
+                    /** @description while open: when the categories GET probes the provider */
+                    probe_at?: string;
+                };
+                create: {
+                    /** @enum {string} */
+                    state: "closed" | "open" | "half_open";
+                    since: string;
+                    reason?: string;
+                    /** @description while open: when the categories GET probes the provider */
+                    probe_at?: string;
+                };
+            };
+            settings: {
+                window_ms: number;
+                ambiguous_count: number;
+                ambiguous_share: number;
+                min_calls: number;
+                throttled_count: number;
+                cooldown_ms: number;
+            };
+            audit: {
+                /** @enum {string} */
+                action: "pause" | "resume";
+                by: string;
+                at: string;
+                reason?: string;
+            }[];
+        };
+        ProviderPause: {
+            /** @description why (kept with the pause, shown to whoever is refused) */
+            reason: string;
+        };
+        ProviderUnavailable: {
+            /** @constant */
+            error: "provider_unavailable";
+            /** @description why: who paused and when, or which breaker is open and when it probes */
+            message: string;
+        };
         /** @description the audit record of the resolution (state reconciled) */
         Reconciliation: {
             /** @description what the operator found at the provider: confirmed | failed (swap), paid | failed (payment link) */
@@ -1702,7 +1821,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unavailable"] | components["schemas"]["LimitUnavailable"];
+                    "application/json": components["schemas"]["Unavailable"] | components["schemas"]["LimitUnavailable"] | components["schemas"]["ProviderUnavailable"];
                 };
             };
             /** @description Started (or sent) but no answer yet: look the flow up by flow_id */
@@ -2309,7 +2428,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unavailable"] | components["schemas"]["LimitUnavailable"];
+                    "application/json": components["schemas"]["Unavailable"] | components["schemas"]["LimitUnavailable"] | components["schemas"]["ProviderUnavailable"];
                 };
             };
             /** @description Started (or sent) but no answer yet: look the flow up by flow_id */
@@ -2986,6 +3105,199 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["IdempotencyMismatch"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    getProviderGuard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderGuard"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    pauseProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderPause"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderGuard"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    resumeProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderGuard"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Too many requests: wait Retry-After seconds */

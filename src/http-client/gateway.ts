@@ -32,6 +32,7 @@ export type ReconciliationQuery = NonNullable<paths['/v1/admin/reconciliations']
 export type MerchantEventPage = Schemas['MerchantEventPage'];
 export type MerchantEventDetail = Schemas['MerchantEventDetail'];
 export type EventRedelivery = Schemas['EventRedelivery'];
+export type ProviderGuard = Schemas['ProviderGuard'];
 export type EventListQuery = NonNullable<paths['/v1/events']['get']['parameters']['query']>;
 
 export interface MpfClientOptions extends Omit<GatewayClientOptions, 'retry'>, RetryOptions {}
@@ -151,6 +152,21 @@ export class MpfGateway {
   redeliverEvent(eventId: string, opts: CallOptions = {}): Promise<EventRedelivery> {
     const key = opts.idempotencyKey ?? randomUUID();
     return this.answer(key, this.http.POST('/v1/events/{event_id}/redeliver', { params: { path: { event_id: eventId }, header: { 'idempotency-key': key } }, ...signalOf(opts) }));
+  }
+
+  /** GET /v1/admin/provider (operator key): the pause, each breaker and the last operator actions. */
+  providerStatus(opts: CallOptions = {}): Promise<ProviderGuard> {
+    return this.answer(undefined, this.http.GET('/v1/admin/provider', { ...signalOf(opts) }));
+  }
+
+  /** POST /v1/admin/provider/pause (operator key): stops every money-moving call deployment-wide. */
+  pauseProvider(reason: string, opts: CallOptions = {}): Promise<ProviderGuard> {
+    return this.answer(undefined, this.http.POST('/v1/admin/provider/pause', { body: { reason }, ...signalOf(opts) }));
+  }
+
+  /** POST /v1/admin/provider/resume (operator key): ends the pause. */
+  resumeProvider(opts: CallOptions = {}): Promise<ProviderGuard> {
+    return this.answer(undefined, this.http.POST('/v1/admin/provider/resume', { ...signalOf(opts) }));
   }
 
   /** GET /v1/categories: the provider's product categories, flat and as a tree. */

@@ -30,6 +30,7 @@ export {
   type EventRedelivery,
   type MerchantEventDetail,
   type MerchantEventPage,
+  type ProviderGuard,
   type MpfClientOptions,
   type PaymentLinkCreateRequest,
   type PinOutcome,

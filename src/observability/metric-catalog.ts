@@ -85,6 +85,23 @@ export const METRICS = {
     labels: ['event_type', 'result'],
     where: 'worker',
   } as MetricDef,
+  // ---- worker: the provider guard (its reading every second, src/temporal/provider-guard-link.ts)
+  providerBreakerState: {
+    name: 'mpf_provider_breaker_state',
+    base: 'mpf_provider_breaker_state',
+    type: 'gauge',
+    help: "The provider circuit breaker of each endpoint class (initiate, confirm, create) as this worker last read it: 0 closed, 1 half-open (probing), 2 open",
+    labels: ['class'],
+    where: 'worker',
+  } as MetricDef,
+  providerPaused: {
+    name: 'mpf_provider_paused',
+    base: 'mpf_provider_paused',
+    type: 'gauge',
+    help: 'Whether an operator paused money-moving calls to the provider (1), as this worker last read the guard; -1 when the guard did not answer (calls are held)',
+    labels: [],
+    where: 'worker',
+  } as MetricDef,
   // ---- gateway ----------------------------------------------------------------------------------
   httpRequests: counter(
     'mpf_gateway_http_requests',

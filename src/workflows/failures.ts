@@ -1,11 +1,22 @@
 /** How the workflows read an activity's failure: its ProviderError type, and words for operators. */
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import { EARLIER_ATTEMPT_APPLIED_TYPE, PROVIDER_FAILURE_TYPES } from '../activities/retry-policies';
+import { type HeldDetails, PROVIDER_HELD_TYPE } from '../contract/provider-guard';
 
 /** Failure type of an activity failure (the ProviderError class name), if any. */
 export function failureType(err: unknown): string | undefined {
   if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause.type ?? undefined;
   return undefined;
+}
+
+/**
+ * The guard's hold, when an activity failed on it with no attempt ever sent (its last failure a
+ * held one that says so); undefined when any attempt may have reached the provider.
+ */
+export function heldThroughout(err: unknown): HeldDetails | undefined {
+  if (!(err instanceof ActivityFailure) || !(err.cause instanceof ApplicationFailure) || err.cause.type !== PROVIDER_HELD_TYPE) return undefined;
+  const d = err.cause.details?.[0] as HeldDetails | undefined;
+  return d && d.sent_earlier === false ? d : undefined;
 }
 
 export function describeFailure(err: unknown): string {

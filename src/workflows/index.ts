@@ -6,5 +6,6 @@ export { idempotencyWorkflow } from './idempotency';
 export { eventDeliveryWorkflow } from './event-delivery';
 export { pinBudgetWorkflow } from './pin-budget';
 export { limitLedgerWorkflow } from './limit-ledger';
+export { providerGuardWorkflow } from './provider-guard';
 // Per type: PINNED or AUTO_UPGRADE (Worker Deployment Versioning).
 import './versioning';

@@ -27,6 +27,8 @@ export interface LivePatch {
 export const MERCHANT_EVENTS_PATCH = 'mpf-merchant-events-v1';
 /** needs_reconciliation stays open until an operator resolves it (before: the flow completed). */
 export const RESOLVE_PATCH = 'mpf-reconcile-resolve-v1';
+/** A confirmation the provider guard held on every attempt ends the swap `expired` (before: in doubt). */
+export const PROVIDER_GUARD_PATCH = 'mpf-provider-guard-held-v1';
 
 export const LIVE_PATCHES: readonly LivePatch[] = [
   {
@@ -40,5 +42,11 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
     why: 'a flow in needs_reconciliation stays open until an operator resolves it (resolve update, audit record)',
     addedIn: '0.1.0 (f222e3e, 2026-11-23)',
     deprecateWhen: 'no flow started before f222e3e is open, and none of them is left in needs_reconciliation',
+  },
+  {
+    id: PROVIDER_GUARD_PATCH,
+    why: 'a confirmation held by the provider guard (kill switch or open breaker) on every attempt until the window closed ends the swap expired, with nothing sent, instead of waiting for a notification as a doubt',
+    addedIn: '0.1.0 (provider guard, 2026-11-26)',
+    deprecateWhen: 'no swap started before the provider guard release is open (swaps live minutes: one release later)',
   },
 ];

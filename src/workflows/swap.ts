@@ -19,12 +19,14 @@ import {
   CancellationScope,
   condition,
   log,
+  patched,
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/types';
 import { confirmRetryPolicy, PROVIDER_ACTIVITY_HEARTBEAT_TIMEOUT, PROVIDER_ACTIVITY_START_TO_CLOSE, providerRetryPolicy } from '../activities/retry-policies';
-import { creationFailureReason, describeFailure } from './failures';
+import { creationFailureReason, describeFailure, heldThroughout } from './failures';
+import { PROVIDER_GUARD_PATCH } from './patches';
 import {
   cancelSwapSignal,
   cancelSwapUpdate,
@@ -168,6 +170,12 @@ async function confirm(s: SwapSession, w: SwapWindow, sealedPin: string): Promis
     evidence = decision.evidence;
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
+    const held = heldThroughout(err);
+    if (held && patched(PROVIDER_GUARD_PATCH)) {
+      // Never sent: the window closed while the provider guard held it. No doubt to settle.
+      s.set('expired', `the confirmation was held by the provider guard until the window closed, and never sent: no money moved (${held.reason})`);
+      return outcomeOf(s.state, s.status.reason);
+    }
     evidence = `confirmation may have reached the provider without an answer (${describeFailure(err)})`;
   }
   await settle(s, evidence);

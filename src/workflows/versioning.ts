@@ -19,6 +19,8 @@
  *   (continuing as new), and every gateway's PIN takes a slot from it.
  * - limitLedgerWorkflow: AUTO_UPGRADE. It lives a UTC day (continuing as new), and every start
  *   under a daily limit reserves in it.
+ * - providerGuardWorkflow: AUTO_UPGRADE. It lives as long as the deployment (continuing as new),
+ *   and every worker reads it every second.
  *
  * These workflows run on versioned workers only: the server refuses a workflow task that names a
  * behavior from a worker without deployment options ("versioning behavior cannot be specified
@@ -35,6 +37,7 @@ import { idempotencyWorkflow } from './idempotency';
 import { limitLedgerWorkflow } from './limit-ledger';
 import { paymentLinkWorkflow } from './payment-link';
 import { pinBudgetWorkflow } from './pin-budget';
+import { providerGuardWorkflow } from './provider-guard';
 import { swapWorkflow } from './swap';
 
 /** The behavior of each workflow type (read by tests and docs; applied below). */
@@ -46,6 +49,7 @@ export const VERSIONING_BEHAVIORS = {
   idempotencyWorkflow: 'AUTO_UPGRADE',
   pinBudgetWorkflow: 'AUTO_UPGRADE',
   limitLedgerWorkflow: 'AUTO_UPGRADE',
+  providerGuardWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 
 const WORKFLOW_TYPES: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: never[]) => Promise<unknown>> = {
@@ -56,6 +60,7 @@ const WORKFLOW_TYPES: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: never[
   idempotencyWorkflow,
   pinBudgetWorkflow,
   limitLedgerWorkflow,
+  providerGuardWorkflow,
 };
 for (const [type, fn] of Object.entries(WORKFLOW_TYPES)) {
   setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS[type as keyof typeof VERSIONING_BEHAVIORS] }, fn);

@@ -16,6 +16,7 @@ import { createControlClient, type SimulatorControl } from '../../src/simulator/
 import { MpfClient, type MpfClientOptions } from '../../src/starter/client/mpf-client';
 import { createMpfWorker, defaultVersioning, preloadWorkflowModules, WORKFLOWS_PATH } from '../../src/worker';
 import type { MerchantEventsConfig } from '../../src/merchant-events/config';
+import type { BreakerSettings } from '../../src/contract/provider-guard';
 import { getTestTemporal, uniqueTaskQueue } from './temporal';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -44,6 +45,8 @@ export interface StackOptions {
   temporal?: { address: string; namespace: string };
   /** Merchant events of the in-process worker (endpoints, secrets, schedule); default none. */
   events?: MerchantEventsConfig;
+  /** The provider breakers' thresholds of the in-process worker (default DEFAULT_BREAKER). */
+  breaker?: Partial<BreakerSettings>;
 }
 
 export interface Stack {
@@ -118,6 +121,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       provider,
       workflowBundle: await workflowBundle(),
       ...(opts.events ? { events: opts.events } : {}),
+      ...(opts.breaker ? { breaker: opts.breaker } : {}),
       // Every test's queue joins this release's version of the shared deployment; made Current
       // over a version an earlier run left on a long-lived TEMPORAL_ADDRESS server.
       versioning: { ...defaultVersioning(), promote: 'always' },

@@ -28,6 +28,8 @@ import { type FlowPage, listFlows, PageTokens, parseListFilter } from './lists';
 import { deliverNotification } from './notifications';
 import { type EventPage, type MerchantEventDetail, MerchantEventsReader } from './events';
 import { EventRedeliveries, type Redelivery } from './event-redelivery';
+import { ProviderGuardClient } from './provider-guard';
+import type { GuardView } from '../../contract/provider-guard';
 import type { MpfClientOptions } from './options';
 import { resolveFlow } from './reconcile';
 import type { LinkCreateRequest, PinRequest, SwapStartRequest } from './requests';
@@ -50,6 +52,7 @@ export class MpfClient {
   private readonly pageTokens: PageTokens;
   private readonly eventsReader: MerchantEventsReader;
   private readonly redeliveries: EventRedeliveries;
+  private readonly providerGuard: ProviderGuardClient;
 
   constructor(private readonly opts: MpfClientOptions) {
     this.temporal = opts.client;
@@ -59,6 +62,7 @@ export class MpfClient {
     this.pageTokens = new PageTokens(opts.keys);
     this.eventsReader = new MerchantEventsReader(this.gate, opts.taskQueue, this.pageTokens);
     this.redeliveries = new EventRedeliveries(this.gate, this.eventsReader, opts.taskQueue);
+    this.providerGuard = new ProviderGuardClient(this.gate, opts.taskQueue);
     this.idempotency = new IdempotencyStore({
       client: opts.client,
       guard: (fn, flowId) => this.gate.guard(fn, flowId),
@@ -82,7 +86,8 @@ export class MpfClient {
   // ---- swaps -----------------------------------------------------------------------------------
 
   /** Starts a swap and answers once the provider initialised it: the view, pin_url and pin_token. */
-  startSwap(body: SwapStartRequest, start: StartOptions = {}): Promise<StartedSwap> {
+  async startSwap(body: SwapStartRequest, start: StartOptions = {}): Promise<StartedSwap> {
+    await this.providerGuard.admit('initiate', 'swap'); // paused or breaker open: nothing starts
     return this.flows.startSwap(body, start);
   }
 
@@ -120,7 +125,8 @@ export class MpfClient {
   // ---- payment links ---------------------------------------------------------------------------
 
   /** Creates a payment link and answers once the provider created it (pay_link, payment_ref). */
-  createLink(body: LinkCreateRequest, start: StartOptions = {}): Promise<CreatedLink> {
+  async createLink(body: LinkCreateRequest, start: StartOptions = {}): Promise<CreatedLink> {
+    await this.providerGuard.admit('create', 'payment link'); // paused or breaker open: nothing starts
     return this.flows.createLink(body, start);
   }
 
@@ -200,6 +206,22 @@ export class MpfClient {
   /** Sends an event again to its flow's endpoints (same id; event-redelivery.ts). */
   redeliverEvent(eventId: string): Promise<Redelivery> {
     return this.redeliveries.redeliver(eventId);
+  }
+
+  // ---- the provider guard (kill switch and breakers) ---------------------------------------------
+
+  /** The guard's state: pause, breakers, settings, the last operator actions (undefined: none yet). */
+  providerStatus(): Promise<GuardView | undefined> {
+    return this.providerGuard.status();
+  }
+
+  /** Stops every money-moving call deployment-wide, recorded as done by `by` (an API key's id). */
+  pauseProvider(by: string, reason: string): Promise<GuardView> {
+    return this.providerGuard.pause(by, reason);
+  }
+
+  resumeProvider(by: string): Promise<GuardView> {
+    return this.providerGuard.resume(by);
   }
 
   // ---- tokens and notifications ----------------------------------------------------------------

@@ -24,6 +24,7 @@ import { gatewayTracingPlugin, installRequestIds, requestIdServerOptions, withTr
 import { GatewayMetrics } from './metrics';
 import { registerCategoryRoutes } from './routes/categories';
 import { registerEventRoutes } from './routes/events';
+import { registerProviderRoutes } from './routes/provider';
 import { registerLinkRoutes } from './routes/links';
 import { registerListRoutes } from './routes/lists';
 import { registerReconciliationRoutes } from './routes/reconciliation';
@@ -159,6 +160,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   registerReconciliationRoutes(app, ctx);
   registerCategoryRoutes(app, ctx);
   registerEventRoutes(app, ctx);
+  registerProviderRoutes(app, ctx);
   registerOperationRoutes(app, ctx);
   await app.register(notificationRoutes, ctx);
   if (opts.codec) registerCodecServer(app, { ...opts.codec, prefix: '/codec' });

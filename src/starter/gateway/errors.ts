@@ -12,6 +12,7 @@
  *   PinBudgetUnavailableError          -> 503 pin_budget_unavailable, with Retry-After (the PIN was not sent)
  *   LimitExceededError                 -> 422 limit_exceeded, with limit, field and resets_at (nothing started)
  *   LimitUnavailableError              -> 503 limit_unavailable, with Retry-After (nothing started)
+ *   ProviderUnavailableError           -> 503 provider_unavailable, with Retry-After (paused or breaker open; nothing started)
  *   TemporalUnavailableError           -> 503 temporal_unavailable, with Retry-After
  *   TemporalPersistenceUnavailableError -> 503 temporal_persistence_unavailable, with Retry-After
  *   router errors (bad %-encoding, a path segment over maxParamLength)
@@ -37,6 +38,7 @@ import {
   TemporalUnavailableError,
   WorkerUnavailableError,
 } from '../client/errors';
+import { ProviderUnavailableError } from '../client/provider-guard';
 
 export interface ErrorBody {
   error: string;
@@ -64,6 +66,11 @@ export const LimitUnavailableBody = z
     flow_id: z.string().optional().describe('the flow that was not started'),
   })
   .meta({ id: 'LimitUnavailable' });
+
+/** 503 to a start the provider guard holds (paused by an operator, or its breaker open): nothing was started. */
+export const ProviderUnavailableBody = z
+  .object({ error: z.literal('provider_unavailable'), message: z.string().describe('why: who paused and when, or which breaker is open and when it probes') })
+  .meta({ id: 'ProviderUnavailable' });
 
 export function sendError(reply: FastifyReply, status: number, error: string, message: string, extra: Record<string, unknown> = {}): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send({ error, message, ...extra });
@@ -126,6 +133,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
       req.log.warn({ flow_id: err.flowId }, 'start refused: its daily limits could not be checked');
       reply.header('retry-after', String(err.retryAfterSeconds));
       return sendError(reply, 503, 'limit_unavailable', err.message, { flow_id: err.flowId });
+    }
+    if (err instanceof ProviderUnavailableError) {
+      reply.header('retry-after', String(err.retryAfterSeconds));
+      return sendError(reply, 503, 'provider_unavailable', err.message);
     }
     if (err instanceof WorkerUnavailableError) {
       reply.header('retry-after', '5');

@@ -253,6 +253,7 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
         { name: 'PIN page', description: 'The reference PIN-entry page' },
         { name: 'codec', description: 'The payload codec server for Temporal Web and the Temporal CLI' },
         { name: 'operations', description: 'Liveness and readiness' },
+        { name: 'provider guard', description: 'The kill switch and circuit breakers in front of the provider (operator role)' },
         EVENTS_TAG,
       ],
       components: {

@@ -1,6 +1,84 @@
-/** `mpf provider pause|resume|status`: the deployment's kill switch and breaker (to be built). */
+/**
+ * `mpf provider pause|resume|status`: the deployment's kill switch and circuit breakers
+ * (contract/provider-guard.ts). Through the gateway (MPF_GATEWAY_URL and an operator key, the
+ * action recorded with the key's id), or Temporal directly for an operator holding the Temporal
+ * credentials (recorded as `--operator`, through Temporal). A pause stops every money-moving call
+ * deployment-wide without stopping the workers, and survives restarts.
+ */
+import os from 'node:os';
 import { Command } from 'commander';
+import type { GuardView } from '../../../contract/provider-guard';
+import type * as HttpClient from '../../../http-client';
+import type * as Connect from '../connect';
+import { gatewayTarget } from '../face';
+import { DEFAULT_WAIT_SECONDS, JSON_HELP } from '../options';
+import { printJson, printLines } from '../output';
+
+interface ProviderOptions {
+  json?: boolean;
+  operator?: string;
+}
+
+/** What the guard says, one line per item. */
+export function guardLines(view: GuardView): string[] {
+  const lines = [view.paused ? `PAUSED by ${view.paused.by} at ${view.paused.at}: ${view.paused.reason}` : 'not paused: money-moving calls are allowed'];
+  for (const [cls, b] of Object.entries(view.breakers)) {
+    lines.push(`breaker ${cls.padEnd(8)} ${b.state}${b.state === 'closed' ? '' : ` since ${b.since}${b.reason ? ` (${b.reason})` : ''}${b.probe_at ? `, probe at ${b.probe_at}` : ''}`}`);
+  }
+  const s = view.settings;
+  lines.push(
+    `thresholds: ${s.ambiguous_count} ambiguous, or ${Math.round(s.ambiguous_share * 100)}% of ${s.min_calls}+ calls, or ${s.throttled_count} × 429, in ${s.window_ms / 1000} s; cool-down ${s.cooldown_ms / 1000} s`,
+  );
+  for (const a of view.audit.slice(-5)) lines.push(`${a.at}  ${a.action} by ${a.by}${a.reason ? `: ${a.reason}` : ''}`);
+  return lines;
+}
+
+type Action = { kind: 'status' } | { kind: 'pause'; reason: string } | { kind: 'resume' };
+
+async function run(action: Action, opts: ProviderOptions): Promise<void> {
+  const target = gatewayTarget();
+  let view: GuardView | undefined;
+  if (target) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const http = require('../../../http-client') as typeof HttpClient;
+    const gw = http.createMpfClient({ baseUrl: target.url, apiKey: target.apiKey, deadlineMs: (DEFAULT_WAIT_SECONDS + 5) * 1000 });
+    try {
+      view = (action.kind === 'status' ? await gw.providerStatus() : action.kind === 'pause' ? await gw.pauseProvider(action.reason) : await gw.resumeProvider()) as GuardView;
+    } catch (err) {
+      if (err instanceof http.MpfApiError) throw new Error(`the gateway at ${new URL(target.url).origin} answered ${err.status} ${err.code}: ${err.message}`, { cause: err });
+      throw err;
+    }
+  } else {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { withClient } = require('../connect') as typeof Connect;
+    const by = `${opts.operator ?? `${os.userInfo().username}@${os.hostname()}`} (through Temporal)`;
+    view = await withClient((c) => (action.kind === 'status' ? c.mpf.providerStatus() : action.kind === 'pause' ? c.mpf.pauseProvider(by, action.reason) : c.mpf.resumeProvider(by)));
+  }
+  if (opts.json) return printJson(view ?? { paused: undefined, breakers: undefined, note: 'no guard yet: nothing paused, every breaker closed' });
+  printLines(view ? guardLines(view) : ['no guard yet (no worker has run): nothing paused, every breaker closed']);
+}
 
 export function providerCommand(): Command {
-  return new Command('provider').description("the provider guard: pause and resume money-moving calls; the breaker's state");
+  const provider = new Command('provider').description("the provider guard: pause and resume money-moving calls deployment-wide; the breakers' state");
+  const operatorOption = '--operator <name>';
+  const operatorHelp = 'who acts, when going to Temporal directly (through a gateway the API key is recorded)';
+  provider
+    .command('status')
+    .description('whether money-moving calls are paused, and each breaker (initiate, confirm, create)')
+    .option('--json', JSON_HELP)
+    .action((opts: ProviderOptions) => run({ kind: 'status' }, opts));
+  provider
+    .command('pause')
+    .description('stop every money-moving call to the provider now (workers keep running: reads, timers, notifications go on)')
+    .requiredOption('--reason <text>', 'why (recorded, and shown to callers refused meanwhile)')
+    .option(operatorOption, operatorHelp)
+    .option('--json', JSON_HELP)
+    .action((opts: ProviderOptions & { reason: string }) => run({ kind: 'pause', reason: opts.reason }, opts));
+  provider
+    .command('resume')
+    .description('let money-moving calls go again (an open breaker stays open until its probe succeeds)')
+    .option(operatorOption, operatorHelp)
+    .option('--json', JSON_HELP)
+    .action((opts: ProviderOptions) => run({ kind: 'resume' }, opts));
+  return provider;
 }

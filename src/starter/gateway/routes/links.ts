@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { DuplicateFlowError, NotCancellableError } from '../../client/errors';
 import { type Answer, IDEMPOTENCY_RESPONSES, IdempotencyHeaders, IdempotencyInUseBody, idempotent } from '../idempotency';
 import type { LinkState, LinkView } from '../../../workflows/messages';
-import { LimitExceededBody, LimitUnavailableBody } from '../errors';
+import { LimitExceededBody, LimitUnavailableBody, ProviderUnavailableBody } from '../errors';
 import { API_KEY_SECURITY, type GatewayContext, requireLinkId } from '../context';
 import {
   CancelBody,
@@ -57,7 +57,7 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
           409: z.union([DuplicateLinkBody, IdempotencyInUseBody]),
           422: z.union([IDEMPOTENCY_RESPONSES[422], LimitExceededBody]),
           502: ProviderFailedLinkBody,
-          503: z.union([WorkerUnavailableBody, LimitUnavailableBody]),
+          503: z.union([WorkerUnavailableBody, LimitUnavailableBody, ProviderUnavailableBody]),
           504: PendingBody,
         },
       },

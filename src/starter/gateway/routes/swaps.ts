@@ -7,7 +7,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DuplicateFlowError, NotCancellableError } from '../../client/errors';
 import type { SwapState, SwapView } from '../../../workflows/messages';
-import { LimitExceededBody, LimitUnavailableBody } from '../errors';
+import { LimitExceededBody, LimitUnavailableBody, ProviderUnavailableBody } from '../errors';
 import { API_KEY_SECURITY, type GatewayContext, requireSwapId } from '../context';
 import { type Answer, IDEMPOTENCY_RESPONSES, IdempotencyHeaders, IdempotencyInUseBody, idempotent } from '../idempotency';
 import {
@@ -62,7 +62,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
           409: z.union([DuplicateSwapBody, IdempotencyInUseBody]),
           422: z.union([IDEMPOTENCY_RESPONSES[422], LimitExceededBody]),
           502: ProviderFailedSwapBody,
-          503: z.union([WorkerUnavailableBody, LimitUnavailableBody]),
+          503: z.union([WorkerUnavailableBody, LimitUnavailableBody, ProviderUnavailableBody]),
           504: PendingBody,
         },
       },

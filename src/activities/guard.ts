@@ -1,0 +1,40 @@
+/**
+ * The provider guard at the activities (contract/provider-guard.ts): before a money-moving call
+ * the activity asks the worker's ProviderGate, and a held call fails with PROVIDER_HELD_TYPE
+ * (retryable: the activity's retries wait, inside its schedule-to-close, for the guard to let it
+ * go). Nothing is sent by a held attempt. Whether an EARLIER attempt of the same activity may
+ * have reached the provider travels in the heartbeat details (`held_only`), so a confirmation
+ * held on every attempt is known never to have been sent, and one held after a sent attempt
+ * keeps its doubt.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { type HeldDetails, type MoneyClass, PROVIDER_HELD_TYPE, type ProviderGate } from '../contract/provider-guard';
+
+interface GuardHeartbeat {
+  held_only?: boolean;
+}
+
+function attemptInfo(): { ctx: Context; attempt: number; heldOnlySoFar: boolean } | undefined {
+  try {
+    const ctx = Context.current();
+    const previous = ctx.info.heartbeatDetails as GuardHeartbeat | undefined;
+    return { ctx, attempt: ctx.info.attempt, heldOnlySoFar: ctx.info.attempt === 1 || previous?.held_only === true };
+  } catch {
+    return undefined; // outside an activity (unit tests)
+  }
+}
+
+/** Throws the held failure when the guard holds `cls`; otherwise notes that this attempt sends. */
+export function passGuard(gate: ProviderGate | undefined, cls: MoneyClass): void {
+  const reason = gate?.holdReason(cls);
+  const info = attemptInfo();
+  if (!reason) {
+    if (info && info.attempt > 1) info.ctx.heartbeat({ held_only: false } satisfies GuardHeartbeat);
+    return;
+  }
+  const sentEarlier = info ? !info.heldOnlySoFar : false;
+  info?.ctx.heartbeat({ held_only: !sentEarlier } satisfies GuardHeartbeat);
+  const details: HeldDetails = { class: cls, reason, sent_earlier: sentEarlier };
+  throw ApplicationFailure.create({ type: PROVIDER_HELD_TYPE, message: `held by the provider guard, nothing sent: ${reason}`, nextRetryDelay: '1 second', details: [details] });
+}

@@ -1,0 +1,135 @@
+/**
+ * The provider guard's data (pure and workflow-safe): what the deployment as a whole allows the
+ * provider to be sent. One guard per deployment (task queue), kept in Temporal by the
+ * providerGuardWorkflow and read by every worker and gateway:
+ *
+ *  - the **kill switch**: an operator's pause (who, when, why) stops every money-moving call;
+ *  - a **circuit breaker per endpoint class** (initiate a swap / confirm a swap / create a link):
+ *    it opens on ambiguous outcomes (a POST sent and no usable answer: timeouts, 5xx, resets) or
+ *    on sustained 429s within a window, and after a cool-down half-opens: the harmless categories
+ *    GET is sent as a probe, and only its success closes it again.
+ *
+ * While a class is held, nothing of it is sent: new swaps and links are refused before they start
+ * (503 provider_unavailable), a confirmation waits inside its swap's window (expiring cleanly
+ * rather than making one more payment in doubt), links keep waiting for their notifications.
+ */
+import type { ProviderEndpoint } from './provider';
+
+export const MONEY_CLASSES = ['initiate', 'confirm', 'create'] as const;
+export type MoneyClass = (typeof MONEY_CLASSES)[number];
+
+/** The class of each provider endpoint; the categories GET moves no money and is never held. */
+export const CLASS_OF_ENDPOINT: Readonly<Record<ProviderEndpoint, MoneyClass | undefined>> = {
+  swapInit: 'initiate',
+  swapConfirm: 'confirm',
+  hostedLink: 'create',
+  categories: undefined,
+};
+
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+/** When a breaker opens, and for how long (PROVIDER_BREAKER_* in the configuration). */
+export interface BreakerSettings {
+  /** The window outcomes are counted in. */
+  window_ms: number;
+  /** Opens at this many ambiguous outcomes of one class in the window. */
+  ambiguous_count: number;
+  /** …or at this share of ambiguous outcomes, once the class made at least min_calls calls in the window. */
+  ambiguous_share: number;
+  min_calls: number;
+  /** Opens at this many 429 answers of one class in the window. */
+  throttled_count: number;
+  /** How long it stays open before the probe. */
+  cooldown_ms: number;
+}
+
+/**
+ * The defaults. Every ambiguous outcome of a confirmation is a swap an operator may have to settle
+ * by hand, and the provider answers within 10 s when healthy, so three in a minute are an
+ * incident, not noise: the breaker opens there, and bounds the swaps in doubt of an incident at
+ * about three per class (plus the calls already in flight when it opened). Half of the calls
+ * ambiguous (at least six) opens it on a low-traffic deployment too. 429s are the provider asking
+ * for less: ten in a minute open it. Thirty seconds of cool-down, then one GET decides.
+ */
+export const DEFAULT_BREAKER: BreakerSettings = {
+  window_ms: 60_000,
+  ambiguous_count: 3,
+  ambiguous_share: 0.5,
+  min_calls: 6,
+  throttled_count: 10,
+  cooldown_ms: 30_000,
+};
+
+export interface ClassState {
+  state: BreakerState;
+  /** When it entered this state (ISO 8601). */
+  since: string;
+  /** Why it opened (counts in the window). */
+  reason?: string;
+  /** While open: when the probe is sent. */
+  probe_at?: string;
+}
+
+export interface GuardPause {
+  /** The identity that paused: an API key's id (and label), or the CLI's operator. */
+  by: string;
+  at: string;
+  reason: string;
+}
+
+/** What the guard answers (query `guard`, the pause and resume updates, GET /v1/admin/provider). */
+export interface GuardView {
+  paused?: GuardPause;
+  breakers: Record<MoneyClass, ClassState>;
+  settings: BreakerSettings;
+  /** The last operator actions (pause / resume), newest last, at most 20. */
+  audit: Array<{ action: 'pause' | 'resume'; by: string; at: string; reason?: string }>;
+}
+
+/** Outcomes of one class reported by a worker (one signal per second at most). */
+export interface OutcomeCounts {
+  ok: number;
+  ambiguous: number;
+  throttled: number;
+}
+
+export interface OutcomeReport {
+  counts: Partial<Record<MoneyClass, OutcomeCounts>>;
+  /** The reporting worker's breaker settings (the newest report's apply). */
+  settings: BreakerSettings;
+}
+
+export const PROVIDER_GUARD_WORKFLOW_TYPE = 'providerGuardWorkflow';
+export const providerGuardWorkflowId = (taskQueue: string): string => `provider-guard-${taskQueue}`;
+
+/** The ApplicationFailure type of a call the guard held (nothing was sent by this attempt). */
+export const PROVIDER_HELD_TYPE = 'ProviderHeldError';
+
+/** details[0] of a held call's failure. */
+export interface HeldDetails {
+  class: MoneyClass;
+  reason: string;
+  /** An earlier attempt of this activity may have reached the provider (so the doubt stays). */
+  sent_earlier: boolean;
+}
+
+/** Why a class may not be sent now (undefined: it may). */
+export function holdReason(view: GuardView, cls: MoneyClass): string | undefined {
+  if (view.paused) return `money-moving calls are paused by ${view.paused.by} since ${view.paused.at}: ${view.paused.reason}`;
+  const b = view.breakers[cls];
+  if (b.state === 'open') return `the ${cls} breaker is open since ${b.since} (${b.reason ?? 'ambiguous outcomes'}); probe at ${b.probe_at ?? 'soon'}`;
+  if (b.state === 'half_open') return `the ${cls} breaker is half-open: the provider is being probed`;
+  return undefined;
+}
+
+/** Seconds a caller should wait before trying again (Retry-After). */
+export function retryAfterSeconds(view: GuardView, cls: MoneyClass, now: number): number {
+  if (view.paused) return 30;
+  const at = view.breakers[cls].probe_at;
+  return at ? Math.max(1, Math.ceil((Date.parse(at) - now) / 1000) + 1) : 5;
+}
+
+/** What the activities ask before a money-moving call (a ProviderGuardLink in the worker). */
+export interface ProviderGate {
+  holdReason(cls: MoneyClass): string | undefined;
+}

@@ -1,0 +1,113 @@
+/**
+ * The provider guard seen from the client (gateway, CLI): new swaps and links are refused before
+ * anything starts while their class is held (ProviderUnavailableError -> 503 provider_unavailable
+ * with Retry-After), and operators read, pause and resume it. The reading is cached for a second;
+ * a guard that does not answer in time lets the start go on: the workers' own reading holds every
+ * money-moving call anyway (fail closed there), so nothing is sent that the guard would refuse.
+ */
+import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  type GuardView,
+  holdReason,
+  type MoneyClass,
+  PROVIDER_GUARD_WORKFLOW_TYPE,
+  providerGuardWorkflowId,
+  retryAfterSeconds,
+} from '../../contract/provider-guard';
+import { guardPauseUpdate, guardQuery, guardResumeUpdate } from '../../workflows/provider-guard';
+import { WorkerUnavailableError } from './errors';
+import type { TemporalGate } from './health';
+import { isDeadlineExceeded, isNoPoller } from './temporal-errors';
+
+/** The provider may not be sent this kind of call now (paused, or its breaker open). -> 503 */
+export class ProviderUnavailableError extends Error {
+  override name = 'ProviderUnavailableError';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
+const CACHE_MS = 1_000;
+const READ_WAIT_MS = 2_000;
+const ACT_WAIT_MS = 10_000;
+/**
+ * How long a pause waits before it answers: every worker reads the guard each second, so once the
+ * pause answered no worker that reads it sends a money-moving call (one that cannot read it holds
+ * them all after STALE_MS of not reading: temporal/provider-guard-link.ts).
+ */
+export const PAUSE_SETTLE_MS = 2_000;
+
+export class ProviderGuardClient {
+  private cached: { at: number; view: Promise<GuardView | undefined> } | undefined;
+
+  constructor(
+    private readonly gate: TemporalGate,
+    private readonly taskQueue: string,
+  ) {}
+
+  get workflowId(): string {
+    return providerGuardWorkflowId(this.taskQueue);
+  }
+
+  /** Refuses (ProviderUnavailableError) a start of `cls` the guard holds; nothing is started. */
+  async admit(cls: MoneyClass, what: string): Promise<void> {
+    const view = await this.reading();
+    const reason = view && holdReason(view, cls);
+    if (view && reason) throw new ProviderUnavailableError(`no ${what} is started: ${reason}`, retryAfterSeconds(view, cls, Date.now()));
+  }
+
+  /** The guard as it is (undefined: none yet, nothing paused or open). WorkerUnavailableError when unanswered. */
+  async status(): Promise<GuardView | undefined> {
+    try {
+      return await this.gate.guard(() => this.gate.temporal.withDeadline(Date.now() + ACT_WAIT_MS, () => this.gate.temporal.workflow.getHandle(this.workflowId).query(guardQuery)));
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      if (isDeadlineExceeded(err) || isNoPoller(err)) throw new WorkerUnavailableError('provider guard', this.workflowId, ACT_WAIT_MS, undefined);
+      throw err;
+    }
+  }
+
+  /** Pauses every money-moving call deployment-wide; `by` is the identity recorded (an API key's id). */
+  async pause(by: string, reason: string): Promise<GuardView> {
+    const view = await this.act(guardPauseUpdate, { by, reason });
+    await new Promise((r) => setTimeout(r, PAUSE_SETTLE_MS));
+    return view;
+  }
+
+  resume(by: string): Promise<GuardView> {
+    return this.act(guardResumeUpdate, { by });
+  }
+
+  private async act<A>(update: typeof guardPauseUpdate | typeof guardResumeUpdate, args: A): Promise<GuardView> {
+    const startWorkflowOperation = new WithStartWorkflowOperation(PROVIDER_GUARD_WORKFLOW_TYPE, {
+      workflowId: this.workflowId,
+      taskQueue: this.taskQueue,
+      args: [{}],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    this.cached = undefined;
+    try {
+      return await this.gate.guard(() =>
+        this.gate.temporal.withDeadline(Date.now() + ACT_WAIT_MS, () =>
+          this.gate.temporal.workflow.executeUpdateWithStart(update as typeof guardPauseUpdate, { args: [args as { by: string; reason: string }], startWorkflowOperation }),
+        ),
+      );
+    } catch (err) {
+      if (isDeadlineExceeded(err) || isNoPoller(err)) throw new WorkerUnavailableError('provider guard', this.workflowId, ACT_WAIT_MS, undefined);
+      throw err;
+    }
+  }
+
+  /** The reading, cached for CACHE_MS; undefined when there is no guard or it did not answer in time. */
+  private reading(): Promise<GuardView | undefined> {
+    if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached.view;
+    const view = this.gate.temporal
+      .withDeadline(Date.now() + READ_WAIT_MS, () => this.gate.temporal.workflow.getHandle(this.workflowId).query(guardQuery))
+      .catch(() => undefined);
+    this.cached = { at: Date.now(), view };
+    return view;
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * A worker's or gateway's link to the deployment's provider guard (workflows/provider-guard.ts):
+ * it reads the guard every second (the `guard` query), answers `holdReason` from that reading
+ * without a round trip, and reports the outcomes of this process's money-moving calls (the
+ * `outcomes` signal, at most once a second, only when there is something to say).
+ *
+ * It fails closed: a reading older than `staleMs` (the guard did not answer: no worker, a
+ * workflow task failing) holds every money-moving call, as a pause would, and says why. The
+ * first reading starts the guard when there is none.
+ */
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  type BreakerSettings,
+  CLASS_OF_ENDPOINT,
+  DEFAULT_BREAKER,
+  type GuardView,
+  holdReason,
+  type MoneyClass,
+  type OutcomeCounts,
+  PROVIDER_GUARD_WORKFLOW_TYPE,
+  providerGuardWorkflowId,
+} from '../contract/provider-guard';
+import type { ProviderEndpoint } from '../contract/provider';
+import { guardOutcomesSignal, guardQuery } from '../workflows/provider-guard';
+
+/** What a provider call came to, as the guard counts it (from the provider client's observer). */
+export interface GuardedCall {
+  endpoint: ProviderEndpoint;
+  status?: number;
+  errorKind?: string;
+}
+
+export interface ProviderGuardLinkOptions {
+  client: Client;
+  taskQueue: string;
+  settings?: Partial<BreakerSettings>;
+  pollMs?: number;
+  /** A reading older than this holds every money-moving call (fail closed). */
+  staleMs?: number;
+  /** Told each new reading (metrics). */
+  onView?: (view: GuardView | undefined) => void;
+}
+
+/** A reading older than this holds every money-moving call (the guard is read every second). */
+export const STALE_MS = 5_000;
+
+export class ProviderGuardLink {
+  readonly workflowId: string;
+  readonly settings: BreakerSettings;
+  private view: GuardView | undefined;
+  private readAt = 0;
+  private lastError = 'not read yet';
+  private pending: Partial<Record<MoneyClass, OutcomeCounts>> = {};
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: ProviderGuardLinkOptions) {
+    this.workflowId = providerGuardWorkflowId(opts.taskQueue);
+    this.settings = { ...DEFAULT_BREAKER, ...opts.settings };
+  }
+
+  /** Starts reading (and reporting) every pollMs; the first reading is awaited, bounded. */
+  async start(): Promise<void> {
+    const tick = async (): Promise<void> => {
+      await this.flush();
+      await this.read();
+    };
+    const loop = (): void => {
+      if (this.stopped) return;
+      this.polling = tick().finally(() => {
+        if (!this.stopped) this.timer = setTimeout(loop, this.opts.pollMs ?? 1_000);
+      });
+    };
+    await Promise.race([this.read(), new Promise((r) => setTimeout(r, 5_000))]);
+    this.timer = setTimeout(loop, this.opts.pollMs ?? 1_000);
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.polling?.catch(() => undefined);
+    await this.flush().catch(() => undefined);
+  }
+
+  /** The last reading, when fresh. */
+  current(): GuardView | undefined {
+    return Date.now() - this.readAt <= (this.opts.staleMs ?? STALE_MS) ? this.view : undefined;
+  }
+
+  /** Why calls of `cls` may not be sent now; undefined when they may. */
+  holdReason(cls: MoneyClass): string | undefined {
+    const view = this.current();
+    if (!view) {
+      const since = this.readAt === 0 ? 'has not been read yet' : `has not answered for ${Math.round((Date.now() - this.readAt) / 1000)} s`;
+      return `the provider guard ${this.workflowId} ${since} (${this.lastError}): held until it answers`;
+    }
+    return holdReason(view, cls);
+  }
+
+  /** The provider client's observer: counts the money-moving calls' outcomes. */
+  readonly record = (call: GuardedCall): void => {
+    const cls = CLASS_OF_ENDPOINT[call.endpoint];
+    if (!cls) return;
+    const c = (this.pending[cls] ??= { ok: 0, ambiguous: 0, throttled: 0 });
+    if (call.errorKind === 'ambiguous') c.ambiguous++;
+    else if (call.errorKind === 'rate_limited' || call.status === 429) c.throttled++;
+    else if (call.errorKind === undefined || call.errorKind === 'rejected') c.ok++; // an answer: the provider works
+  };
+
+  private async read(): Promise<void> {
+    const handle = this.opts.client.workflow.getHandle(this.workflowId);
+    try {
+      this.view = await this.opts.client.withDeadline(Date.now() + 3_000, () => handle.query(guardQuery));
+      this.readAt = Date.now();
+      this.opts.onView?.(this.view);
+    } catch (err) {
+      this.lastError = err instanceof Error ? err.message.slice(0, 200) : String(err);
+      if (!this.current()) this.opts.onView?.(undefined);
+      if (err instanceof WorkflowNotFoundError || /not found|completed|closed/i.test(this.lastError)) await this.ensureStarted();
+    }
+  }
+
+  /** Starts the guard when there is none (every process may; the first wins). */
+  private async ensureStarted(): Promise<void> {
+    await this.opts.client.workflow
+      .start(PROVIDER_GUARD_WORKFLOW_TYPE, { workflowId: this.workflowId, taskQueue: this.opts.taskQueue, args: [{}], workflowIdConflictPolicy: 'USE_EXISTING' })
+      .catch(() => undefined);
+  }
+
+  private async flush(): Promise<void> {
+    const counts = this.pending;
+    if (Object.keys(counts).length === 0) return;
+    this.pending = {};
+    try {
+      await this.opts.client.workflow.signalWithStart(PROVIDER_GUARD_WORKFLOW_TYPE, {
+        workflowId: this.workflowId,
+        taskQueue: this.opts.taskQueue,
+        args: [{}],
+        signal: guardOutcomesSignal,
+        signalArgs: [{ counts, settings: this.settings }],
+      });
+    } catch {
+      // Not counted this time: put back for the next flush.
+      for (const [cls, c] of Object.entries(counts) as Array<[MoneyClass, OutcomeCounts]>) {
+        const p = (this.pending[cls] ??= { ok: 0, ambiguous: 0, throttled: 0 });
+        p.ok += c.ok;
+        p.ambiguous += c.ambiguous;
+        p.throttled += c.throttled;
+      }
+    }
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The provider guard on a real stack: the kill switch (an operator's pause stops every
+ * money-moving call deployment-wide, checked against the simulator's ledger, while views keep
+ * answering; a swap whose window closes while paused expires with nothing sent) and the
+ * confirmation breaker (it opens on ambiguous outcomes, holds further confirmations, probes the
+ * provider after its cool-down and closes by itself).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KeyringSource, newKey } from '../../src/auth/keyring';
+import { SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
+import { gatewayCaller, type GatewayHarness, startGatewayStack, workflowExists } from '../helpers/gateway';
+import { eventually } from '../helpers/stack';
+
+const operator = newKey({ id: 'guard-operator', role: 'operator', label: 'on call' });
+const backend = newKey({ id: 'guard-backend', role: 'backend' });
+
+describe('the provider guard', () => {
+  let h: GatewayHarness;
+  const as = (key: string) => gatewayCaller(h.gw.url, key);
+  const confirms = async (ref: string): Promise<number> => (await h.stack.control.ledger({ ref, endpoint: 'swap.confirm' })).requests.length;
+  const start = async (ref: string) => {
+    const r = await as(backend.key).api('POST', '/v1/swaps', swapBody(ref));
+    assert.equal(r.status, 201, r.text);
+    return r.json.swap_id as string;
+  };
+  const state = async (swapId: string) => (await as(backend.key).api('GET', `/v1/swaps/${swapId}`)).json as { state: string; reason?: string };
+  const resume = () => as(operator.key).api('POST', '/v1/admin/provider/resume');
+
+  before(async () => {
+    h = await startGatewayStack({
+      breaker: { ambiguous_count: 2, cooldown_ms: 2_000 },
+      gateway: { keyring: new KeyringSource({ json: JSON.stringify([operator.entry, backend.entry]) }) },
+    });
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  test('a pause is an operator action recorded with its key; a backend key is refused with 403', async () => {
+    const refused = await as(backend.key).api('POST', '/v1/admin/provider/pause', { reason: 'not mine to pull' });
+    assert.equal(refused.status, 403);
+    const paused = await as(operator.key).api('POST', '/v1/admin/provider/pause', { reason: 'provider incident INC-1' });
+    try {
+      assert.equal(paused.status, 200, paused.text);
+      assert.equal(paused.json.paused.by, 'key guard-operator (on call)');
+      assert.equal(paused.json.paused.reason, 'provider incident INC-1');
+      const status = await as(operator.key).api('GET', '/v1/admin/provider');
+      assert.equal(status.json.audit.at(-1).action, 'pause');
+    } finally {
+      assert.equal((await resume()).status, 200);
+    }
+  });
+
+  test('while paused a new swap is refused with 503 provider_unavailable and Retry-After, and nothing starts', async () => {
+    assert.equal((await as(operator.key).api('POST', '/v1/admin/provider/pause', { reason: 'drill' })).status, 200);
+    try {
+      const ref = uniqueRef('guard-paused');
+      const r = await as(backend.key).api('POST', '/v1/swaps', swapBody(ref));
+      assert.equal(r.status, 503, r.text);
+      assert.equal(r.json.error, 'provider_unavailable');
+      assert.match(String(r.json.message), /paused by key guard-operator/);
+      assert.ok(Number(r.headers['retry-after']) > 0, 'Retry-After');
+      assert.equal(await workflowExists(h.stack, `swap-${ref}`), false);
+      assert.equal((await h.stack.control.ledger({ ref })).requests.length, 0);
+    } finally {
+      await resume();
+    }
+  });
+
+  test('a PIN sent while paused is held, nothing is sent, the view answers; resume lets it confirm', async () => {
+    const ref = uniqueRef('guard-held');
+    const swapId = await start(ref);
+    assert.equal((await as(operator.key).api('POST', '/v1/admin/provider/pause', { reason: 'hold confirmations' })).status, 200);
+    try {
+      await h.stack.mpf.submitPin(swapId, { wallet_pin: SIM_PIN }, { wait: false });
+      await eventually(async () => (await state(swapId)).state === 'confirming', 10_000, 'the swap confirming');
+      await new Promise((r) => setTimeout(r, 3_000));
+      assert.equal(await confirms(ref), 0, 'no confirmation reached the provider while paused');
+    } finally {
+      assert.equal((await resume()).status, 200);
+    }
+    await eventually(async () => (await state(swapId)).state === 'confirmed', 20_000, 'confirmed after resume');
+    assert.equal(await confirms(ref), 1);
+  });
+
+  test('a swap whose window closes while its confirmation is held expires, with nothing sent and nothing in doubt', async () => {
+    const ref = uniqueRef('guard-expire');
+    await h.stack.control.setConfig({ swapExpiresInSecondsFor: { [ref]: 5 } });
+    const swapId = await start(ref);
+    assert.equal((await as(operator.key).api('POST', '/v1/admin/provider/pause', { reason: 'expire test' })).status, 200);
+    try {
+      await h.stack.mpf.submitPin(swapId, { wallet_pin: SIM_PIN }, { wait: false });
+      const view = await eventually(async () => {
+        const v = await state(swapId);
+        return v.state !== 'awaiting_pin' && v.state !== 'confirming' && v;
+      }, 30_000, 'the swap ends');
+      assert.equal(view.state, 'expired', JSON.stringify(view));
+      assert.match(view.reason ?? '', /held by the provider guard/);
+      assert.equal(await confirms(ref), 0);
+    } finally {
+      await resume();
+      await h.stack.control.setConfig({ swapExpiresInSecondsFor: { [ref]: null } });
+    }
+  });
+
+  test('ambiguous confirmations open the confirm breaker, which holds the rest, probes and closes by itself', async () => {
+    const ref = uniqueRef('guard-breaker');
+    const swapId = await start(ref);
+    await h.stack.control.setRefFaults(ref, [{ endpoint: 'swap.confirm', kind: 'status5xx', status: 503 }]);
+    try {
+      await h.stack.mpf.submitPin(swapId, { wallet_pin: SIM_PIN }, { wait: false });
+      const open = await eventually(async () => {
+        const g = (await as(operator.key).api('GET', '/v1/admin/provider')).json;
+        return g.breakers.confirm.state !== 'closed' && g;
+      }, 30_000, 'the confirm breaker opens');
+      assert.match(open.breakers.confirm.reason ?? '', /ambiguous/);
+      assert.equal(open.breakers.initiate.state, 'closed', 'other classes stay closed');
+      const sent = await confirms(ref);
+      assert.ok(sent >= 2, `${sent} ambiguous confirmations before it opened`);
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.ok((await confirms(ref)) <= sent + 1, 'held while open (at most the one in flight)');
+      // A new swap is still allowed: the initiate class is healthy.
+      await start(uniqueRef('guard-other'));
+    } finally {
+      await h.stack.control.clearRefFaults(ref);
+    }
+    await eventually(async () => (await as(operator.key).api('GET', '/v1/admin/provider')).json.breakers.confirm.state === 'closed', 30_000, 'the probe closes it');
+    await eventually(async () => (await state(swapId)).state === 'confirmed', 30_000, 'the held confirmation goes on and confirms');
+  });
+});

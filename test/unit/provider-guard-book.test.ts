@@ -1,0 +1,72 @@
+/**
+ * The provider guard's decisions (workflows/provider-guard.ts GuardBook, pure): when a breaker
+ * opens, half-opens and closes, what a pause records, and what the activities and gateway are told.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_BREAKER, holdReason, retryAfterSeconds } from '../../src/contract/provider-guard';
+import { GuardBook } from '../../src/workflows/provider-guard';
+
+const T0 = Date.parse('2026-11-26T12:00:00Z');
+const report = (cls: 'initiate' | 'confirm' | 'create', c: Partial<{ ok: number; ambiguous: number; throttled: number }>) => ({
+  counts: { [cls]: { ok: 0, ambiguous: 0, throttled: 0, ...c } },
+  settings: DEFAULT_BREAKER,
+});
+
+describe('the provider guard book', () => {
+  test('a breaker opens at the ambiguous count within the window, and only its own class', () => {
+    const b = new GuardBook({}, T0);
+    b.report(report('confirm', { ambiguous: 2, ok: 10 }), T0);
+    assert.equal(b.view.breakers.confirm.state, 'closed');
+    b.report(report('confirm', { ambiguous: 1 }), T0 + 1_000);
+    assert.equal(b.view.breakers.confirm.state, 'open');
+    assert.match(b.view.breakers.confirm.reason!, /3 ambiguous outcomes in 60 s/);
+    assert.equal(b.view.breakers.initiate.state, 'closed');
+    assert.match(holdReason(b.view, 'confirm')!, /confirm breaker is open/);
+    assert.equal(holdReason(b.view, 'initiate'), undefined);
+    assert.equal(retryAfterSeconds(b.view, 'confirm', T0 + 1_000), 31);
+  });
+
+  test('outcomes older than the window no longer count', () => {
+    const b = new GuardBook({}, T0);
+    b.report(report('initiate', { ambiguous: 2 }), T0);
+    b.report(report('initiate', { ambiguous: 1 }), T0 + 61_000);
+    assert.equal(b.view.breakers.initiate.state, 'closed');
+  });
+
+  test('a share of ambiguous outcomes opens it once enough calls were made, and so do sustained 429s', () => {
+    const share = new GuardBook({}, T0);
+    share.report({ counts: { create: { ok: 3, ambiguous: 2, throttled: 0 } }, settings: { ...DEFAULT_BREAKER, ambiguous_count: 10 } }, T0);
+    assert.equal(share.view.breakers.create.state, 'closed', '5 calls: below min_calls');
+    share.report({ counts: { create: { ok: 0, ambiguous: 1, throttled: 0 } }, settings: { ...DEFAULT_BREAKER, ambiguous_count: 10 } }, T0);
+    assert.equal(share.view.breakers.create.state, 'open');
+    const throttled = new GuardBook({}, T0);
+    throttled.report(report('initiate', { throttled: 10 }), T0);
+    assert.match(throttled.view.breakers.initiate.reason!, /10 answers 429/);
+  });
+
+  test('after the cool-down it half-opens; a good probe closes it, a failed one opens it again', () => {
+    const b = new GuardBook({}, T0);
+    b.report(report('confirm', { ambiguous: 3 }), T0);
+    assert.equal(b.nextProbeAt(), T0 + 30_000);
+    assert.deepEqual(b.halfOpen(T0 + 29_000), []);
+    assert.deepEqual(b.halfOpen(T0 + 30_000), ['confirm']);
+    assert.match(holdReason(b.view, 'confirm')!, /half-open/);
+    b.probed(['confirm'], false, T0 + 30_500, 'HTTP 503');
+    assert.equal(b.view.breakers.confirm.state, 'open');
+    assert.match(b.view.breakers.confirm.reason!, /probe failed \(HTTP 503\)/);
+    b.halfOpen(T0 + 61_000);
+    b.probed(['confirm'], true, T0 + 61_100, 'ok');
+    assert.equal(b.view.breakers.confirm.state, 'closed');
+    assert.equal(holdReason(b.view, 'confirm'), undefined);
+  });
+
+  test('a pause holds every class and is recorded with who and why; resume clears it', () => {
+    const b = new GuardBook({}, T0);
+    b.pause('key ops-1 (on call)', 'provider incident', T0);
+    for (const cls of ['initiate', 'confirm', 'create'] as const) assert.match(holdReason(b.view, cls)!, /paused by key ops-1/);
+    b.resume('key ops-2', T0 + 5_000);
+    assert.equal(b.view.paused, undefined);
+    assert.deepEqual(b.view.audit.map((a) => [a.action, a.by]), [['pause', 'key ops-1 (on call)'], ['resume', 'key ops-2']]);
+  });
+});

@@ -10,7 +10,7 @@ import type { AppEnv } from '../../../../config/env';
 import { buildCategoryTree } from '../../../../contract/categories';
 import { PROVIDER_PATHS } from '../../../../contract/provider';
 import { ProviderAuthError, ProviderError } from '../../../../provider/errors';
-import { providerClientFromEnv } from '../../../../provider/client';
+import { type ProviderClient, providerClientFromEnv } from '../../../../provider/client';
 import { check, type CheckResult, skipped } from './result';
 
 /**
@@ -44,9 +44,8 @@ function headerMap(raw: unknown): Record<string, string> {
   return out;
 }
 
-/** The categories GET through the worker's client; the answer's headers whatever its status. */
-async function callCategories(env: AppEnv, baseUrl: string): Promise<{ answer?: Answer; count?: { all: number; parents: number }; error?: unknown }> {
-  const client = providerClientFromEnv(env, baseUrl);
+/** The categories GET through the worker's client (closed after); the answer's headers whatever its status. */
+async function callCategories(client: ProviderClient): Promise<{ answer?: Answer; count?: { all: number; parents: number }; error?: unknown }> {
   const path = client.urlOf('categories').slice(client.origin.length);
   let answer: Answer | undefined;
   const sentAt = Date.now();
@@ -119,6 +118,14 @@ export function clockCheck(answer: Answer | undefined): CheckResult {
 
 /** The categories call, then what its answer says: simulator or not, and the clock. */
 export async function providerChecks(env: AppEnv, baseUrl: string): Promise<CheckResult[]> {
-  const r = await callCategories(env, baseUrl);
+  let client: ProviderClient;
+  try {
+    client = providerClientFromEnv(env, baseUrl);
+  } catch (e) {
+    // The worker's client refuses this configuration (a query in the URL, say): so would the worker.
+    const why = `not sent: the worker's provider client refuses the configuration: ${(e as Error).message}`;
+    return [check('categories', 'provider call', 'fail', why), skipped('simulator', 'not the simulator', 'no call made'), skipped('clock', 'clock', 'no call made')];
+  }
+  const r = await callCategories(client);
   return [callCheck(env, r), simulatorCheck(r.answer), clockCheck(r.answer)];
 }

@@ -15,7 +15,7 @@ export function providerGuardGauges(at: { namespace: string; taskQueue: string }
   const breaker = tagged.createGauge(METRICS.providerBreakerState.base, 'int', undefined, METRICS.providerBreakerState.help);
   const paused = tagged.createGauge(METRICS.providerPaused.base, 'int', undefined, METRICS.providerPaused.help);
   return (view) => {
-    paused.set(view ? (view.paused ? 1 : 0) : -1);
+    paused.set(view ? (view.paused ? 1 : 0) : 2); // the SDK's gauges take no negative value
     for (const cls of MONEY_CLASSES) breaker.set(view ? STATE_VALUE[view.breakers[cls].state] : 2, { class: cls });
   };
 }

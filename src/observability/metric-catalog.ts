@@ -98,7 +98,7 @@ export const METRICS = {
     name: 'mpf_provider_paused',
     base: 'mpf_provider_paused',
     type: 'gauge',
-    help: 'Whether an operator paused money-moving calls to the provider (1), as this worker last read the guard; -1 when the guard did not answer (calls are held)',
+    help: 'Whether an operator paused money-moving calls to the provider (1), as this worker last read the guard; 2 when it could not read the guard for 5 s (its calls are held)',
     labels: [],
     where: 'worker',
   } as MetricDef,

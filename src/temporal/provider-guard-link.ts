@@ -68,12 +68,12 @@ export class ProviderGuardLink {
     };
     const loop = (): void => {
       if (this.stopped) return;
-      this.polling = tick().finally(() => {
-        if (!this.stopped) this.timer = setTimeout(loop, this.opts.pollMs ?? 1_000);
+      this.polling = tick().catch(() => undefined).finally(() => {
+        if (!this.stopped) this.timer = setTimeout(loop, this.opts.pollMs ?? 1_000).unref();
       });
     };
-    await Promise.race([this.read(), new Promise((r) => setTimeout(r, 5_000))]);
-    this.timer = setTimeout(loop, this.opts.pollMs ?? 1_000);
+    await Promise.race([this.read().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000).unref())]);
+    this.timer = setTimeout(loop, this.opts.pollMs ?? 1_000).unref();
   }
 
   async close(): Promise<void> {
@@ -113,11 +113,20 @@ export class ProviderGuardLink {
     try {
       this.view = await this.opts.client.withDeadline(Date.now() + 3_000, () => handle.query(guardQuery));
       this.readAt = Date.now();
-      this.opts.onView?.(this.view);
+      this.tell(this.view);
     } catch (err) {
       this.lastError = err instanceof Error ? err.message.slice(0, 200) : String(err);
-      if (!this.current()) this.opts.onView?.(undefined);
+      if (!this.current()) this.tell(undefined);
       if (err instanceof WorkflowNotFoundError || /not found|completed|closed/i.test(this.lastError)) await this.ensureStarted();
+    }
+  }
+
+  /** Tells the observer (metrics) a reading; an observer's failure never touches the guard. */
+  private tell(view: GuardView | undefined): void {
+    try {
+      this.opts.onView?.(view);
+    } catch {
+      /* a metric is not worth a held payment */
     }
   }
 

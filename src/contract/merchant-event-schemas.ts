@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import type { FlowKind } from './flow-kinds';
-import { type EVENT_DATA_FIELDS, EVENT_PREFIX, EVENT_TYPE_OF_STATE, EVENT_TYPES } from './merchant-events';
+import { type EVENT_DATA_FIELDS, EVENT_PREFIX, EVENT_TYPE_OF_STATE, EVENT_TYPES, PROVIDER_EVENT_TYPES } from './merchant-events';
 
 /** The states of a flow kind, in the table's order (the table lists every state, `null` or not). */
 const statesOf = (kind: FlowKind): [string, ...string[]] => Object.keys(EVENT_TYPE_OF_STATE[kind]) as [string, ...string[]];
@@ -76,6 +76,38 @@ export const PaymentLinkEventDataSchema = z
 
 const DATA_SCHEMA = { swap: SwapEventDataSchema, payment_link: PaymentLinkEventDataSchema } as const;
 
+/** The provider guard's events: a breaker that opened or closed, a pause or a resume (no flow). */
+export const ProviderGuardEventDataSchema = z
+  .object({
+    object: z.literal('provider_guard'),
+    class: z.enum(['initiate', 'confirm', 'create']).optional().describe('the breaker: initiate (swap starts), confirm (swap confirmations), create (payment links)'),
+    state: z.enum(['open', 'closed', 'paused', 'resumed']).describe('what it is now'),
+    reason: z.string().optional().describe('why a breaker opened, or why an operator paused'),
+    by: z.string().optional().describe('the operator (API key id) who paused or resumed'),
+    probe_at: z.string().optional().describe('when an open breaker probes the provider'),
+  })
+  .describe('the deployment-wide guard in front of the provider: while a breaker is open or a pause holds, new swaps or links of that class are refused (503 provider_unavailable) and confirmations wait')
+  .meta({ id: 'ProviderGuardEventData' });
+
+const PROVIDER_EVENT_STATE: Readonly<Record<string, 'open' | 'closed' | 'paused' | 'resumed'>> = {
+  'provider.breaker_opened': 'open',
+  'provider.breaker_closed': 'closed',
+  'provider.paused': 'paused',
+  'provider.resumed': 'resumed',
+};
+
+function providerEventSchema(type: string) {
+  return z
+    .object({
+      id: z.string().describe('stable and unique, evt_provider-guard-<task queue>_<n>; also the webhook-id header: de-duplicate on it'),
+      type: z.literal(type),
+      timestamp: z.string().describe('when it happened, ISO 8601'),
+      data: z.intersection(ProviderGuardEventDataSchema, z.object({ state: z.literal(PROVIDER_EVENT_STATE[type]!) })),
+    })
+    .describe(EVENT_SUMMARIES[type] ?? type)
+    .meta({ id: eventSchemaId(type) });
+}
+
 /** What each event type tells the merchant (the OpenAPI webhooks' summaries). */
 export const EVENT_SUMMARIES: Readonly<Record<string, string>> = {
   'swap.awaiting_pin': 'The provider initialised the swap: the user can enter the PIN',
@@ -93,6 +125,10 @@ export const EVENT_SUMMARIES: Readonly<Record<string, string>> = {
   'payment_link.cancelled': 'The payment link was cancelled unpaid',
   'payment_link.needs_reconciliation': 'A payment may have arrived and nothing settled it: an operator must check',
   'payment_link.reconciled': 'An operator resolved the payment link (reconciliation says how)',
+  'provider.breaker_opened': 'A provider breaker opened: no call of its class is sent until its probe succeeds',
+  'provider.breaker_closed': 'A provider breaker closed: its calls go again',
+  'provider.paused': 'An operator paused every money-moving call to the provider',
+  'provider.resumed': 'An operator resumed money-moving calls to the provider',
 };
 
 /** `swap.pin_rejected` -> SwapPinRejectedEvent: the event's schema id in the OpenAPI document. */
@@ -147,7 +183,9 @@ function eventSchema(type: string) {
 }
 
 /** Every event type's schema, by type. */
-export const MERCHANT_EVENT_SCHEMAS: Readonly<Record<string, z.ZodType>> = Object.fromEntries(EVENT_TYPES.map((t) => [t, eventSchema(t)]));
+export const MERCHANT_EVENT_SCHEMAS: Readonly<Record<string, z.ZodType>> = Object.fromEntries(
+  EVENT_TYPES.map((t) => [t, (PROVIDER_EVENT_TYPES as readonly string[]).includes(t) ? providerEventSchema(t) : eventSchema(t)]),
+);
 
 /** Any event this version emits, by its `type`. */
 export const MerchantEventSchema = z.discriminatedUnion(
@@ -169,6 +207,7 @@ export function eventSchemaIssues(event: unknown): string[] {
 
 export type SwapEventData = z.infer<typeof SwapEventDataSchema>;
 export type PaymentLinkEventData = z.infer<typeof PaymentLinkEventDataSchema>;
+export type ProviderGuardEventData = z.infer<typeof ProviderGuardEventDataSchema>;
 export type EventReconciliation = z.infer<typeof ReconciliationSchema>;
 
 // The schemas type exactly the allow-listed fields of merchant-events.ts (plus `object` and

@@ -41,14 +41,25 @@ export const EVENT_TYPE_OF_STATE: Readonly<Record<FlowKind, Readonly<Record<stri
   },
 };
 
-/** Every event type this version emits (documentation, the OpenAPI enum-free description, tests). */
-export const EVENT_TYPES: readonly string[] = [
+/** The event types of flows (swaps and payment links): what GET /v1/events lists. */
+export const FLOW_EVENT_TYPES: readonly string[] = [
   ...new Set([
     ...Object.values(EVENT_TYPE_OF_STATE.swap),
     'swap.pin_rejected',
     ...Object.values(EVENT_TYPE_OF_STATE.payment_link),
   ]),
 ].filter((t): t is string => typeof t === 'string');
+
+/**
+ * The deployment's provider guard (contract/provider-guard.ts) tells the merchant's configured
+ * endpoints when a breaker opens or closes and when an operator pauses or resumes money-moving
+ * calls: no flow's event, `data.object` is `provider_guard`.
+ */
+export const PROVIDER_EVENT_TYPES = ['provider.breaker_opened', 'provider.breaker_closed', 'provider.paused', 'provider.resumed'] as const;
+export type ProviderEventType = (typeof PROVIDER_EVENT_TYPES)[number];
+
+/** Every event type this version emits (documentation, the OpenAPI webhooks, tests). */
+export const EVENT_TYPES: readonly string[] = [...FLOW_EVENT_TYPES, ...PROVIDER_EVENT_TYPES];
 
 /** The event a move from `from` to `to` is, or undefined when it is none. */
 export function eventTypeFor(kind: FlowKind, from: string, to: string): string | undefined {

@@ -84,6 +84,8 @@ export interface GuardView {
   settings: BreakerSettings;
   /** The last operator actions (pause / resume), newest last, at most 20. */
   audit: Array<{ action: 'pause' | 'resume'; by: string; at: string; reason?: string }>;
+  /** The guard's last merchant events (provider.*), newest last, at most 20. */
+  events?: Array<{ id: string; type: string; timestamp: string }>;
 }
 
 /** Outcomes of one class reported by a worker (one signal per second at most). */

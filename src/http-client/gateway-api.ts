@@ -806,6 +806,86 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "provider.breaker_opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A provider breaker opened: no call of its class is sent until its probe succeeds
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["providerBreakerOpenedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "provider.breaker_closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A provider breaker closed: its calls go again
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["providerBreakerClosedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "provider.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An operator paused every money-moving call to the provider
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["providerPausedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "provider.resumed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An operator resumed money-moving calls to the provider
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["providerResumedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1241,6 +1321,32 @@ export interface components {
         PinRequest: {
             wallet_pin: string;
         };
+        /** @description A provider breaker closed: its calls go again */
+        ProviderBreakerClosedEvent: {
+            /** @description stable and unique, evt_provider-guard-<task queue>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "provider.breaker_closed";
+            /** @description when it happened, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["ProviderGuardEventData"] & {
+                /** @constant */
+                state: "closed";
+            };
+        };
+        /** @description A provider breaker opened: no call of its class is sent until its probe succeeds */
+        ProviderBreakerOpenedEvent: {
+            /** @description stable and unique, evt_provider-guard-<task queue>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "provider.breaker_opened";
+            /** @description when it happened, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["ProviderGuardEventData"] & {
+                /** @constant */
+                state: "open";
+            };
+        };
         ProviderGuard: {
             /** @description present while money-moving calls are paused */
             paused?: {
@@ -1289,10 +1395,63 @@ export interface components {
                 at: string;
                 reason?: string;
             }[];
+            /** @description the guard's last merchant events (provider.breaker_opened, …), newest last */
+            events?: {
+                id: string;
+                type: string;
+                timestamp: string;
+            }[];
+        };
+        /** @description the deployment-wide guard in front of the provider: while a breaker is open or a pause holds, new swaps or links of that class are refused (503 provider_unavailable) and confirmations wait */
+        ProviderGuardEventData: {
+            /** @constant */
+            object: "provider_guard";
+            /**
+             * @description the breaker: initiate (swap starts), confirm (swap confirmations), create (payment links)
+             * @enum {string}
+             */
+            class?: "initiate" | "confirm" | "create";
+            /**
+             * @description what it is now
+             * @enum {string}
+             */
+            state: "open" | "closed" | "paused" | "resumed";
+            /** @description why a breaker opened, or why an operator paused */
+            reason?: string;
+            /** @description the operator (API key id) who paused or resumed */
+            by?: string;
+            /** @description when an open breaker probes the provider */
+            probe_at?: string;
         };
         ProviderPause: {
             /** @description why (kept with the pause, shown to whoever is refused) */
             reason: string;
+        };
+        /** @description An operator paused every money-moving call to the provider */
+        ProviderPausedEvent: {
+            /** @description stable and unique, evt_provider-guard-<task queue>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "provider.paused";
+            /** @description when it happened, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["ProviderGuardEventData"] & {
+                /** @constant */
+                state: "paused";
+            };
+        };
+        /** @description An operator resumed money-moving calls to the provider */
+        ProviderResumedEvent: {
+            /** @description stable and unique, evt_provider-guard-<task queue>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "provider.resumed";
+            /** @description when it happened, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["ProviderGuardEventData"] & {
+                /** @constant */
+                state: "resumed";
+            };
         };
         ProviderUnavailable: {
             /** @constant */
@@ -2869,7 +3028,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description only events of this type */
+                /** @description only events of this type (flows' events; the provider guard's are in GET /v1/admin/provider) */
                 type?: "swap.awaiting_pin" | "swap.confirmed" | "swap.expired" | "swap.failed" | "swap.cancelled" | "swap.needs_reconciliation" | "swap.reconciled" | "swap.pin_rejected" | "payment_link.created" | "payment_link.paid" | "payment_link.failed" | "payment_link.expired" | "payment_link.cancelled" | "payment_link.needs_reconciliation" | "payment_link.reconciled";
                 /** @description only this flow's events */
                 flow_id?: string;
@@ -4319,6 +4478,150 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PaymentLinkReconciledEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    providerBreakerOpenedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderBreakerOpenedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    providerBreakerClosedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderBreakerClosedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    providerPausedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderPausedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    providerResumedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderResumedEvent"];
             };
         };
         responses: {

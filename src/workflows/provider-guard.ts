@@ -7,7 +7,23 @@
  * then half-opens and sends the categories GET as a probe: success closes it, failure opens it
  * again. It continues as new when its history grows, carrying its state.
  */
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, defineUpdate, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  log,
+  ParentClosePolicy,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { EventActivities, EventSettings } from '../activities/event-types';
+import { EVENT_DELIVERY_WORKFLOW_TYPE, eventDeliveryWorkflowId, eventsClosedSignal, type FlowEvent } from './event-types';
 import type { ProviderActivities } from '../activities/types';
 import {
   type BreakerSettings,
@@ -28,7 +44,24 @@ export interface ProviderGuardInput {
   /** Carried over by continue-as-new. */
   view?: GuardView;
   window?: WindowEntry[];
+  /** Merchant events emitted so far (their ids count on across runs). */
+  event_seq?: number;
 }
+
+/** What the merchant is told of a change: the breakers that opened or closed, a pause or a resume. */
+export function guardChanges(before: GuardView, after: GuardView): Array<{ type: string; data: Record<string, unknown> }> {
+  const out: Array<{ type: string; data: Record<string, unknown> }> = [];
+  if (!before.paused && after.paused) out.push({ type: 'provider.paused', data: { state: 'paused', by: after.paused.by, reason: after.paused.reason } });
+  if (before.paused && !after.paused) out.push({ type: 'provider.resumed', data: { state: 'resumed', by: after.audit.at(-1)?.by } });
+  for (const cls of MONEY_CLASSES) {
+    const [was, now] = [before.breakers[cls], after.breakers[cls]];
+    if (was.state === 'closed' && now.state !== 'closed') out.push({ type: 'provider.breaker_opened', data: { state: 'open', class: cls, reason: now.reason, probe_at: now.probe_at } });
+    if (was.state !== 'closed' && now.state === 'closed') out.push({ type: 'provider.breaker_closed', data: { state: 'closed', class: cls } });
+  }
+  return out;
+}
+
+const snapshot = (v: GuardView): GuardView => ({ ...v, breakers: { ...v.breakers } });
 
 interface WindowEntry {
   at: number;
@@ -130,47 +163,81 @@ function checkActor(input: { by?: unknown; reason?: unknown }, needReason: boole
 
 export async function providerGuardWorkflow(input: ProviderGuardInput = {}): Promise<void> {
   const book = new GuardBook(input, Date.now());
+  const outbox = new GuardEvents(input.event_seq ?? 0);
   let changes = 0;
-  setHandler(guardQuery, () => book.view);
-  setHandler(guardOutcomesSignal, (r) => {
-    book.report(r, Date.now());
+  /** Runs a change of the guard's state and queues the merchant events it makes. */
+  const change = <T>(fn: () => T): T => {
+    const before = snapshot(book.view);
+    const result = fn();
+    for (const c of guardChanges(before, book.view)) book.view.events = [...(book.view.events ?? []), outbox.add(c.type, c.data)].slice(-20);
     changes++;
-  });
-  setHandler(
-    guardPauseUpdate,
-    ({ by, reason }) => {
-      book.pause(by, reason, Date.now());
-      changes++;
-      return book.view;
-    },
-    { validator: (i) => checkActor(i, true) },
-  );
-  setHandler(
-    guardResumeUpdate,
-    ({ by }) => {
-      book.resume(by, Date.now());
-      changes++;
-      return book.view;
-    },
-    { validator: (i) => checkActor(i, false) },
-  );
+    return result;
+  };
+  setHandler(guardQuery, () => book.view);
+  setHandler(guardOutcomesSignal, (r) => change(() => book.report(r, Date.now())));
+  setHandler(guardPauseUpdate, ({ by, reason }) => change(() => (book.pause(by, reason, Date.now()), book.view)), { validator: (i) => checkActor(i, true) });
+  setHandler(guardResumeUpdate, ({ by }) => change(() => (book.resume(by, Date.now()), book.view)), { validator: (i) => checkActor(i, false) });
   const { listCategories } = proxyActivities<ProviderActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 1 } });
 
   for (;;) {
     const probeAt = book.nextProbeAt();
     const seen = changes;
-    await condition(() => changes !== seen || workflowInfo().continueAsNewSuggested || changes > 1000, probeAt === undefined ? undefined : Math.max(1, probeAt - Date.now()));
-    if (workflowInfo().continueAsNewSuggested || changes > 1000) break;
-    const due = book.halfOpen(Date.now());
+    const tooLong = (): boolean => workflowInfo().continueAsNewSuggested || changes > 1000;
+    await condition(() => changes !== seen || tooLong(), probeAt === undefined ? undefined : Math.max(1, probeAt - Date.now()));
+    await outbox.deliver();
+    if (tooLong()) break;
+    const due = book.halfOpen(Date.now()); // open -> half-open is no news for the merchant
     if (due.length === 0) continue;
     // The probe: a GET that moves no money; only its success lets money move again.
     const answer = await listCategories().then(
       () => ({ ok: true, why: 'ok' }),
       (err: unknown) => ({ ok: false, why: err instanceof Error ? err.message.slice(0, 200) : 'failed' }),
     );
-    book.probed(due, answer.ok, Date.now(), answer.why);
-    changes++;
+    change(() => book.probed(due, answer.ok, Date.now(), answer.why));
+    await outbox.deliver();
   }
   await condition(allHandlersFinished);
-  await continueAsNew<typeof providerGuardWorkflow>({ view: book.view, window: book.window });
+  await outbox.deliver();
+  await continueAsNew<typeof providerGuardWorkflow>({ view: book.view, window: book.window, event_seq: outbox.seq });
+}
+
+/**
+ * The guard's merchant events (provider.*): each batch goes to the worker's configured endpoints
+ * (MERCHANT_WEBHOOK_URL) through the ordinary delivery workflow, one per batch
+ * (`events-provider-guard-<task queue>-<first seq>`), abandoned to finish on its own. No endpoint
+ * (or settings that cannot be read): dropped, as a flow's are. Never fails the guard.
+ */
+class GuardEvents {
+  private pending: FlowEvent[] = [];
+  private settings: EventSettings | undefined;
+  private readonly eventSettings = proxyLocalActivities<EventActivities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } }).eventSettings;
+
+  constructor(public seq: number) {}
+
+  add(type: string, data: Record<string, unknown>): { id: string; type: string; timestamp: string } {
+    this.seq++;
+    const e: FlowEvent = { id: `evt_${workflowInfo().workflowId}_${this.seq}`, type, timestamp: new Date().toISOString(), data: { object: 'provider_guard', ...data } };
+    this.pending.push(e);
+    return { id: e.id, type: e.type, timestamp: e.timestamp };
+  }
+
+  async deliver(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      this.settings ??= await this.eventSettings({});
+      if (this.settings.endpoints.length === 0) return;
+      const guardId = workflowInfo().workflowId;
+      const child = await startChild(EVENT_DELIVERY_WORKFLOW_TYPE, {
+        workflowId: `${eventDeliveryWorkflowId(guardId)}-${batch[0]!.id.split('_').at(-1)}`,
+        args: [{ flow_id: guardId, endpoints: this.settings.endpoints, schedule: this.settings.schedule, events: batch }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        cancellationType: 'ABANDON',
+      });
+      await child.signal(eventsClosedSignal);
+    } catch (err) {
+      log.warn('provider guard: events not delivered', { error: String(err), events: batch.map((e) => e.id) });
+    }
+  }
 }

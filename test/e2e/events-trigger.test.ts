@@ -78,6 +78,8 @@ describe('mpf events trigger, as a user runs it against a worker, a gateway and 
         MERCHANT_WEBHOOK_URL: listenUrl,
         MERCHANT_WEBHOOK_SECRET: secret,
         MERCHANT_WEBHOOK_RETRY_INITIAL_SECONDS: '0.2',
+        // provider.breaker_closed waits for the confirm breaker's probe: a short cool-down.
+        PROVIDER_BREAKER_COOLDOWN_SECONDS: '3',
       },
       /worker: polling task queue/,
     );
@@ -85,7 +87,8 @@ describe('mpf events trigger, as a user runs it against a worker, a gateway and 
     const gatewayEnv = { ...app, GATEWAY_API_KEYS: JSON.stringify([backend.entry, operator.entry]), SWAP_SETTLE_WAIT_SECONDS: '2', LINK_LIFETIME_SECONDS: '20' };
     gatewayUrl = (await start(['gateway', '--port', '0'], gatewayEnv, /listening on (http:\S+)/))[1]!;
     // Someone else's fault and window, which the triggers must leave as they are.
-    await control.setFaults({ rules: [{ endpoint: 'categories', kind: 'latency', latencyMs: [0, 1] }] });
+    // (scoped to another transaction: the breaker's probe, a categories GET, must not make it fire)
+    await control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'latency', latencyMs: [0, 1], ref: 'someone-elses-swap' }] });
     await control.setConfig({ swapExpiresInSecondsFor: { 'someone-elses-swap': 42 } });
     simulatorBefore = { faults: await control.faults(), config: await control.config() };
   });
@@ -96,7 +99,7 @@ describe('mpf events trigger, as a user runs it against a worker, a gateway and 
   describe('every merchant event type, triggered concurrently', { concurrency: 5 }, () => {
     for (const type of EVENT_TYPES) {
       test(`mpf events trigger ${type} drives a flow until it emits ${type}, and mpf events listen receives it verified`, async () => {
-        const key = type.endsWith('.reconciled') ? operator.key : backend.key;
+        const key = type.endsWith('.reconciled') || type.startsWith('provider.') ? operator.key : backend.key;
         const r = await trigger([type, '--json', '--timeout', '120'], key);
         assert.equal(r.code, 0, `mpf events trigger ${type}: ${r.stderr}${r.stdout}`);
         const out = JSON.parse(r.stdout) as Triggered;
@@ -113,7 +116,8 @@ describe('mpf events trigger, as a user runs it against a worker, a gateway and 
           `${out.event_id} at mpf events listen`,
         );
         assert.equal(got.event?.type, type);
-        assert.equal(got.event?.data[type.startsWith('swap.') ? 'swap_id' : 'link_id'], out.flow_id);
+        if (type.startsWith('provider.')) assert.equal(got.event?.data.object, 'provider_guard');
+        else assert.equal(got.event?.data[type.startsWith('swap.') ? 'swap_id' : 'link_id'], out.flow_id);
       });
     }
   });

@@ -8,6 +8,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KeyringSource, newKey } from '../../src/auth/keyring';
+import { eventSchemaIssues } from '../../src/contract/merchant-event-schemas';
+import { NO_MERCHANT_EVENTS } from '../../src/merchant-events/config';
+import { startEventListener, type RunningListener } from '../../src/merchant-events/listener';
+import { generateSecret } from '../../src/merchant-events/signing';
 import { SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, type GatewayHarness, startGatewayStack, workflowExists } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
@@ -16,7 +20,15 @@ const operator = newKey({ id: 'guard-operator', role: 'operator', label: 'on cal
 const backend = newKey({ id: 'guard-backend', role: 'backend' });
 
 describe('the provider guard', () => {
+  const secret = generateSecret();
   let h: GatewayHarness;
+  let listener: RunningListener;
+  /** The provider.* events the merchant's endpoint received (verified, each valid against its schema). */
+  const guardEvents = (type: string) =>
+    listener.deliveries.filter((d) => d.verified && d.event?.type === type).map((d) => {
+      assert.deepEqual(eventSchemaIssues(d.event), [], `${type} validates`);
+      return d.event!;
+    });
   const as = (key: string) => gatewayCaller(h.gw.url, key);
   const confirms = async (ref: string): Promise<number> => (await h.stack.control.ledger({ ref, endpoint: 'swap.confirm' })).requests.length;
   const start = async (ref: string) => {
@@ -28,13 +40,16 @@ describe('the provider guard', () => {
   const resume = () => as(operator.key).api('POST', '/v1/admin/provider/resume');
 
   before(async () => {
+    listener = await startEventListener({ secrets: [secret] });
     h = await startGatewayStack({
+      events: { ...NO_MERCHANT_EVENTS, urls: [listener.url], secrets: [secret], schedule: { ...NO_MERCHANT_EVENTS.schedule, initial_interval_ms: 200 } },
       breaker: { ambiguous_count: 2, cooldown_ms: 2_000 },
       gateway: { keyring: new KeyringSource({ json: JSON.stringify([operator.entry, backend.entry]) }) },
     });
   });
   after(async () => {
     await h?.stop();
+    await listener?.close();
   });
 
   test('a pause is an operator action recorded with its key; a backend key is refused with 403', async () => {
@@ -50,6 +65,10 @@ describe('the provider guard', () => {
     } finally {
       assert.equal((await resume()).status, 200);
     }
+    // The merchant's endpoint is told both, signed like every event.
+    const paused2 = await eventually(async () => guardEvents('provider.paused')[0], 15_000, 'provider.paused delivered');
+    assert.equal((paused2.data as { by?: string }).by, 'key guard-operator (on call)');
+    await eventually(async () => guardEvents('provider.resumed').length > 0, 15_000, 'provider.resumed delivered');
   });
 
   test('while paused a new swap is refused with 503 provider_unavailable and Retry-After, and nothing starts', async () => {
@@ -127,5 +146,10 @@ describe('the provider guard', () => {
     }
     await eventually(async () => (await as(operator.key).api('GET', '/v1/admin/provider')).json.breakers.confirm.state === 'closed', 30_000, 'the probe closes it');
     await eventually(async () => (await state(swapId)).state === 'confirmed', 30_000, 'the held confirmation goes on and confirms');
+    const opened = await eventually(async () => guardEvents('provider.breaker_opened').find((e) => (e.data as { class?: string }).class === 'confirm'), 15_000, 'provider.breaker_opened delivered');
+    assert.match(String((opened.data as { reason?: string }).reason), /ambiguous/);
+    await eventually(async () => guardEvents('provider.breaker_closed').some((e) => (e.data as { class?: string }).class === 'confirm'), 15_000, 'provider.breaker_closed delivered');
+    const status = (await as(operator.key).api('GET', '/v1/admin/provider')).json;
+    assert.ok((status.events as Array<{ type: string }>).some((e) => e.type === 'provider.breaker_closed'), 'the status lists the guard events');
   });
 });

@@ -9,7 +9,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EVENT_SUMMARIES, eventSchemaIssues, MERCHANT_EVENT_SCHEMAS, MerchantEventSchema } from '../../src/contract/merchant-event-schemas';
-import { EVENT_TYPE_OF_STATE, EVENT_TYPES, eventData, eventId, eventTypeFor, type FlowEvent } from '../../src/contract/merchant-events';
+import { EVENT_TYPE_OF_STATE, EVENT_TYPES, eventData, eventId, eventTypeFor, FLOW_EVENT_TYPES, type FlowEvent, PROVIDER_EVENT_TYPES } from '../../src/contract/merchant-events';
 import type { FlowKind } from '../../src/contract/flow-kinds';
 import { generateSecret, signatureHeaders, verifyDelivery } from '../../src/merchant-events/signing';
 import { type MerchantEvent, MpfSignatureVerificationError, verifyEvent } from '../../src/http-client';
@@ -71,12 +71,13 @@ describe('the event schemas', () => {
   });
 
   test('every event type has a schema and a summary, and nothing else has one', () => {
-    assert.equal(EVENT_TYPES.length, 15);
+    assert.equal(FLOW_EVENT_TYPES.length, 15);
+    assert.equal(EVENT_TYPES.length, 15 + PROVIDER_EVENT_TYPES.length);
     assert.deepEqual(Object.keys(MERCHANT_EVENT_SCHEMAS).sort(), [...EVENT_TYPES].sort());
     assert.deepEqual(Object.keys(EVENT_SUMMARIES).sort(), [...EVENT_TYPES].sort());
   });
 
-  test('an event built by eventData() for every state change of both flow kinds validates against its type, and every type is reached', () => {
+  test('an event built by eventData() for every state change of both flow kinds validates against its type, and every flow type is reached', () => {
     const reached = new Set<string>();
     for (const kind of ['swap', 'payment_link'] as const) {
       const states = kind === 'swap' ? SWAP_STATES : LINK_STATES;
@@ -93,7 +94,7 @@ describe('the event schemas', () => {
         }
       }
     }
-    assert.deepEqual([...reached].sort(), [...EVENT_TYPES].sort());
+    assert.deepEqual([...reached].sort(), [...FLOW_EVENT_TYPES].sort());
   });
 
   test('a wrong event fails its schema: a missing field, another state, a reconciled event without its record, an unknown type', () => {

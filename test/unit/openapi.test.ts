@@ -129,7 +129,7 @@ describe('the OpenAPI document', () => {
       assert.equal(schema?.properties?.type?.const, type, `${type}: its body's type`);
       assert.deepEqual(schema.required, ['id', 'type', 'timestamp', 'data'], type);
       const data = schema.properties.data.allOf as Json[];
-      assert.equal(data[0]!.$ref, `#/components/schemas/${type.startsWith('swap.') ? 'SwapEventData' : 'PaymentLinkEventData'}`, type);
+      assert.equal(data[0]!.$ref, `#/components/schemas/${type.startsWith('swap.') ? 'SwapEventData' : type.startsWith('provider.') ? 'ProviderGuardEventData' : 'PaymentLinkEventData'}`, type);
       assert.equal(data[1]!.additionalProperties, undefined, `${type}: the narrowing branch leaves the object open to the kind's fields`);
     }
   });

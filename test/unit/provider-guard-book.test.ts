@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_BREAKER, holdReason, retryAfterSeconds } from '../../src/contract/provider-guard';
-import { GuardBook } from '../../src/workflows/provider-guard';
+import { GuardBook, guardChanges } from '../../src/workflows/provider-guard';
 
 const T0 = Date.parse('2026-11-26T12:00:00Z');
 const report = (cls: 'initiate' | 'confirm' | 'create', c: Partial<{ ok: number; ambiguous: number; throttled: number }>) => ({
@@ -68,5 +68,22 @@ describe('the provider guard book', () => {
     b.resume('key ops-2', T0 + 5_000);
     assert.equal(b.view.paused, undefined);
     assert.deepEqual(b.view.audit.map((a) => [a.action, a.by]), [['pause', 'key ops-1 (on call)'], ['resume', 'key ops-2']]);
+  });
+});
+
+describe('what the guard tells the merchant', () => {
+  test('a breaker opening or closing and a pause or resume are one event each; a half-open breaker is none', () => {
+    const b = new GuardBook({}, T0);
+    const before = structuredClone(b.view);
+    b.report(report('create', { ambiguous: 3 }), T0);
+    b.pause('key ops-1', 'incident', T0);
+    assert.deepEqual(guardChanges(before, b.view).map((c) => c.type), ['provider.paused', 'provider.breaker_opened']);
+    const open = structuredClone(b.view);
+    b.halfOpen(T0 + 30_000);
+    assert.deepEqual(guardChanges(open, b.view), []);
+    const half = structuredClone(b.view);
+    b.probed(['create'], true, T0 + 30_100, 'ok');
+    b.resume('key ops-2', T0 + 31_000);
+    assert.deepEqual(guardChanges(half, b.view).map((c) => [c.type, c.data.class ?? c.data.by]), [['provider.resumed', 'key ops-2'], ['provider.breaker_closed', 'create']]);
   });
 });

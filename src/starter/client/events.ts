@@ -12,7 +12,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { describeZodError } from '../../contract/provider';
-import { EVENT_PREFIX, EVENT_TYPES, type FlowEvent, type FlowEventSummary, type DeliveryRecord } from '../../contract/merchant-events';
+import { EVENT_PREFIX, FLOW_EVENT_TYPES, type FlowEvent, type FlowEventSummary, type DeliveryRecord } from '../../contract/merchant-events';
 import type { FlowKind } from '../../contract/flow-kinds';
 import { flowEventsQuery } from '../../workflows/event-types';
 import { InputError, FlowNotFoundError, WorkerUnavailableError } from './errors';
@@ -41,9 +41,9 @@ const ISO = (what: string) =>
 
 const EVENT_LIST_FIELDS = {
   type: z
-    .enum(EVENT_TYPES as [string, ...string[]], { message: `must be one of ${EVENT_TYPES.join(', ')}` })
+    .enum(FLOW_EVENT_TYPES as [string, ...string[]], { message: `must be one of ${FLOW_EVENT_TYPES.join(', ')}` })
     .optional()
-    .describe('only events of this type'),
+    .describe("only events of this type (flows' events; the provider guard's are in GET /v1/admin/provider)"),
   flow_id: z
     .string()
     .regex(/^(swap|paylink)-[\x21-\x7e]{1,120}$/, 'must be a flow id (swap-<txn_ref> or paylink-<txn_merchant_ref>)')

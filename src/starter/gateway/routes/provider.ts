@@ -35,6 +35,10 @@ export const GuardViewSchema = z
       cooldown_ms: z.number(),
     }),
     audit: z.array(z.object({ action: z.enum(['pause', 'resume']), by: z.string(), at: z.string(), reason: z.string().optional() })),
+    events: z
+      .array(z.object({ id: z.string(), type: z.string(), timestamp: z.string() }))
+      .optional()
+      .describe("the guard's last merchant events (provider.breaker_opened, …), newest last"),
   })
   .meta({ id: 'ProviderGuard' });
 

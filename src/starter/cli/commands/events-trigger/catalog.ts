@@ -28,6 +28,11 @@ export const HOW: Readonly<Record<string, string>> = {
   'payment_link.expired': "creates a payment link and waits out its lifetime (the gateway's LINK_LIFETIME_SECONDS: give it a short one)",
   'payment_link.needs_reconciliation': 'creates a payment link, cancels it, then the customer pays it on the simulator',
   'payment_link.reconciled': 'payment_link.needs_reconciliation, then resolves it as paid through the operator route (an operator key)',
+  'provider.paused': 'pauses money-moving calls through the operator route and resumes them at once (an operator key)',
+  'provider.resumed': 'pauses money-moving calls through the operator route and resumes them at once (an operator key)',
+  'provider.breaker_opened':
+    "starts a swap whose confirmations the simulator answers 503 (scoped fault) until the confirm breaker opens, then removes the fault (an operator key)",
+  'provider.breaker_closed': "provider.breaker_opened, then waits for the breaker's probe to close it (PROVIDER_BREAKER_COOLDOWN_SECONDS, 30 s by default)",
 };
 
 /** The event types, each with what the trigger does for it. */

@@ -6,6 +6,7 @@
 import { ConfigError } from '../../../../config/env';
 import { gatewayTarget } from '../../face';
 import { printJson } from '../../output';
+import { runProviderRecipe } from './provider';
 import { RECIPES } from './recipes';
 import { TriggerSession, type TriggerOptions } from './session';
 
@@ -14,8 +15,9 @@ export interface RunOptions extends TriggerOptions {
 }
 
 export async function runTrigger(type: string, opts: RunOptions): Promise<void> {
+  const provider = type.startsWith('provider.');
   const recipe = RECIPES[type];
-  if (!recipe) throw new Error(`${type}: no trigger for this event type yet`);
+  if (!recipe && !provider) throw new Error(`${type}: no trigger for this event type yet`);
   const target = gatewayTarget();
   if (!target) {
     throw new ConfigError('MPF_GATEWAY_URL: is not set: mpf events trigger drives a real flow through the gateway (MPF_GATEWAY_URL, and an API key in MPF_API_KEY, MPF_API_KEY_FILE or --api-key-file)');
@@ -27,7 +29,13 @@ export async function runTrigger(type: string, opts: RunOptions): Promise<void> 
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   try {
-    const d = await recipe(s);
+    if (provider) {
+      const seen = await runProviderRecipe(s, type);
+      if (opts.json) printJson({ type, kind: 'provider', flow_id: seen.guardId, event_id: seen.event.id, event_timestamp: seen.event.timestamp, state: seen.state, steps: s.steps });
+      else process.stdout.write(`${type}: emitted ${seen.event.id} by ${seen.guardId}; the worker delivers it to its MERCHANT_WEBHOOK_URL\n`);
+      return;
+    }
+    const d = await recipe!(s);
     const { event, view } = await s.waitForEvent(d.kind, d.flowId, type, d.wait);
     if (opts.json) {
       printJson({ type, kind: d.kind, flow_id: d.flowId, event_id: event.id, event_timestamp: event.timestamp, state: view.state, steps: s.steps });

@@ -104,6 +104,16 @@ const EnvVariables = z.object({
   TEMPORAL_TLS_SERVER_CA_CERT_PATH: optionalNonEmpty,
   /** mTLS to Temporal: the name the frontend's certificate must carry when it differs from TEMPORAL_ADDRESS's host (`temporal` in `mpf cluster up`). */
   TEMPORAL_TLS_SERVER_NAME: optionalNonEmpty,
+  /** Tokens for the Temporal API (a server that authorises with JWTs): the identity provider's issuer URL (https; http only on loopback). With the client id and secret, the process fetches its tokens with client credentials and renews them before they expire. */
+  TEMPORAL_OIDC_ISSUER: optionalNonEmpty,
+  /** Tokens for the Temporal API: this process's client id at the identity provider (client credentials). */
+  TEMPORAL_OIDC_CLIENT_ID: optionalNonEmpty,
+  /** Tokens for the Temporal API: that client's secret; a secret (use TEMPORAL_OIDC_CLIENT_SECRET_FILE). */
+  TEMPORAL_OIDC_CLIENT_SECRET: optionalNonEmpty,
+  /** Tokens for the Temporal API: the resource (audience) to ask tokens for, when the IdP needs it named (RFC 8707 `resource`). */
+  TEMPORAL_OIDC_AUDIENCE: optionalNonEmpty,
+  /** Tokens for the Temporal API: the scopes to ask for, space-separated, when the IdP needs some (Entra ID: `api://<app id>/.default`). */
+  TEMPORAL_OIDC_SCOPE: optionalNonEmpty,
   /** Temporal Web's base URL, for the links `mpf demo` prints when TEMPORAL_ADDRESS is set. */
   TEMPORAL_UI_URL: httpUrl.optional(),
   /** The gateway's HTTP port (`mpf gateway --port` wins; 0 = a free one). */

@@ -16,6 +16,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { clientDataConverter } from '../codec/data-converter';
 import { ConfigError } from '../config/env';
 import { mpfClientInterceptors } from '../observability/temporal-client';
+import { renewingToken, tokenSettingsFromEnv, type RenewingToken, type TokenSettings } from './tokens';
 
 /** The envconfig TLS settings that name files. */
 export const TLS_PATH_SETTINGS = ['TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH'] as const;
@@ -45,9 +46,12 @@ export interface TemporalTarget {
   namespace: string;
   /** Extra options from the envconfig profile (TLS, API key, metadata). */
   profile?: ReturnType<typeof loadClientConnectConfig>['connectionOptions'];
+  /** A machine client of the identity provider: its tokens are fetched and renewed (tokens.ts). */
+  tokens?: TokenSettings;
 }
 
-export function temporalTargetFromEnv(env: { TEMPORAL_ADDRESS?: string; TEMPORAL_NAMESPACE?: string }): TemporalTarget {
+export function temporalTargetFromEnv(env: Parameters<typeof tokenSettingsFromEnv>[0] & { TEMPORAL_ADDRESS?: string; TEMPORAL_NAMESPACE?: string }): TemporalTarget {
+  const tokens = tokenSettingsFromEnv(env);
   let profile: TemporalTarget['profile'];
   let profileNamespace: string | undefined;
   // envconfig reads the process's environment; so does this check.
@@ -68,6 +72,7 @@ export function temporalTargetFromEnv(env: { TEMPORAL_ADDRESS?: string; TEMPORAL
     addressFrom: env.TEMPORAL_ADDRESS ? 'TEMPORAL_ADDRESS' : profile?.address ? 'envconfig profile' : 'default',
     namespace: env.TEMPORAL_NAMESPACE ?? profileNamespace ?? 'default',
     profile,
+    ...(tokens ? { tokens } : {}),
   };
 }
 
@@ -196,14 +201,28 @@ export async function connectError(target: TemporalTarget, cause: unknown): Prom
   return new TemporalConnectError(target, cause, problem);
 }
 
+/**
+ * The token of a machine client (target.tokens), fetched before connecting and renewed until the
+ * process ends; undefined without one. An API key of the profile and a token are exclusive.
+ */
+export async function targetToken(target: TemporalTarget): Promise<RenewingToken | undefined> {
+  if (!target.tokens) return undefined;
+  if (target.profile?.apiKey) throw new ConfigError('TEMPORAL_API_KEY (or the profile\'s api_key) and TEMPORAL_OIDC_* are both set: a process authenticates to Temporal one way; unset one');
+  return renewingToken(target.tokens, (line) => process.stderr.write(`${line}\n`));
+}
+
 export async function connectClient(target: TemporalTarget, keys: string): Promise<Client> {
   let connection: Connection;
+  const token = await targetToken(target);
   try {
     connection = await Connection.connect({
       ...(target.profile as object),
       address: target.address,
+      // Read at every call: a renewed token is used from the next call on.
+      ...(token ? { apiKey: () => token.current() } : {}),
     } as Parameters<typeof Connection.connect>[0]);
   } catch (e) {
+    token?.stop();
     throw await connectError(target, e);
   }
   return new Client({ connection, namespace: target.namespace, dataConverter: clientDataConverter(keys), interceptors: mpfClientInterceptors() });

@@ -3,12 +3,17 @@
  * connection.ts so that the gateway and the CLI never load @temporalio/worker.
  */
 import { NativeConnection } from '@temporalio/worker';
-import { connectError, type TemporalTarget } from './connection';
+import { connectError, targetToken, type TemporalTarget } from './connection';
 
+/** With a machine client's token (target.tokens), each renewed token is handed to the connection (setApiKey): no restart. */
 export async function connectNative(target: TemporalTarget): Promise<NativeConnection> {
+  const token = await targetToken(target);
   try {
-    return await NativeConnection.connect({ ...target.profile, address: target.address });
+    const connection = await NativeConnection.connect({ ...target.profile, address: target.address, ...(token ? { apiKey: token.current() } : {}) });
+    token?.onRenew((t) => connection.setApiKey(t));
+    return connection;
   } catch (e) {
+    token?.stop();
     throw await connectError(target, e);
   }
 }

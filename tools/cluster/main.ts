@@ -7,6 +7,7 @@ import path from 'node:path';
 import { isRunning, processesOfRun, type Child } from './processes';
 import { readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
 import { ClusterAlreadyRunning, ClusterStartAborted, cleanLeftovers, startCluster, type RunningCluster } from './up';
+import { DEFAULT_IDP_TTL, IDP_PEOPLE, type IdpTtl } from './idp';
 import { API_KEYS, KEYRING_FILE, NAMESPACE, TASK_QUEUE } from './topology';
 
 export interface UpOptions {
@@ -23,6 +24,19 @@ const RESTART_MIN_MS = 1_000;
 const RESTART_MAX_MS = 30_000;
 const RESTART_RESET_AFTER_MS = 60_000;
 
+/**
+ * Authorisation of the Temporal API by the IdP's tokens, off by default until Temporal Web signs
+ * people in: MPF_CLUSTER_AUTH=1 turns it on; MPF_CLUSTER_TOKEN_TTL_SECONDS shortens every token's
+ * lifetime (a test of renewal).
+ */
+function authFromEnvironment(env: NodeJS.ProcessEnv): { auth?: boolean; idpTtl?: IdpTtl } {
+  const ttl = Number(env.MPF_CLUSTER_TOKEN_TTL_SECONDS);
+  return {
+    ...(env.MPF_CLUSTER_AUTH === '1' ? { auth: true } : {}),
+    ...(Number.isInteger(ttl) && ttl >= 10 ? { idpTtl: { ...DEFAULT_IDP_TTL, accessTokenSeconds: ttl, clientCredentialsSeconds: ttl } } : {}),
+  };
+}
+
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -31,6 +45,7 @@ export function formatAddresses(info: ClusterInfo): string[] {
   return [
     row('Temporal gRPC', `${info.temporal?.address ?? '?'}  (namespace ${NAMESPACE}, task queue ${TASK_QUEUE}, pid ${info.temporal?.pid ?? '?'})`),
     row('Temporal Web', `${info.ui?.url ?? '?'}  (pid ${info.ui?.pid ?? '?'})`),
+    row('identity provider', `${info.idp?.issuer ?? '?'}  (pid ${info.idp?.pid ?? '?'}; people ${IDP_PEOPLE.map((p) => p.id).join(', ')}, passwords in idp_password_<person> beside the secrets)`),
     ...info.gateways.map((g) => row(g.name, `${g.url}  (pid ${g.pid}${g.metricsUrl ? `, metrics ${g.metricsUrl}/metrics` : ''})`)),
     row('simulator API', `${info.simulator?.url ?? '?'}  (pid ${info.simulator?.pid ?? '?'})`),
     row('simulator checkout', info.simulator?.checkoutUrl ?? '?'),
@@ -64,7 +79,10 @@ export async function runClusterUp(o: UpOptions): Promise<number> {
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onSignal);
 
   try {
-    cluster = await startCluster({ ...o, stateDir, say: (l) => out(`  ${l}`), aborted: () => stopRequested !== undefined, ...(o.appEnv && Object.keys(o.appEnv).length ? { appEnv: o.appEnv } : {}) });
+    cluster = await startCluster({
+      ...o, stateDir, say: (l) => out(`  ${l}`), aborted: () => stopRequested !== undefined, ...(o.appEnv && Object.keys(o.appEnv).length ? { appEnv: o.appEnv } : {}),
+      ...authFromEnvironment(process.env),
+    });
   } catch (e) {
     if (e instanceof ClusterStartAborted) {
       out(`stopped before it was ready (${secs(Date.now() - t0)}); no process left`);

@@ -8,6 +8,7 @@
  *   tls/             the private CA and one certificate directory per component, 0700/0600
  *   logs/            one log per process and job
  *   temporal/ ui/    the servers' config files (0600: they hold the database password / codec URL)
+ *   idp/             the identity provider's config file (0600: its signing key and client secrets)
  *   postgres/        PostgreSQL's own directory (owned by the user it runs as)
  *   ports.json       the ports of the last run, taken again by `up --keep-data` (ports.ts)
  *   simulator/       the simulator's records (state.json), kept with --keep-data
@@ -32,6 +33,10 @@ export interface ClusterInfo {
   ui?: { url: string; pid: number; version: string };
   postgres?: { host: string; port: number; pid: number; dataDir: string; user: string; binDir: string };
   simulator?: { url: string; checkoutUrl: string; pid: number };
+  /** The identity provider (idp.ts): its issuer, JWKS and token endpoint. */
+  idp?: { issuer: string; pid: number; jwksUrl: string; tokenUrl: string };
+  /** Every call to the Temporal API is authorised by the IdP's tokens (MPF_CLUSTER_AUTH=1). */
+  auth?: boolean;
   gateways: Array<{ name: string; url: string; pid: number; metricsUrl?: string }>;
   workers: Array<{ name: string; pid: number; metricsUrl?: string }>;
   secretsDir: string;

@@ -24,6 +24,20 @@ export interface TemporalServerOptions {
   tlsDir: string;
   /** Its 9 ports (gRPC, HTTP, each service's gRPC and membership), kept across --keep-data restarts. */
   ports: PortBook;
+  /** Authorisation of every call by JWT (the identity provider's); without it the frontend runs no authorizer. */
+  auth?: TemporalAuth;
+}
+
+/**
+ * Temporal's own authorisation: the default JWT claim mapper reads the `permissions` claim of a
+ * token signed by a key of the IdP's JWKS (for `audience`), the default authorizer allows a call
+ * when the role it maps to suffices. `token` is the admin tools' token (the readiness check).
+ */
+export interface TemporalAuth {
+  jwksUrl: string;
+  audience: string;
+  permissionsClaimName: string;
+  token: () => string;
 }
 
 export interface RunningTemporalServer {
@@ -47,6 +61,8 @@ interface Ports {
   matchingMembership: number;
   workerGrpc: number;
   workerMembership: number;
+  /** The internal frontend (with auth only): the server's own worker service calls it over internode mTLS, not the authorising frontend. */
+  internalFrontend?: { grpc: number; membership: number };
 }
 
 const CONFIG_ENV = 'mpf-cluster';
@@ -82,6 +98,17 @@ export function temporalServerTls(tlsDir: string): Record<string, unknown> {
   };
 }
 
+/** global.authorization: Temporal's default JWT claim mapper and authorizer, keys from the IdP's JWKS (read again every minute). */
+export function temporalServerAuthorization(a: Omit<TemporalAuth, 'token'>): Record<string, unknown> {
+  return {
+    jwtKeyProvider: { keySourceURIs: [a.jwksUrl], refreshInterval: '1m' },
+    permissionsClaimName: a.permissionsClaimName,
+    authorizer: 'default',
+    claimMapper: 'default',
+    audience: a.audience,
+  };
+}
+
 export function temporalServerConfig(o: Omit<TemporalServerOptions, 'ports'>, ports: Ports): Record<string, unknown> {
   const host = '127.0.0.1';
   const sql = (databaseName: string, maxConns: number) => ({
@@ -114,12 +141,14 @@ export function temporalServerConfig(o: Omit<TemporalServerOptions, 'ports'>, po
       membership: { maxJoinDuration: '30s', broadcastAddress: host },
       pprof: { port: 0 },
       tls: temporalServerTls(o.tlsDir),
+      ...(o.auth ? { authorization: temporalServerAuthorization(o.auth) } : {}),
     },
     services: {
       frontend: rpc(ports.grpc, ports.frontendMembership, ports.http),
       history: rpc(ports.historyGrpc, ports.historyMembership),
       matching: rpc(ports.matchingGrpc, ports.matchingMembership),
       worker: rpc(ports.workerGrpc, ports.workerMembership),
+      ...(ports.internalFrontend ? { 'internal-frontend': rpc(ports.internalFrontend.grpc, ports.internalFrontend.membership) } : {}),
     },
     clusterMetadata: {
       enableGlobalNamespace: false,
@@ -137,8 +166,8 @@ export function temporalServerConfig(o: Omit<TemporalServerOptions, 'ports'>, po
 }
 
 /** Ready: the frontend answers and the history service owns its shards (a system call that needs them works). */
-async function frontendReady(address: string, tlsDir: string): Promise<boolean> {
-  const conn = Connection.lazy({ address, connectTimeout: 1_000, tls: clientTls(path.join(tlsDir, 'operator')) });
+async function frontendReady(address: string, tlsDir: string, token?: () => string): Promise<boolean> {
+  const conn = Connection.lazy({ address, connectTimeout: 1_000, tls: clientTls(path.join(tlsDir, 'operator')), ...(token ? { apiKey: token } : {}) });
   try {
     await conn.ensureConnected();
     await conn.workflowService.getSystemInfo({});
@@ -163,17 +192,23 @@ export async function startTemporalServer(o: TemporalServerOptions): Promise<Run
       grpc: p[0]!, http: p[1]!, frontendMembership: p[2]!, historyGrpc: p[3]!, historyMembership: p[4]!,
       matchingGrpc: p[5]!, matchingMembership: p[6]!, workerGrpc: p[7]!, workerMembership: p[8]!,
     };
+    if (o.auth) {
+      const [grpc, membership] = await o.ports.take('temporal-internal-frontend', 2, { low: true, fresh: attempt > 1 });
+      ports.internalFrontend = { grpc: grpc!, membership: membership! };
+    }
     fs.rmSync(configFile, { force: true });
     fs.writeFileSync(configFile, `# Written by mpf cluster up; see tools/cluster/temporal-server.ts.\n${stringify(temporalServerConfig(o, ports))}`, { mode: 0o600 });
     const child = new Child(
       'temporal-server',
       o.binary,
-      ['--root', root, '--config', 'config', '--env', CONFIG_ENV, '--allow-no-auth', 'start'],
+      o.auth
+        ? ['--root', root, '--config', 'config', '--env', CONFIG_ENV, 'start', ...['frontend', 'internal-frontend', 'history', 'matching', 'worker'].flatMap((x) => ['--service', x])]
+        : ['--root', root, '--config', 'config', '--env', CONFIG_ENV, '--allow-no-auth', 'start'],
       { cwd: root, env: { PATH: process.env.PATH }, logFile: path.join(o.logDir, 'temporal-server.log'), runId: o.runId },
     );
     const address = `127.0.0.1:${ports.grpc}`;
     try {
-      await child.waitUntil(() => frontendReady(address, o.tlsDir), 90_000, 'serving');
+      await child.waitUntil(() => frontendReady(address, o.tlsDir, o.auth?.token), 90_000, 'serving');
     } catch (e) {
       await child.stop('SIGTERM', 10_000);
       if (e instanceof ChildExitedError && /address already in use/i.test(child.log()) && attempt < START_ATTEMPTS) continue;

@@ -16,6 +16,9 @@ import { codecWebEndpoint } from '../../src/codec/codec-server';
 import { provisionTemporalCli } from '../../src/temporal/provision';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
 import { startGateway, startSimulator, startWorker, type AppContext, type RunningGateway, type RunningSimulator, type RunningWorker } from './apps';
+import { DEFAULT_IDP_TTL, idpSecretFiles, PERMISSIONS_CLAIM, prepareIdpSecrets, startIdp, TEMPORAL_AUDIENCE, type IdpSecrets, type IdpTtl, type MachineClientId, type RunningIdp } from './idp';
+import { tokenFile } from './login';
+import { renewingToken, type RenewingToken } from '../../src/temporal/tokens';
 import { runNamespaceJob, runSchemaJob } from './jobs';
 import { startPostgres, type RunningPostgres } from './postgres';
 import { PortBook } from './ports';
@@ -24,7 +27,7 @@ import { provisionCluster, type ClusterBinaries } from './provision';
 import { prepareSecrets, secretsDir, type Secrets } from './secrets';
 import { prepareTls, tlsDir } from './tls';
 import { files, readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
-import { startTemporalServer, type RunningTemporalServer } from './temporal-server';
+import { startTemporalServer, type RunningTemporalServer, type TemporalAuth } from './temporal-server';
 import { apiKeyFile, HISTORY_SHARDS, KEYRING_FILE, NAMESPACE, NAMESPACE_RETENTION, TASK_QUEUE, temporalClientTlsEnv, tlsComponents, VERSIONS } from './topology';
 import { startUi, type RunningUi } from './ui';
 
@@ -40,6 +43,14 @@ export interface ClusterOptions {
   aborted?: () => boolean;
   /** Flow settings given to every worker and gateway (`mpf cluster up --app-env NAME=VALUE`, topology.ts FLOW_SETTINGS). */
   appEnv?: Record<string, string>;
+  /** Token lifetimes of the identity provider (short ones test renewal). */
+  idpTtl?: IdpTtl;
+  /**
+   * The Temporal API authorises every call by the IdP's JWTs (workers and gateways fetch and renew
+   * theirs, the operator signs in). Off by default until Temporal Web signs people in too: without
+   * a login of its own, Temporal Web has no token and the frontend refuses it.
+   */
+  auth?: boolean;
 }
 
 export interface RunningCluster {
@@ -139,18 +150,22 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     const base = await prepareRun(run);
     // The simulator depends on nothing (as in compose): it starts beside the database chain.
     const simulator = run.parallel(startSimulatorComponent(run, base));
+    // So does the identity provider.
+    const idp = run.parallel(startIdpComponent(run, base));
     const pg = await startPostgresComponent(run, base);
     await run.step(
       'temporal-schema',
       () => runSchemaJob({ sqlTool: base.bins.sqlTool, schemaDir: base.bins.schemaDir, host: pg.host, port: pg.port, password: base.secrets.postgres_password, ...run.ctx }),
       () => 'databases temporal and temporal_visibility created and on the latest schema',
     );
+    // With authorisation on, the server reads the IdP's keys as it starts: the IdP is up first.
+    if (o.auth) await clusterAuth(run, base, await idp);
     const temporal = await startTemporalComponent(run, base, pg);
     // Temporal Web needs only the server (as in compose), so it starts beside the namespace job.
     const ui = await startUiComponent(run, base, temporal.address);
     const namespaceJobDone = run.parallel(runNamespaceStep(run, base, temporal.address));
     await Promise.all(run.pending);
-    const [sim, firstUi] = await Promise.all([simulator, ui.started, namespaceJobDone]);
+    const [sim, firstUi] = await Promise.all([simulator, ui.started, namespaceJobDone, idp]);
     info.ui = { url: firstUi.url, pid: firstUi.pid, version: VERSIONS.temporalUi };
     writeInfo(info);
 
@@ -174,7 +189,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
 }
 
 /** Each tier (all gateways, all workers together) is stopped in the reverse of compose's order, whatever order they happened to become ready in. */
-const STOP_RANK = ['postgresql', 'temporal', 'temporal-ui', 'simulator', 'workers', 'gateways'] as const;
+const STOP_RANK = ['postgresql', 'idp', 'temporal', 'temporal-ui', 'simulator', 'workers', 'gateways'] as const;
 type Tier = (typeof STOP_RANK)[number];
 
 /**
@@ -214,6 +229,7 @@ class Components {
     if (name === 'postgresql' && info.postgres) info.postgres.pid = pid;
     if (name === 'temporal' && info.temporal) info.temporal.pid = pid;
     if (name === 'temporal-ui' && info.ui) info.ui.pid = pid;
+    if (name === 'idp' && info.idp) info.idp.pid = pid;
     writeInfo(info);
     return next.child;
   }
@@ -246,6 +262,8 @@ interface Run {
   ctx: { logDir: string; runId: string };
   /** PostgreSQL's root (its data), once it started: removed on stop without --keep-data. */
   postgresRoot?: string;
+  /** With authorisation on: what the server checks, the admin tools' token, each machine client's settings. */
+  auth?: { temporal: TemporalAuth; adminToken: RenewingToken; clientEnv(client: MachineClientId): Record<string, string> };
   stopped: boolean;
   /** Steps running in parallel: every one is awaited (and what it started registered) before a failure is thrown. */
   pending: Array<Promise<unknown>>;
@@ -318,6 +336,7 @@ async function stopRun(run: Run): Promise<void> {
   run.stopped = true;
   info.status = 'stopping';
   writeInfo(info);
+  run.auth?.adminToken.stop();
   await run.components.stopAll(o.say);
   // Anything of this run still running (it should not be): kill it.
   for (const pid of processesOfRun(run.runId)) killGroup(pid, 'SIGKILL');
@@ -325,7 +344,7 @@ async function stopRun(run: Run): Promise<void> {
     // The database goes, and so do the secrets and the config files that hold them.
     const t0 = Date.now();
     if (run.postgresRoot) fs.rmSync(run.postgresRoot, { recursive: true, force: true });
-    for (const dir of [secretsDir(stateDir), tlsDir(stateDir), path.join(stateDir, 'temporal'), path.join(stateDir, 'ui'), path.dirname(f.simulatorState)]) fs.rmSync(dir, { recursive: true, force: true });
+    for (const dir of [secretsDir(stateDir), tlsDir(stateDir), path.join(stateDir, 'temporal'), path.join(stateDir, 'ui'), path.join(stateDir, 'idp'), path.dirname(f.simulatorState)]) fs.rmSync(dir, { recursive: true, force: true });
     for (const file of [f.env, f.ports]) fs.rmSync(file, { force: true });
     o.say(`removed the database, the simulator's records, the secrets, the certificates, the ports and the config files (${secs(Date.now() - t0)}; --keep-data keeps them)`);
   }
@@ -338,6 +357,7 @@ async function stopRun(run: Run): Promise<void> {
 interface RunBase {
   bins: ClusterBinaries & { temporalCli: string };
   secrets: Secrets;
+  idpSecrets: IdpSecrets;
   tls: { dir: string; issued: string[] };
   ports: PortBook;
   appCtx: AppContext;
@@ -349,6 +369,7 @@ async function prepareRun(run: Run): Promise<RunBase> {
   const bins = await run.step('binaries', async () => ({ ...provisionCluster(), temporalCli: provisionTemporalCli() }), (b) =>
     `temporal-server ${VERSIONS.temporalServer}, temporal-sql-tool, temporal-ui-server ${VERSIONS.temporalUi}, Temporal CLI, PostgreSQL from ${b.pgBinDir}`);
   const secrets = prepareSecrets(stateDir, o.keepData);
+  const idpSecrets = prepareIdpSecrets(secretsDir(stateDir), o.keepData);
   const names = (n: number, role: string) => Array.from({ length: n }, (_, i) => `${role}-${i + 1}`);
   const tls = await run.step(
     'certificates',
@@ -357,7 +378,7 @@ async function prepareRun(run: Run): Promise<RunBase> {
   );
   const ports = new PortBook(f.ports, o.keepData, o.say);
   const appCtx: AppContext = { secretsDir: secretsDir(stateDir), tlsDir: tls.dir, ports, simulatorStateFile: f.simulatorState, ...run.ctx };
-  return { bins, secrets, tls, ports, appCtx };
+  return { bins, secrets, idpSecrets, tls, ports, appCtx };
 }
 
 /** The provider simulator (it depends on nothing). */
@@ -366,6 +387,44 @@ async function startSimulatorComponent(run: Run, base: RunBase): Promise<Running
   run.components.register('simulator', 'simulator', { child: sim.child, stop: sim.stop, restart: () => startSimulator(base.appCtx) });
   run.info.simulator = { url: sim.url, checkoutUrl: sim.checkoutUrl, pid: sim.pid };
   return sim;
+}
+
+/**
+ * Authorisation by the IdP's tokens: what the Temporal server checks (its JWKS, the audience, the
+ * claim), the admin tools' token (readiness checks, the namespace job), and the settings each
+ * machine client is started with (it fetches and renews its own tokens).
+ */
+async function clusterAuth(run: Run, base: RunBase, idp: RunningIdp): Promise<void> {
+  const adminToken = await renewingToken({ issuer: idp.issuer, clientId: 'mpf-admin-tools', clientSecret: base.idpSecrets.clientSecrets['mpf-admin-tools'], audience: TEMPORAL_AUDIENCE });
+  run.auth = {
+    temporal: { jwksUrl: idp.jwksUrl, audience: TEMPORAL_AUDIENCE, permissionsClaimName: PERMISSIONS_CLAIM, token: () => adminToken.current() },
+    adminToken,
+    clientEnv: (client) => ({
+      TEMPORAL_OIDC_ISSUER: idp.issuer,
+      TEMPORAL_OIDC_CLIENT_ID: client,
+      TEMPORAL_OIDC_CLIENT_SECRET_FILE: path.join(secretsDir(run.stateDir), idpSecretFiles.clientSecret(client)),
+      TEMPORAL_OIDC_AUDIENCE: TEMPORAL_AUDIENCE,
+    }),
+  };
+  run.info.auth = true;
+  writeInfo(run.info);
+}
+
+/**
+ * The identity provider (it depends on nothing). Temporal Web's callback URL names the port
+ * Temporal Web will take (the port book gives it the same one when it starts).
+ */
+async function startIdpComponent(run: Run, base: RunBase): Promise<RunningIdp> {
+  const uiPort = await base.ports.one('temporal-ui');
+  const idpOpts = {
+    stateDir: run.stateDir, logDir: run.f.logs, runId: run.runId, secrets: base.idpSecrets, ttl: run.o.idpTtl ?? DEFAULT_IDP_TTL, ports: base.ports,
+    uiCallbackUrls: [`http://127.0.0.1:${uiPort}/auth/sso/callback`],
+  };
+  const idp = await run.step('idp', () => startIdp(idpOpts), (i) => `${i.issuer} (pid ${i.pid}, node-oidc-provider: 3 people, 3 machine clients, JWT access tokens for the Temporal API)`);
+  run.components.register('idp', 'idp', { child: idp.child, stop: idp.stop, restart: () => startIdp(idpOpts) });
+  run.info.idp = { issuer: idp.issuer, pid: idp.pid, jwksUrl: idp.jwksUrl, tokenUrl: idp.tokenUrl };
+  writeInfo(run.info);
+  return idp;
 }
 
 /** PostgreSQL, Temporal's persistence and visibility store. */
@@ -385,11 +444,14 @@ async function startPostgresComponent(run: Run, base: RunBase): Promise<RunningP
 /** The Temporal server on PostgreSQL, its frontend behind mTLS. */
 async function startTemporalComponent(run: Run, base: RunBase, pg: RunningPostgres): Promise<RunningTemporalServer> {
   const { stateDir, f, runId, info } = run;
-  const temporalOpts = { binary: base.bins.temporalServer, stateDir, logDir: f.logs, postgres: { host: pg.host, port: pg.port, password: base.secrets.postgres_password }, runId, tlsDir: base.tls.dir, ports: base.ports };
+  const temporalOpts = {
+    binary: base.bins.temporalServer, stateDir, logDir: f.logs, postgres: { host: pg.host, port: pg.port, password: base.secrets.postgres_password }, runId, tlsDir: base.tls.dir, ports: base.ports,
+    ...(run.auth ? { auth: run.auth.temporal } : {}),
+  };
   const temporal = await run.step(
     'temporal',
     () => startTemporalServer(temporalOpts),
-    (t) => `gRPC ${t.address} (pid ${t.pid}, ${HISTORY_SHARDS} history shards, persistence and visibility on PostgreSQL, mTLS: client certificates required)`,
+    (t) => `gRPC ${t.address} (pid ${t.pid}, ${HISTORY_SHARDS} history shards, persistence and visibility on PostgreSQL, mTLS: client certificates required${run.auth ? '; every call authorised by the IdP\'s JWTs' : ''})`,
   );
   run.components.register('temporal', 'temporal', { child: temporal.child, stop: temporal.stop, restart: () => startTemporalServer(temporalOpts) });
   info.temporal = {
@@ -439,7 +501,11 @@ async function startUiComponent(
 function runNamespaceStep(run: Run, base: RunBase, temporalAddress: string): Promise<void> {
   return run.step(
     'temporal-namespace',
-    () => runNamespaceJob({ temporalCli: base.bins.temporalCli, address: temporalAddress, tlsEnv: temporalClientTlsEnv(path.join(base.tls.dir, 'operator')), ...run.ctx }),
+    () => runNamespaceJob({
+      temporalCli: base.bins.temporalCli, address: temporalAddress, ...run.ctx,
+      // The admin tools' token (the whole cluster) beside the operator's certificate, when calls are authorised.
+      tlsEnv: { ...temporalClientTlsEnv(path.join(base.tls.dir, 'operator')), ...(run.auth ? { TEMPORAL_API_KEY: run.auth.adminToken.current() } : {}) },
+    }),
     () => `namespace ${NAMESPACE} (retention ${NAMESPACE_RETENTION}), search attributes ${Object.keys(CUSTOM_SEARCH_ATTRIBUTES).join(', ')}`,
   );
 }
@@ -451,9 +517,10 @@ async function startApps(
   o: { temporalAddress: string; providerBaseUrl: string; temporalWebOrigin: string; gw1Port: number },
 ): Promise<{ workers: RunningWorker[]; gateways: RunningGateway[] }> {
   const { appCtx } = base;
-  const extra = run.o.appEnv ? { extraEnv: run.o.appEnv } : {};
-  const workerOpts = { temporalAddress: o.temporalAddress, providerBaseUrl: o.providerBaseUrl, ...extra };
-  const gatewayOpts = (port?: number) => ({ temporalAddress: o.temporalAddress, temporalWebOrigin: o.temporalWebOrigin, ...(port ? { port } : {}), ...extra });
+  // Each machine client's token settings (client id, secret file) when calls are authorised.
+  const extra = (client: MachineClientId) => ({ extraEnv: { ...run.o.appEnv, ...run.auth?.clientEnv(client) } });
+  const workerOpts = { temporalAddress: o.temporalAddress, providerBaseUrl: o.providerBaseUrl, ...extra('mpf-worker') };
+  const gatewayOpts = (port?: number) => ({ temporalAddress: o.temporalAddress, temporalWebOrigin: o.temporalWebOrigin, ...(port ? { port } : {}), ...extra('mpf-gateway') });
   return run.step(
     'workers, gateways',
     async () => {
@@ -486,6 +553,13 @@ function writeClientEnv(info: ClusterInfo): void {
     `TEMPORAL_ADDRESS=${info.temporal?.address ?? ''}`,
     "# The operator's client certificate: the frontend accepts only certificates of the cluster's CA (mpf and temporal read these).",
     ...tls,
+    ...(info.auth
+      ? [
+        "# Every call is authorised by a person's token: sign in with `npx tsx tools/cluster/login.ts --user operator --state-dir <this dir>`",
+        '# (the password is idp_password_operator among the secrets), then source this file again.',
+        `TEMPORAL_API_KEY="$(cat '${tokenFile(info.stateDir, 'operator')}' 2>/dev/null)"`,
+      ]
+      : []),
     `TEMPORAL_NAMESPACE=${NAMESPACE}`,
     `TEMPORAL_TASK_QUEUE=${TASK_QUEUE}`,
     `TEMPORAL_UI_URL=${info.ui?.url ?? ''}`,

@@ -210,6 +210,11 @@ export class MpfClient {
 
   // ---- the provider guard (kill switch and breakers) ---------------------------------------------
 
+  /** Keeps this client's reading of the provider guard fresh, so starts never wait for it (the gateway); answers its stop. */
+  watchProviderGuard(): () => void {
+    return this.providerGuard.watch();
+  }
+
   /** The guard's state: pause, breakers, settings, the last operator actions (undefined: none yet). */
   providerStatus(): Promise<GuardView | undefined> {
     return this.providerGuard.status();

@@ -30,8 +30,13 @@ export class ProviderUnavailableError extends Error {
   }
 }
 
-const CACHE_MS = 1_000;
-const READ_WAIT_MS = 2_000;
+/** A watching client reads the guard this often. */
+const READ_EVERY_MS = 1_000;
+/** A reading older than this is not used: the start goes on, and the workers hold what the guard refuses. */
+const FRESH_MS = 5_000;
+/** How long an unwatched client's start waits for its reading. */
+const READ_WAIT_MS = 1_000;
+const QUERY_WAIT_MS = 2_000;
 const ACT_WAIT_MS = 10_000;
 /**
  * How long a pause waits before it answers: every worker reads the guard each second, so once the
@@ -41,7 +46,11 @@ const ACT_WAIT_MS = 10_000;
 export const PAUSE_SETTLE_MS = 2_000;
 
 export class ProviderGuardClient {
-  private cached: { at: number; view: Promise<GuardView | undefined> } | undefined;
+  /** The last reading (null: there is no guard yet, so nothing is paused or open) and when it was taken. */
+  private view: GuardView | null | undefined;
+  private readAt = 0;
+  private inflight: Promise<void> | undefined;
+  private watching: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly gate: TemporalGate,
@@ -52,11 +61,46 @@ export class ProviderGuardClient {
     return providerGuardWorkflowId(this.taskQueue);
   }
 
+  /**
+   * Keeps the reading fresh (every READ_EVERY_MS) so that a start never waits for it: what a
+   * long-lived process (the gateway) does. Answers the function that stops it.
+   */
+  watch(): () => void {
+    clearInterval(this.watching);
+    void this.refresh();
+    this.watching = setInterval(() => void this.refresh(), READ_EVERY_MS).unref();
+    return () => clearInterval(this.watching);
+  }
+
   /** Refuses (ProviderUnavailableError) a start of `cls` the guard holds; nothing is started. */
   async admit(cls: MoneyClass, what: string): Promise<void> {
-    const view = await this.reading();
-    const reason = view && holdReason(view, cls);
+    // Unwatched (a short-lived client): read it now, waiting at most READ_WAIT_MS.
+    if (!this.watching && Date.now() - this.readAt > READ_EVERY_MS) await Promise.race([this.refresh(), new Promise((r) => setTimeout(r, READ_WAIT_MS).unref())]);
+    const view = Date.now() - this.readAt <= FRESH_MS ? this.view : undefined;
+    const reason = view ? holdReason(view, cls) : undefined;
     if (view && reason) throw new ProviderUnavailableError(`no ${what} is started: ${reason}`, retryAfterSeconds(view, cls, Date.now()));
+  }
+
+  private refresh(): Promise<void> {
+    this.inflight ??= this.gate.temporal
+      .withDeadline(Date.now() + QUERY_WAIT_MS, () => this.gate.temporal.workflow.getHandle(this.workflowId).query(guardQuery))
+      .then(
+        (view) => {
+          this.view = view;
+          this.readAt = Date.now();
+        },
+        (err: unknown) => {
+          if (err instanceof WorkflowNotFoundError) {
+            this.view = null;
+            this.readAt = Date.now();
+          }
+          // Otherwise the reading ages: past FRESH_MS starts go on, and the workers (which read it themselves, failing closed) hold their calls.
+        },
+      )
+      .finally(() => {
+        this.inflight = undefined;
+      });
+    return this.inflight;
   }
 
   /** The guard as it is (undefined: none yet, nothing paused or open). WorkerUnavailableError when unanswered. */
@@ -88,26 +132,17 @@ export class ProviderGuardClient {
       args: [{}],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-    this.cached = undefined;
     try {
-      return await this.gate.guard(() =>
+      const view = await this.gate.guard(() =>
         this.gate.temporal.withDeadline(Date.now() + ACT_WAIT_MS, () =>
           this.gate.temporal.workflow.executeUpdateWithStart(update as typeof guardPauseUpdate, { args: [args as { by: string; reason: string }], startWorkflowOperation }),
         ),
       );
+      [this.view, this.readAt] = [view, Date.now()]; // this process's starts obey it at once
+      return view;
     } catch (err) {
       if (isDeadlineExceeded(err) || isNoPoller(err)) throw new WorkerUnavailableError('provider guard', this.workflowId, ACT_WAIT_MS, undefined);
       throw err;
     }
-  }
-
-  /** The reading, cached for CACHE_MS; undefined when there is no guard or it did not answer in time. */
-  private reading(): Promise<GuardView | undefined> {
-    if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached.view;
-    const view = this.gate.temporal
-      .withDeadline(Date.now() + READ_WAIT_MS, () => this.gate.temporal.workflow.getHandle(this.workflowId).query(guardQuery))
-      .catch(() => undefined);
-    this.cached = { at: Date.now(), view };
-    return view;
   }
 }

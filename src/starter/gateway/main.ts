@@ -55,11 +55,14 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     await app.close();
     throw err;
   }
+  // The provider guard's reading kept fresh, so a start never waits for it (src/starter/client/provider-guard.ts).
+  const stopWatching = opts.mpf.watchProviderGuard();
   return {
     url,
     app,
     ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
     close: async () => {
+      stopWatching();
       await metricsServer?.close();
       await app.close();
     },

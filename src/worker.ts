@@ -2,6 +2,7 @@
  * The worker process: runs the swap, payment-link and categories workflows and the provider
  * activities. Activities get the provider client and the sealer injected (createActivities).
  */
+import { readFileSync } from 'node:fs';
 import { Client } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
@@ -14,7 +15,7 @@ import { mpfWorkerInterceptors, mpfWorkflowInterceptorModules } from './observab
 import { instrumentProvider } from './observability/activity-metrics';
 import { flowMetricSinks, initWorkerCounters } from './metrics/flow-metric-sink';
 import { providerGuardGauges } from './metrics/provider-guard-gauges';
-import type { BreakerSettings } from './contract/provider-guard';
+import { type BreakerSettings, PROVIDER_GUARD_WORKFLOW_TYPE } from './contract/provider-guard';
 import { ProviderGuardLink } from './temporal/provider-guard-link';
 import type { ProviderClient } from './provider/client';
 import { DEFAULT_DEPLOYMENT_NAME, releaseBuildId, versionWorker, type WorkerVersioning } from './temporal/deployment';
@@ -80,6 +81,17 @@ export const MPF_WORKER_TUNING: Partial<WorkerOptions> = {
   maxCachedWorkflows: 1000,
 };
 
+/**
+ * Whether the worker's workflows include the provider guard: a prebuilt bundle of a release from
+ * before it (an upgrade test, a rollback) cannot run the guard workflow, so the guard would never
+ * answer and every money-moving call would be held; such a release had no guard, and runs without.
+ */
+export function bundleHasProviderGuard(bundle: WorkerOptions['workflowBundle']): boolean {
+  if (!bundle) return true;
+  const code = 'code' in bundle ? bundle.code : readFileSync(bundle.codePath, 'utf8');
+  return code.includes(PROVIDER_GUARD_WORKFLOW_TYPE);
+}
+
 export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   // Before the first poll, so a new deployment's first worker finds its version Current.
   const version = await versionWorker(deps.connection, deps.namespace, deps.versioning ?? defaultVersioning(), deps.identity ?? `mpf-worker@${process.pid}`);
@@ -88,16 +100,18 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   // Provider calls counted and timed through the activity metric meter (src/observability/activity-metrics.ts).
   // The deployment's provider guard (kill switch, breakers), read every second and asked before
   // every money-moving call; this worker's calls are reported to it.
-  const gauges = providerGuardGauges({ namespace: deps.namespace, taskQueue: deps.taskQueue });
-  const guard = new ProviderGuardLink({
-    client: new Client({ connection: deps.connection, namespace: deps.namespace, dataConverter: workerDataConverter(deps.keys) }),
-    taskQueue: deps.taskQueue,
-    ...(deps.breaker ? { settings: deps.breaker } : {}),
-    onView: gauges,
-  });
-  deps.provider.observe(guard.record);
+  const guard = bundleHasProviderGuard(deps.workflowBundle)
+    ? new ProviderGuardLink({
+        client: new Client({ connection: deps.connection, namespace: deps.namespace, dataConverter: workerDataConverter(deps.keys) }),
+        taskQueue: deps.taskQueue,
+        ...(deps.breaker ? { settings: deps.breaker } : {}),
+        onView: providerGuardGauges({ namespace: deps.namespace, taskQueue: deps.taskQueue }),
+      })
+    : undefined;
+  if (guard) deps.provider.observe(guard.record);
+  else deps.onVersion?.('worker: this workflow bundle predates the provider guard: money-moving calls are not guarded (no breaker, no pause)');
   const activities = {
-    ...createActivities({ client: instrumentProvider(deps.provider), sealer: createSealer(deps.keys), eventSettings: eventActivities.eventSettings, guard }),
+    ...createActivities({ client: instrumentProvider(deps.provider), sealer: createSealer(deps.keys), eventSettings: eventActivities.eventSettings, ...(guard ? { guard } : {}) }),
     ...eventActivities,
   };
   initWorkerCounters({ namespace: deps.namespace, taskQueue: deps.taskQueue });
@@ -125,11 +139,11 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   // workflow needs a worker), and let go when it stops.
   const run = worker.run.bind(worker);
   worker.run = async () => {
-    void guard.start();
+    void guard?.start();
     try {
       return await run();
     } finally {
-      await guard.close();
+      await guard?.close();
     }
   };
   return worker;

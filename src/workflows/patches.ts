@@ -27,6 +27,8 @@ export interface LivePatch {
 export const MERCHANT_EVENTS_PATCH = 'mpf-merchant-events-v1';
 /** needs_reconciliation stays open until an operator resolves it (before: the flow completed). */
 export const RESOLVE_PATCH = 'mpf-reconcile-resolve-v1';
+/** A flow a late notification put in needs_reconciliation while its last events were handed over stays open for its resolution. */
+export const LATE_DOUBT_PATCH = 'mpf-late-doubt-stays-open-v1';
 /** A confirmation the provider guard held on every attempt ends the swap `expired` (before: in doubt). */
 export const PROVIDER_GUARD_PATCH = 'mpf-provider-guard-held-v1';
 
@@ -42,6 +44,12 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
     why: 'a flow in needs_reconciliation stays open until an operator resolves it (resolve update, audit record)',
     addedIn: '0.1.0 (f222e3e, 2026-11-23)',
     deprecateWhen: 'no flow started before f222e3e is open, and none of them is left in needs_reconciliation',
+  },
+  {
+    id: LATE_DOUBT_PATCH,
+    why: 'a notification arriving while a closing flow hands over its last events, and putting it in needs_reconciliation (money for a link just cancelled), keeps the flow open for its resolution instead of completing it unresolvable',
+    addedIn: '0.1.0 (late doubt, 2026-11-26)',
+    deprecateWhen: 'no flow started before this release is open (links: LINK_LIFETIME_SECONDS + grace)',
   },
   {
     id: PROVIDER_GUARD_PATCH,

@@ -23,7 +23,7 @@ import {
   notificationSignal,
   resolveLinkUpdate,
 } from './messages';
-import { awaitResolution } from './reconciliation';
+import { finishFlow } from './reconciliation';
 
 const { createPaymentLink } = proxyActivities<ProviderActivities>({
   startToCloseTimeout: PROVIDER_ACTIVITY_START_TO_CLOSE,
@@ -58,8 +58,7 @@ export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<Lin
   return CancellationScope.nonCancellable(async () => {
     if (await create(s)) await awaitOutcome(s);
     await keepLateNotifications(s);
-    await awaitResolution(s); // needs_reconciliation stays open until an operator resolves it
-    await s.events.finish(); // hands the last events over; deliveries go on without the link
+    await finishFlow(s); // needs_reconciliation stays open until resolved; then the last events are handed over
     return s.view();
   });
 }

@@ -7,7 +7,7 @@
  * The wait is new behaviour (before it, `needs_reconciliation` completed the workflow), so it is
  * guarded by `patched(RESOLVE_PATCH)`: histories recorded before it still replay.
  */
-import { RESOLVE_PATCH } from './patches';
+import { LATE_DOUBT_PATCH, RESOLVE_PATCH } from './patches';
 import { allHandlersFinished, condition, patched } from '@temporalio/workflow';
 import type { FlowKind } from './flow-ids';
 
@@ -80,6 +80,20 @@ export interface Resolvable {
  * `reconciled` (no time limit: it is an operator's open task; terminate it in Temporal to give up).
  * Flows that never needed reconciliation, and histories from before the patch, end as before.
  */
+/**
+ * A flow's very end: its resolution when it needs one, then the hand-over of its last events. A
+ * notification that arrives during that hand-over and puts the flow in needs_reconciliation (money
+ * for a link just cancelled) used to let it complete unresolvable; it now stays open for its
+ * resolution (behind LATE_DOUBT_PATCH: histories that completed so replay as they did).
+ */
+export async function finishFlow(s: Resolvable & { events: { finish(): Promise<void> } }): Promise<void> {
+  for (;;) {
+    await awaitResolution(s);
+    await s.events.finish();
+    if (s.state !== 'needs_reconciliation' || !patched(LATE_DOUBT_PATCH)) return;
+  }
+}
+
 export async function awaitResolution(s: Resolvable): Promise<void> {
   if (s.state !== 'needs_reconciliation') return;
   if (!patched(RESOLVE_PATCH)) return;

@@ -40,7 +40,7 @@ import {
   type SwapView,
   type SwapWorkflowInput,
 } from './messages';
-import { awaitResolution } from './reconciliation';
+import { finishFlow } from './reconciliation';
 import { flowMetrics } from './flow-metrics';
 import { decideConfirm, outcomeOf, SwapSession, type SwapWindow } from './swap-session';
 
@@ -93,8 +93,7 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
     const window = await initialise(s);
     if (window) await awaitPinsAndConfirm(s, window);
     await afterwards(s);
-    await awaitResolution(s); // needs_reconciliation stays open until an operator resolves it
-    await s.events.finish(); // hands the last events over; deliveries go on without the swap
+    await finishFlow(s); // needs_reconciliation stays open until resolved; then the last events are handed over
     return s.view();
   });
 }

@@ -171,6 +171,8 @@ export class MpfTemporalPersistenceUnavailableError extends MpfApiError {}
 export class MpfPinBudgetUnavailableError extends MpfApiError {}
 /** 503: the daily limits could not be checked, so nothing was started (the client retries it after Retry-After). */
 export class MpfLimitUnavailableError extends MpfApiError {}
+/** 409 not_deliverable: the event's flow had no endpoint when it happened, or it was redelivered 10 times already. */
+export class MpfNotDeliverableError extends MpfApiError {}
 /** 503 provider_unavailable: money-moving calls are paused or the provider's breaker is open; nothing was started (Retry-After). */
 export class MpfProviderUnavailableError extends MpfApiError {}
 /** 504: started (or the PIN was sent) but no answer yet: look the flow up by `flowId`. */
@@ -205,6 +207,7 @@ export const ERROR_CLASSES = {
   pin_budget_unavailable: MpfPinBudgetUnavailableError,
   limit_unavailable: MpfLimitUnavailableError,
   provider_unavailable: MpfProviderUnavailableError,
+  not_deliverable: MpfNotDeliverableError,
   pending: MpfPendingError,
 } as const satisfies Record<string, typeof MpfApiError>;
 

@@ -27,7 +27,7 @@ import { constants as osConstants } from 'node:os';
 import { pipeline } from 'node:stream/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ConfigError, loadEnv } from '../config/env';
-import { networkCodeOf, NOTHING_SENT_CODES } from '../provider/classify';
+import { networkCodeOf, NOTHING_SENT_CODES } from '../contract/network-codes';
 import { FORWARDED_REQUEST_HEADER, SIMULATOR_ANSWER_HEADER } from './identity';
 
 /** Headers of one connection only: never passed on. */

@@ -23,7 +23,7 @@ import {
   notificationSignal,
   resolveLinkUpdate,
 } from './messages';
-import { finishFlow } from './reconciliation';
+import { awaitResolution, lateDoubt } from './reconciliation';
 
 const { createPaymentLink } = proxyActivities<ProviderActivities>({
   startToCloseTimeout: PROVIDER_ACTIVITY_START_TO_CLOSE,
@@ -58,7 +58,10 @@ export async function paymentLinkWorkflow(input: LinkWorkflowInput): Promise<Lin
   return CancellationScope.nonCancellable(async () => {
     if (await create(s)) await awaitOutcome(s);
     await keepLateNotifications(s);
-    await finishFlow(s); // needs_reconciliation stays open until resolved; then the last events are handed over
+    do {
+      await awaitResolution(s); // needs_reconciliation stays open until an operator resolves it
+      await s.events.finish(); // hands the last events over; deliveries go on without the flow
+    } while (lateDoubt(s)); // a payment that came meanwhile: resolve it too
     return s.view();
   });
 }

@@ -81,17 +81,13 @@ export interface Resolvable {
  * Flows that never needed reconciliation, and histories from before the patch, end as before.
  */
 /**
- * A flow's very end: its resolution when it needs one, then the hand-over of its last events. A
- * notification that arrives during that hand-over and puts the flow in needs_reconciliation (money
- * for a link just cancelled) used to let it complete unresolvable; it now stays open for its
- * resolution (behind LATE_DOUBT_PATCH: histories that completed so replay as they did).
+ * After a flow handed over its last events: whether a notification that arrived meanwhile put it
+ * in needs_reconciliation (money for a link just cancelled), so it must wait for its resolution
+ * again instead of completing unresolvable. Synchronous (no workflow promise on the common path);
+ * behind LATE_DOUBT_PATCH, so histories that completed so replay as they did.
  */
-export async function finishFlow(s: Resolvable & { events: { finish(): Promise<void> } }): Promise<void> {
-  for (;;) {
-    await awaitResolution(s);
-    await s.events.finish();
-    if (s.state !== 'needs_reconciliation' || !patched(LATE_DOUBT_PATCH)) return;
-  }
+export function lateDoubt(s: Resolvable): boolean {
+  return s.state === 'needs_reconciliation' && patched(LATE_DOUBT_PATCH);
 }
 
 export async function awaitResolution(s: Resolvable): Promise<void> {

@@ -40,7 +40,7 @@ import {
   type SwapView,
   type SwapWorkflowInput,
 } from './messages';
-import { finishFlow } from './reconciliation';
+import { awaitResolution, lateDoubt } from './reconciliation';
 import { flowMetrics } from './flow-metrics';
 import { decideConfirm, outcomeOf, SwapSession, type SwapWindow } from './swap-session';
 
@@ -93,7 +93,10 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
     const window = await initialise(s);
     if (window) await awaitPinsAndConfirm(s, window);
     await afterwards(s);
-    await finishFlow(s); // needs_reconciliation stays open until resolved; then the last events are handed over
+    do {
+      await awaitResolution(s); // needs_reconciliation stays open until an operator resolves it
+      await s.events.finish(); // hands the last events over; deliveries go on without the flow
+    } while (lateDoubt(s)); // a payment that came meanwhile: resolve it too
     return s.view();
   });
 }

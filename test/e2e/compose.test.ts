@@ -417,6 +417,13 @@ describe('docker-compose.yml', () => {
     assert.deepEqual(grafana.profiles, ['observability']);
     const scrape = parse(readFileSync(path.join(root, 'ops/prometheus/prometheus.yml'), 'utf8')) as { rule_files: string[]; scrape_configs: Array<{ job_name: string }> };
     assert.deepEqual(scrape.scrape_configs.map((j) => j.job_name).sort(), ['mpf-gateway', 'mpf-worker']);
+    // Every replica, found by the service's name on the port its metrics address names.
+    const jobs = scrape.scrape_configs as Array<{ job_name: string; dns_sd_configs?: Array<{ names: string[]; port: number }> }>;
+    for (const [job, service, variable] of [['mpf-worker', 'worker', 'WORKER_METRICS_ADDRESS'], ['mpf-gateway', 'gateway', 'GATEWAY_METRICS_ADDRESS']] as const) {
+      const sd = jobs.find((j) => j.job_name === job)?.dns_sd_configs?.[0];
+      assert.deepEqual(sd?.names, [service], `${job} finds the ${service} replicas by name`);
+      assert.equal(`0.0.0.0:${sd?.port}`, rawEnv(compose, service)[variable], `${job} scrapes the port of ${variable}`);
+    }
     for (const [host, file] of [['/etc/prometheus/prometheus.yml', './ops/prometheus/prometheus.yml'], ['/etc/prometheus/alerts.yml', './ops/prometheus/alerts.yml']]) {
       assert.ok(prom.volumes?.includes(`${file}:${host}:ro`), `${file} is not mounted`);
     }

@@ -11,6 +11,7 @@
  */
 import { Connection } from '@temporalio/client';
 import type { SimulatorControl } from '../../src/simulator/control-client';
+import type { FaultSetInput } from '../../src/simulator/faults';
 import { NAMESPACE } from '../../tools/cluster/topology';
 import type { Flow } from './flows';
 import { type Rng, sleep } from './http';
@@ -237,4 +238,21 @@ export class Chaos {
   async settle(): Promise<void> {
     await this.restartWorkers();
   }
+}
+
+/** Provider faults on every POST endpoint, and notification faults (the simulator's seeded stream). */
+export function soakFaults(): FaultSetInput {
+  const rules: FaultSetInput['rules'] = [];
+  for (const endpoint of ['swap.init', 'swap.confirm', 'link.create'] as const) {
+    rules.push(
+      { endpoint, kind: 'latency', probability: 0.2, latencyMs: [1_500, 4_000] },
+      { endpoint, kind: 'status5xx', probability: 0.05, status: 503 },
+      { endpoint, kind: 'reset', probability: 0.05 },
+      { endpoint, kind: 'rate_limit', probability: 0.05, retryAfterSeconds: 1 },
+      { endpoint, kind: 'garbage', probability: 0.04 },
+      { endpoint, kind: 'apply_then_fail', probability: 0.05 },
+      { endpoint, kind: 'hang', probability: 0.03, maxMs: 8_000 },
+    );
+  }
+  return { rules, notifications: { duplicate: 1, reorder: true, delayMs: 300 } };
 }

@@ -19,8 +19,9 @@ export const LINK_SCRIPTS = ['paid', 'failed', 'abandoned', 'expired', 'cancelle
 export type SwapScript = (typeof SWAP_SCRIPTS)[number];
 export type LinkScript = (typeof LINK_SCRIPTS)[number];
 
-export const SWAP_TERMINAL = new Set(['confirmed', 'expired', 'cancelled', 'failed', 'needs_reconciliation']);
-export const LINK_TERMINAL = new Set(['paid', 'failed', 'expired', 'cancelled', 'needs_reconciliation']);
+/** Where a script's flow ends (needs_reconciliation waits for an operator; `reconciled` once one resolved it). */
+export const SWAP_TERMINAL = new Set(['confirmed', 'expired', 'cancelled', 'failed', 'needs_reconciliation', 'reconciled']);
+export const LINK_TERMINAL = new Set(['paid', 'failed', 'expired', 'cancelled', 'needs_reconciliation', 'reconciled']);
 
 /** The simulator's PIN for users it has no PIN configured for (its defaultPin). */
 export const RIGHT_PIN = SIMULATOR_DEFAULT_PIN;
@@ -36,6 +37,8 @@ const PINS: Record<SwapScript, string[]> = {
 
 export interface Flow {
   index: number;
+  /** The soak's phase that drove it: chaos (the default soak), incident-without / incident-with, release. */
+  phase: string;
   kind: 'swap' | 'link';
   script: SwapScript | LinkScript;
   ref: string;
@@ -69,23 +72,28 @@ export interface FlowEnv {
   seed: number;
 }
 
-export function planFlows(o: { swaps: number; links: number; gateways: number; rng: Rng; tag: string }): Flow[] {
+/** One flow of a plan: its reference (soak-<tag>-s0001 / -l0001), workflow id and home gateway. */
+export function makeFlow(o: { index: number; kind: 'swap' | 'link'; script: SwapScript | LinkScript; tag: string; gateways: number; phase: string }): Flow {
+  const ref = `soak-${o.tag}-${o.kind === 'swap' ? 's' : 'l'}${String(o.index).padStart(4, '0')}`;
+  return {
+    index: o.index,
+    phase: o.phase,
+    kind: o.kind,
+    script: o.script,
+    ref,
+    id: o.kind === 'swap' ? swapWorkflowId(ref) : linkWorkflowId(ref),
+    gateway: o.index % o.gateways,
+    notes: [],
+    done: false,
+  };
+}
+
+export function planFlows(o: { swaps: number; links: number; gateways: number; rng: Rng; tag: string; phase?: string }): Flow[] {
   const scripts = [
     ...Array.from({ length: o.swaps }, (_, i) => ({ kind: 'swap' as const, script: SWAP_SCRIPTS[i % SWAP_SCRIPTS.length]! })),
     ...Array.from({ length: o.links }, (_, i) => ({ kind: 'link' as const, script: LINK_SCRIPTS[i % LINK_SCRIPTS.length]! })),
   ];
-  return o.rng.shuffle(scripts).map((s, index) => {
-    const ref = `soak-${o.tag}-${s.kind === 'swap' ? 's' : 'l'}${String(index).padStart(4, '0')}`;
-    return {
-      index,
-      ...s,
-      ref,
-      id: s.kind === 'swap' ? swapWorkflowId(ref) : linkWorkflowId(ref),
-      gateway: index % o.gateways,
-      notes: [],
-      done: false,
-    };
-  });
+  return o.rng.shuffle(scripts).map((s, index) => makeFlow({ index, ...s, tag: o.tag, gateways: o.gateways, phase: o.phase ?? 'chaos' }));
 }
 
 const transportError = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).slice(0, 120);
@@ -103,7 +111,7 @@ function clientOf(env: FlowEnv, url: string): GatewayClient {
  * home gateway on; a gateway that does not answer (killed, restarting) is skipped for the next
  * one. Throws when none answered.
  */
-async function api(env: FlowEnv, f: Flow, what: string, send: (gateway: GatewayClient) => Promise<{ response: Response }>): Promise<Answer> {
+export async function api(env: FlowEnv, f: Flow, what: string, send: (gateway: GatewayClient) => Promise<{ response: Response }>): Promise<Answer> {
   let last: unknown;
   const n = env.gatewayUrls.length;
   for (let k = 0; k < n * 2; k++) {
@@ -136,7 +144,7 @@ export async function readView(env: FlowEnv, f: Flow): Promise<Record<string, un
 const isTerminal = (f: Flow, state: unknown) => typeof state === 'string' && (f.kind === 'swap' ? SWAP_TERMINAL : LINK_TERMINAL).has(state);
 
 /** Starts the flow (POST, retried on another gateway while none answers or Temporal is down). */
-async function start(env: FlowEnv, f: Flow, rng: Rng): Promise<Record<string, unknown> | undefined> {
+export async function start(env: FlowEnv, f: Flow, rng: Rng): Promise<Record<string, unknown> | undefined> {
   const amount = f.kind === 'swap' ? rng.int(100, 99_999) / 100 : rng.int(1_000, 500_000);
   const send = (gw: GatewayClient) =>
     f.kind === 'swap'
@@ -196,7 +204,7 @@ async function start(env: FlowEnv, f: Flow, rng: Rng): Promise<Record<string, un
 }
 
 /** Polls the view until the flow ends or the soak's time is up. */
-async function awaitEnd(env: FlowEnv, f: Flow): Promise<void> {
+export async function awaitEnd(env: FlowEnv, f: Flow): Promise<void> {
   while (timeLeft(env) > 0 && !env.stopping()) {
     const v = await readView(env, f);
     if (v && isTerminal(f, v.state)) {
@@ -211,6 +219,11 @@ async function awaitEnd(env: FlowEnv, f: Flow): Promise<void> {
 async function runSwap(env: FlowEnv, f: Flow, rng: Rng): Promise<void> {
   const started = await start(env, f, rng);
   if (started && isTerminal(f, started.state)) return awaitEnd(env, f);
+  return continueSwap(env, f, rng);
+}
+
+/** A started swap's script from there on: its cancel or PINs, then its end. */
+export async function continueSwap(env: FlowEnv, f: Flow, rng: Rng): Promise<void> {
   const script = f.script as SwapScript;
   if (script === 'cancel') {
     await sleep(rng.int(0, 1_500));

@@ -1,7 +1,9 @@
 /** The soak's table and its last line. */
 import type { ChaosStats } from './chaos';
 import { LINK_SCRIPTS, SWAP_SCRIPTS, type Flow } from './flows';
-import type { Verification } from './verify';
+import type { IncidentRun } from './incident';
+import type { ReleaseResult } from './release';
+import type { Verdict, Verification } from './verify';
 
 export interface ReportInput {
   command: string;
@@ -89,12 +91,14 @@ export function report(r: ReportInput): string[] {
       `${eff('notification.failed_attempt')} failed attempts, ${eff('notification.refused')} refused`,
   );
 
+  // The default soak's flows (the phases report their own below).
+  const chaosVerdicts = v.verdicts.filter((x) => x.flow.phase === 'chaos');
   out.push('', '-- final states (script → state) --');
   for (const [kind, scripts, states] of [
     ['swap', SWAP_SCRIPTS, ['confirmed', 'failed', 'expired', 'cancelled', 'needs_reconciliation', 'lost']],
     ['link', LINK_SCRIPTS, ['paid', 'failed', 'expired', 'cancelled', 'needs_reconciliation', 'lost']],
   ] as const) {
-    const mine = v.verdicts.filter((x) => x.flow.kind === kind);
+    const mine = chaosVerdicts.filter((x) => x.flow.kind === kind);
     const rows2: string[][] = [[`${kind} script`, 'flows', ...states]];
     for (const s of [...scripts, 'all'] as const) {
       const xs = mine.filter((x) => s === 'all' || x.flow.script === s);
@@ -105,7 +109,7 @@ export function report(r: ReportInput): string[] {
 
   out.push('', '-- reconciliations --');
   for (const kind of ['swap', 'link'] as const) {
-    const recs = v.verdicts.filter((x) => x.flow.kind === kind && x.reconciliation);
+    const recs = chaosVerdicts.filter((x) => x.flow.kind === kind && x.reconciliation);
     const applied = recs.filter((x) => x.reconciliation!.providerApplied).length;
     out.push(`  ${kind}: ${recs.length} needs_reconciliation, the provider had applied ${applied} (${kind === 'swap' ? 'a committed confirm' : 'a payment'}), ${recs.length - applied} not`);
     for (const x of recs.filter((y) => !y.reconciliation!.providerApplied).slice(0, 10)) {
@@ -113,7 +117,7 @@ export function report(r: ReportInput): string[] {
     }
   }
 
-  const lat = r.flows.filter((f) => f.pinAt !== undefined && f.outcomeAt !== undefined).map((f) => f.outcomeAt! - f.pinAt!);
+  const lat = r.flows.filter((f) => f.phase === 'chaos').filter((f) => f.pinAt !== undefined && f.outcomeAt !== undefined).map((f) => f.outcomeAt! - f.pinAt!);
   out.push('', '-- PIN → outcome (the script\'s last PIN sent → the swap\'s end seen) --');
   out.push(`  n ${lat.length}, p50 ${secs(pct(lat, 50))}, p99 ${secs(pct(lat, 99))}, max ${secs(pct(lat, 100))}`);
 
@@ -130,7 +134,7 @@ export function report(r: ReportInput): string[] {
     out.push('', '-- flows that failed the check --');
     for (const x of bad) {
       const what = [x.lost ? `lost (state ${x.state ?? 'unknown'})` : '', ...x.duplicate, ...x.inconsistent].filter(Boolean).join('; ');
-      out.push(`  ${x.flow.id} [${x.flow.kind} ${x.flow.script}] ${what}`);
+      out.push(`  ${x.flow.id} [${x.flow.phase} ${x.flow.kind} ${x.flow.script}] ${what}`);
       out.push(`    view: state ${x.state ?? '—'}; reason: ${x.reason ?? '—'}`);
       out.push(`    ledger: effects ${JSON.stringify(x.effects)}; requests ${JSON.stringify(x.requests)}`);
       if (x.flow.notes.length) out.push(`    driver: ${x.flow.notes.slice(0, 5).join(' | ')}`);
@@ -138,4 +142,85 @@ export function report(r: ReportInput): string[] {
   }
   out.push('');
   return out;
+}
+
+// ---- the phases ------------------------------------------------------------------------------
+
+const rel = (ms: number, from: number) => `+${((ms - from) / 1000).toFixed(1)} s`;
+
+/** The confirm breaker's changes in one incident run, relative to the incident's start. */
+function breakerLine(run: IncidentRun): string {
+  if (run.confirm.length === 0) return 'never opened';
+  const parts = run.confirm.map((t) => `${t.state.replace('_', '-')} at ${rel(t.at, run.incidentAt)}${t.state === 'open' && t.reason ? ` (${t.reason})` : ''}`);
+  const reopenedInIncident = run.confirm.some((t) => t.state === 'closed' && t.at < run.incidentEnd);
+  return `${parts.join(', ')}${reopenedInIncident ? '; it closed while confirmations still hung (its probe, the categories GET, succeeded)' : ''}`;
+}
+
+/** needs_reconciliation of a run's flows (final views). */
+export const nrOf = (run: IncidentRun, verdicts: Verdict[]) => verdicts.filter((v) => v.flow.phase === run.phase && v.state === 'needs_reconciliation').length;
+
+export function incidentReport(runs: IncidentRun[], verdicts: Verdict[]): string[] {
+  const out: string[] = ['', '-- provider incident (confirmations hang; the same seeded traffic without and with the breaker) --'];
+  const states = ['confirmed', 'expired', 'needs_reconciliation', 'failed', 'reconciled', 'lost'];
+  const rows: string[][] = [['run', 'swaps', 'PIN in incident', ...states, 'held', 'held, never sent before']];
+  for (const run of runs) {
+    const mine = verdicts.filter((v) => v.flow.phase === run.phase);
+    const heldFirst = [...run.held.values()].filter((h) => !h.sentBefore).length;
+    rows.push([run.label, String(mine.length), String(run.pinsInIncident), ...states.map((s) => String(mine.filter((v) => (s === 'lost' ? v.lost : !v.lost && v.state === s)).length)), String(run.held.size), String(heldFirst)]);
+  }
+  out.push(...table(rows));
+  for (const run of runs) {
+    out.push(`  ${run.label}: incident ${((run.incidentEnd - run.incidentAt) / 1000).toFixed(1)} s; thresholds ${run.settings ?? 'unknown'}`);
+    out.push(`    confirm breaker: ${breakerLine(run)}`);
+    out.push(`    confirmations the provider received in the incident before the breaker opened: ${run.sentBeforeOpen}; needs_reconciliation: ${nrOf(run, verdicts)}`);
+    const heldEnds = new Map<string, number>();
+    for (const [id, h] of run.held) {
+      const v = verdicts.find((x) => x.flow.id === id);
+      const key = `${v?.state ?? 'unknown'}${h.sentBefore ? ' (sent before it was held)' : ''}`;
+      heldEnds.set(key, (heldEnds.get(key) ?? 0) + 1);
+    }
+    if (run.held.size) out.push(`    held confirmations ended: ${[...heldEnds].map(([k, n]) => `${n} ${k}`).join(', ')}`);
+  }
+  return out;
+}
+
+/**
+ * The rule of the guard the incident phase checks: a swap whose confirmation was held before the
+ * provider ever received one ends expired (never sent) or confirmed, never in doubt.
+ */
+export function judgeHeld(runs: IncidentRun[], verdicts: Verdict[]): void {
+  for (const run of runs) {
+    for (const [id, h] of run.held) {
+      const v = verdicts.find((x) => x.flow.id === id);
+      if (v && !h.sentBefore && !v.lost && v.state !== 'expired' && v.state !== 'confirmed') v.inconsistent.push(`held before it was ever sent, yet ${v.state}`);
+    }
+  }
+}
+
+export function releaseReport(r: ReleaseResult, verdicts: Verdict[]): string[] {
+  const mine = verdicts.filter((v) => v.flow.phase === 'release');
+  const ends = new Map<string, number>();
+  for (const v of mine) ends.set(`${v.flow.kind} ${v.lost ? 'lost' : v.state}`, (ends.get(`${v.flow.kind} ${v.lost ? 'lost' : v.state}`) ?? 0) + 1);
+  const causes = Object.entries(r.failedCauses).map(([c, n]) => `${n} ${c}`).join(', ');
+  return [
+    '',
+    '-- release (a second release beside the first, promoted, rolled back; seeded faults) --',
+    `  deployment ${r.deployment}: ${r.first} → ${r.second} (same code, another build id) in ${secs(r.promoteMs)}, back to ${r.first} in ${secs(r.rollbackMs)}; phase ${secs(r.ms)}`,
+    `  parked at the promotion: ${Object.entries(r.parked).map(([s, n]) => `${n} ${s}`).join(', ')}`,
+    `  ${mine.length} flows ended: ${[...ends].sort().map(([k, n]) => `${n} ${k}`).join(', ')}`,
+    `  tasks by release (flows of the phase): ${Object.entries(r.byRelease).map(([b, n]) => `${n} on ${b}`).join('; ')}; workflows that ran on both: ${r.ranOnBoth}; pinned swaps that moved: ${r.pinnedMoved}`,
+    `  ${r.histories} histories read: ${r.failedTasks} failed workflow tasks${causes ? ` (${causes})` : ''}; worker logs: ${r.nondeterminismLines} nondeterminism errors`,
+    ...(r.unhandledCommand
+      ? [`  and ${r.unhandledCommand} workflow task(s) refused as UNHANDLED_COMMAND (a signal came as the task completed the workflow; redone with it: not a failure of the code)`]
+      : []),
+    ...(r.failedIn.length ? [`  in: ${r.failedIn.join(', ')}`] : []),
+  ];
+}
+
+/** The last line with the phases' figures after it (the plain soak's last line is unchanged). */
+export function phasesLastLine(t: Totals, p: { release?: ReleaseResult; incident?: { without: number; with: number } }): string {
+  let line = lastLine(t);
+  if (p.release) line += `, ${p.release.nondeterminismLines} nondeterminism errors, ${p.release.failedTasks} failed workflow tasks`;
+  if (p.incident) line += `; needs_reconciliation in the incident: ${p.incident.without} without the breaker, ${p.incident.with} with it`;
+  return line;
 }

@@ -13,6 +13,11 @@
  * - the Temporal server: SIGKILLed and restarted with its own command line, config file (same
  *   ports) and environment, on the same PostgreSQL.
  *
+ * - workers of a second release (startReleaseWorker): the cluster's startWorker under another name
+ *   (its certificate issued here from the cluster's CA) with another WORKER_BUILD_ID;
+ * - every worker restarted with other settings (restartWorkersWith: the provider breaker's, for the
+ *   incident phase), which later restarts after a kill keep.
+ *
  * Every connection to Temporal is mutual TLS with the cluster's certificates (the gateways' are
  * issued here from the cluster's CA, the soak's own connection uses the operator's).
  *
@@ -26,7 +31,7 @@ import { request } from 'undici';
 import { appContextOf, startWorker, type AppContext, type RunningApp } from '../../tools/cluster/apps';
 import { Child, processesOfRun } from '../../tools/cluster/processes';
 import { clientTls, issueCertificate } from '../../tools/cluster/tls';
-import { apiKeyFile, appCommand, appEnvironment, IMAGE_ENV, NAMESPACE } from '../../tools/cluster/topology';
+import { apiKeyFile, type ApiKeyRole, appCommand, appEnvironment, IMAGE_ENV, NAMESPACE } from '../../tools/cluster/topology';
 import { startCluster, type RunningCluster } from '../../tools/cluster/up';
 import { freePort } from '../../src/temporal/ports';
 import { PROJECT_ROOT } from '../../src/temporal/provision';
@@ -77,6 +82,10 @@ async function temporalReady(address: string, tls: ReturnType<typeof clientTls>)
 export class SoakTopology {
   readonly workers: Proc[] = [];
   readonly gateways: GatewayProc[] = [];
+  /** Workers of another release (the release phase), beside the cluster's. */
+  readonly releaseWorkers: Proc[] = [];
+  /** Extra environment of the cluster's workers, kept by every restart (restartWorkersWith). */
+  private workerEnv: Record<string, string> = {};
   private temporal!: Child;
   private appCtx!: AppContext;
   /** Processes this soak started beyond the cluster's own (restarts, gateways). */
@@ -126,8 +135,12 @@ export class SoakTopology {
   get runId(): string {
     return this.info.runId;
   }
-  apiKey(): string {
-    return fs.readFileSync(path.join(this.info.secretsDir, apiKeyFile('backend')), 'utf8').trim();
+  apiKey(role: ApiKeyRole = 'backend'): string {
+    return fs.readFileSync(path.join(this.info.secretsDir, apiKeyFile(role)), 'utf8').trim();
+  }
+  /** Where every process writes its log (<name>.log). */
+  get logDir(): string {
+    return this.appCtx.logDir;
   }
 
   /** The operator's connection options: every connection to the cluster's Temporal is mutual TLS. */
@@ -186,11 +199,36 @@ export class SoakTopology {
     await w.child.kill();
   }
 
-  /** A new worker process in the killed one's place (the cluster's startWorker, same context). */
+  /** A new worker process in the killed one's place (the cluster's startWorker, same context and extra environment). */
   async restartWorker(w: Proc): Promise<void> {
-    const app: RunningApp = await startWorker(this.appCtx, w.name, { temporalAddress: this.temporalAddress, providerBaseUrl: this.simulatorUrl });
+    const app: RunningApp = await startWorker(this.appCtx, w.name, { temporalAddress: this.temporalAddress, providerBaseUrl: this.simulatorUrl, extraEnv: this.workerEnv });
     this.mine.add(app.child);
     w.child = app.child;
+  }
+
+  /**
+   * Every worker of the cluster stopped (SIGTERM: in-flight tasks drain) and started again with
+   * `env` added to its environment, one at a time so one always polls; later restarts keep it.
+   */
+  async restartWorkersWith(env: Record<string, string>): Promise<void> {
+    this.workerEnv = { ...env };
+    for (const w of this.workers) {
+      await w.child.stop('SIGTERM', 15_000);
+      await this.restartWorker(w);
+    }
+  }
+
+  /**
+   * A worker of another release beside the cluster's: the cluster's startWorker as `name` (its
+   * client certificate issued from the cluster's CA), with `env` (WORKER_BUILD_ID, WORKER_PROMOTE).
+   */
+  async startReleaseWorker(name: string, env: Record<string, string>): Promise<Proc> {
+    if (!fs.existsSync(path.join(this.info.tlsDir, name, 'cert.pem'))) await issueCertificate(this.info.tlsDir, { name, kind: 'client' }, { logDir: this.info.logDir, runId: this.runId });
+    const app = await startWorker(this.appCtx, name, { temporalAddress: this.temporalAddress, providerBaseUrl: this.simulatorUrl, extraEnv: { ...this.workerEnv, ...env } });
+    this.mine.add(app.child);
+    const p = { name, child: app.child };
+    this.releaseWorkers.push(p);
+    return p;
   }
 
   async killGateway(g: GatewayProc): Promise<void> {
@@ -236,7 +274,7 @@ export class SoakTopology {
     this.stopped = true;
     const timeout = (c: Child, ms: number) => c.stop('SIGTERM', ms);
     await Promise.all(this.gateways.map((g) => timeout(g.child, 10_000)));
-    await Promise.all(this.workers.map((w) => timeout(w.child, 15_000)));
+    await Promise.all([...this.workers, ...this.releaseWorkers].map((w) => timeout(w.child, 15_000)));
     if (this.mine.has(this.temporal)) await timeout(this.temporal, 20_000);
     for (const c of this.mine) if (c.running) await timeout(c, 5_000);
     await this.cluster.stop();

@@ -8,8 +8,13 @@
  * - inconsistent: confirmed without exactly one committed confirm; failed, expired or cancelled
  *   with a committed confirm; paid without a link.paid effect; a link.paid effect not reflected
  *   (the link is neither paid nor needs_reconciliation).
+ * - a swap expired because the provider guard held its confirmation ("… never sent: no money
+ *   moved") although the provider received that confirmation (a swap.confirm request not refused
+ *   as a wrong PIN);
+ * - reconciled (an operator resolved it) with an outcome the ledger contradicts: confirmed without
+ *   exactly one committed confirm, paid without a payment, failed with either.
  * needs_reconciliation is never inconsistent by itself; it is counted, with whether the provider
- * had applied the doubtful step (a committed confirm, a payment).
+ * had applied the doubtful step (a committed confirm, a payment): both are reconcilable.
  */
 import type { EffectEntry, RequestEntry } from '../../src/simulator/ledger';
 import type { LedgerView, SimulatorControl } from '../../src/simulator/control-client';
@@ -73,16 +78,24 @@ export function judge(f: Flow, view: Record<string, unknown> | undefined, effect
   for (const k of f.kind === 'swap' ? ['swap.initialized', 'swap.confirmed'] : ['link.created']) {
     if (n(k) > 1) v.duplicate.push(`${n(k)} × ${k}`);
   }
+  const resolved = (view?.reconciliation as { outcome?: string } | undefined)?.outcome;
   if (f.kind === 'swap') {
     const confirms = n('swap.confirmed');
     if (state === 'confirmed' && confirms !== 1) v.inconsistent.push(`confirmed with ${confirms} committed confirm(s)`);
     if ((state === 'failed' || state === 'expired' || state === 'cancelled') && confirms > 0) v.inconsistent.push(`${state} with a committed confirm`);
+    if (state === 'expired' && /held by the provider guard.*never sent/.test(v.reason ?? '')) {
+      // A wrong PIN's request was refused (4xx); any other confirmation request reached the provider.
+      const sent = requests.filter((r) => r.endpoint === 'swap.confirm' && !(typeof r.status === 'number' && r.status >= 400 && r.status < 500)).length;
+      if (sent > 0) v.inconsistent.push(`expired as never sent, but the provider received ${sent} confirmation(s)`);
+    }
     if (state === 'needs_reconciliation') v.reconciliation = { providerApplied: confirms > 0 };
+    if (state === 'reconciled' && (resolved === 'confirmed' ? confirms !== 1 : confirms > 0)) v.inconsistent.push(`reconciled as ${resolved ?? '?'} with ${confirms} committed confirm(s)`);
   } else {
     const paid = n('link.paid');
     if (state === 'paid' && paid === 0) v.inconsistent.push('paid without a link.paid effect');
-    if (paid > 0 && state !== undefined && state !== 'paid' && state !== 'needs_reconciliation') v.inconsistent.push(`link.paid effect but the link is ${state}`);
+    if (paid > 0 && state !== undefined && !['paid', 'needs_reconciliation', 'reconciled'].includes(state)) v.inconsistent.push(`link.paid effect but the link is ${state}`);
     if (state === 'needs_reconciliation') v.reconciliation = { providerApplied: paid > 0 };
+    if (state === 'reconciled' && (resolved === 'paid') !== paid > 0) v.inconsistent.push(`reconciled as ${resolved ?? '?'} with ${paid} payment(s) at the provider`);
   }
   return v;
 }

@@ -7,19 +7,21 @@
  * held on every attempt is known never to have been sent, and one held after a sent attempt
  * keeps its doubt.
  */
-import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { type HeldDetails, type MoneyClass, PROVIDER_HELD_TYPE, type ProviderGate } from '../contract/provider-guard';
 
 interface GuardHeartbeat {
   held_only?: boolean;
+  /** The previous attempt was held (so this one's hold is not news for the log). */
+  held?: boolean;
 }
 
-function attemptInfo(): { ctx: Context; attempt: number; heldOnlySoFar: boolean } | undefined {
+function attemptInfo(): { ctx: Context; attempt: number; heldOnlySoFar: boolean; heldBefore: boolean } | undefined {
   try {
     const ctx = Context.current();
     const previous = ctx.info.heartbeatDetails as GuardHeartbeat | undefined;
-    return { ctx, attempt: ctx.info.attempt, heldOnlySoFar: ctx.info.attempt === 1 || previous?.held_only === true };
+    return { ctx, attempt: ctx.info.attempt, heldOnlySoFar: ctx.info.attempt === 1 || previous?.held_only === true, heldBefore: ctx.info.attempt > 1 && previous?.held === true };
   } catch {
     return undefined; // outside an activity (unit tests)
   }
@@ -34,7 +36,15 @@ export function passGuard(gate: ProviderGate | undefined, cls: MoneyClass): void
     return;
   }
   const sentEarlier = info ? !info.heldOnlySoFar : false;
-  info?.ctx.heartbeat({ held_only: !sentEarlier } satisfies GuardHeartbeat);
+  info?.ctx.heartbeat({ held_only: !sentEarlier, held: true } satisfies GuardHeartbeat);
   const details: HeldDetails = { class: cls, reason, sent_earlier: sentEarlier };
-  throw ApplicationFailure.create({ type: PROVIDER_HELD_TYPE, message: `held by the provider guard, nothing sent: ${reason}`, nextRetryDelay: '1 second', details: [details] });
+  // Expected while the guard holds: one line when a call is first held, not a warning with a stack per retry.
+  if (!info?.heldBefore) log.info('provider call held by the provider guard; retried until it lets go', { class: cls, reason });
+  throw ApplicationFailure.create({
+    type: PROVIDER_HELD_TYPE,
+    message: `held by the provider guard, nothing sent: ${reason}`,
+    nextRetryDelay: '1 second',
+    details: [details],
+    category: ApplicationFailureCategory.BENIGN,
+  });
 }

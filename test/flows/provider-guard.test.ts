@@ -12,7 +12,7 @@ import { eventSchemaIssues } from '../../src/contract/merchant-event-schemas';
 import { NO_MERCHANT_EVENTS } from '../../src/merchant-events/config';
 import { startEventListener, type RunningListener } from '../../src/merchant-events/listener';
 import { generateSecret } from '../../src/merchant-events/signing';
-import { SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
+import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, type GatewayHarness, startGatewayStack, workflowExists } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
 
@@ -87,13 +87,19 @@ describe('the provider guard', () => {
     }
   });
 
-  test('a PIN sent while paused is held, nothing is sent, the view answers; resume lets it confirm', async () => {
+  test('a PIN sent while paused is held, nothing is sent; views, lists and notifications keep working; resume lets it confirm', async () => {
     const ref = uniqueRef('guard-held');
     const swapId = await start(ref);
+    const link = await as(backend.key).api('POST', '/v1/payment-links', linkBody(uniqueRef('guard-link')));
+    assert.equal(link.status, 201, link.text);
     assert.equal((await as(operator.key).api('POST', '/v1/admin/provider/pause', { reason: 'hold confirmations' })).status, 200);
     try {
       await h.stack.mpf.submitPin(swapId, { wallet_pin: SIM_PIN }, { wait: false });
       await eventually(async () => (await state(swapId)).state === 'confirming', 10_000, 'the swap confirming');
+      // The customer pays meanwhile: the provider's notification is taken and the link ends paid.
+      await h.stack.control.completeLink(link.json.payment_ref as string);
+      await eventually(async () => (await as(backend.key).api('GET', `/v1/payment-links/${link.json.link_id as string}`)).json.state === 'paid', 15_000, 'the link paid while paused');
+      assert.equal((await as(backend.key).api('GET', '/v1/swaps?limit=5')).status, 200, 'lists answer');
       await new Promise((r) => setTimeout(r, 3_000));
       assert.equal(await confirms(ref), 0, 'no confirmation reached the provider while paused');
     } finally {

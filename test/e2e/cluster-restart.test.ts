@@ -78,7 +78,7 @@ describe('mpf cluster restarts: crashes, `mpf cluster restart`, and down / up --
 
   test('cluster.json records each component with its command line, and --app-env reaches every worker and gateway', () => {
     const names = Object.keys(info.components ?? {}).sort();
-    assert.deepEqual(names, ['gateway-1', 'gateway-2', 'postgresql', 'simulator', 'temporal', 'temporal-ui', 'worker-1']);
+    assert.deepEqual(names, ['gateway-1', 'gateway-2', 'idp', 'postgresql', 'simulator', 'temporal', 'temporal-ui', 'worker-1']);
     assert.deepEqual(info.components!['gateway-1']!.command.slice(1), ['bin/mpf.cjs', 'gateway', '--port', new URL(info.gateways[0]!.url).port, '--host', '127.0.0.1']);
     for (const p of [...info.workers, ...info.gateways]) assert.equal(environ(p.pid).SWAP_SETTLE_WAIT_SECONDS, '7', p.name);
     assert.equal(environ(info.simulator!.pid).SIMULATOR_STATE_PATH, path.join(stateDir, 'simulator', 'state.json'));

@@ -17,7 +17,7 @@ import type { FlowKind } from '../../contract/flow-kinds';
 import { flowEventsQuery } from '../../workflows/event-types';
 import { InputError, FlowNotFoundError, WorkerUnavailableError } from './errors';
 import type { TemporalGate } from './health';
-import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, type PageTokens, visibilityQuery } from './lists';
+import { LIST_DEFAULT_LIMIT, pageFields, type PageTokens, visibilityQuery } from './lists';
 import { readDeliveries, withDeliveries } from './merchant-events';
 import { isDeadlineExceeded, isNoPoller } from './temporal-errors';
 
@@ -51,14 +51,7 @@ const EVENT_LIST_FIELDS = {
     .describe("only this flow's events"),
   created_from: ISO('only events that happened at or after this instant'),
   created_to: ISO('only events that happened before this instant'),
-  limit: z.coerce
-    .number()
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(LIST_MAX_LIMIT, `must be at most ${LIST_MAX_LIMIT}`)
-    .optional()
-    .describe(`events per page (1-${LIST_MAX_LIMIT}, default ${LIST_DEFAULT_LIMIT})`),
-  page_token: z.string().max(4096, 'is too long').optional().describe('next_page_token of the previous page (same filters)'),
+  ...pageFields('events'),
 };
 
 /** The list parameters as documented (the gateway's querystring; unknown ones are refused by parseEventFilter). */

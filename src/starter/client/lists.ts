@@ -33,6 +33,18 @@ export interface ListFilter {
   page_token?: string;
 }
 
+/** One page's size and the token of the next: the same in every list (flows, events). */
+export const pageFields = (what: string) => ({
+  limit: z.coerce
+    .number()
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(LIST_MAX_LIMIT, `must be at most ${LIST_MAX_LIMIT}`)
+    .optional()
+    .describe(`${what} per page (1-${LIST_MAX_LIMIT}, default ${LIST_DEFAULT_LIMIT})`),
+  page_token: z.string().max(4096, 'is too long').optional().describe('next_page_token of the previous page (same filters)'),
+});
+
 const LIST_FIELDS = {
   state: z.string().regex(STATE, 'must be a state name').optional().describe("only flows in this state (the flow's MpfState)"),
   created_from: z.iso
@@ -43,14 +55,7 @@ const LIST_FIELDS = {
     .datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2026-02-01T00:00:00Z' })
     .optional()
     .describe('only flows started before this instant (ISO 8601)'),
-  limit: z.coerce
-    .number()
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(LIST_MAX_LIMIT, `must be at most ${LIST_MAX_LIMIT}`)
-    .optional()
-    .describe(`flows per page (1-${LIST_MAX_LIMIT}, default ${LIST_DEFAULT_LIMIT})`),
-  page_token: z.string().max(4096, 'is too long').optional().describe('next_page_token of the previous page (same filters)'),
+  ...pageFields('flows'),
 };
 
 /** The list parameters as documented (the gateway's querystring; unknown ones are refused by parseListFilter). */

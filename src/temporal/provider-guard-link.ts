@@ -44,6 +44,12 @@ export interface ProviderGuardLinkOptions {
 /** A reading older than this holds every money-moving call (the guard is read every second). */
 export const STALE_MS = 5_000;
 
+/** The guard as it is before anything happened: nothing paused, every breaker closed. */
+function closedGuard(settings: BreakerSettings): GuardView {
+  const since = new Date().toISOString();
+  return { breakers: { initiate: { state: 'closed', since }, confirm: { state: 'closed', since }, create: { state: 'closed', since } }, settings, audit: [] };
+}
+
 export class ProviderGuardLink {
   readonly workflowId: string;
   readonly settings: BreakerSettings;
@@ -116,8 +122,17 @@ export class ProviderGuardLink {
       this.tell(this.view);
     } catch (err) {
       this.lastError = err instanceof Error ? err.message.slice(0, 200) : String(err);
+      if (err instanceof WorkflowNotFoundError) {
+        // No guard at all: nobody ever paused (a pause starts it) and no breaker ever opened. That
+        // is a reading too, so a new deployment's first calls are not held; then start it.
+        this.view = closedGuard(this.settings);
+        this.readAt = Date.now();
+        this.tell(this.view);
+        await this.ensureStarted();
+        return;
+      }
       if (!this.current()) this.tell(undefined);
-      if (err instanceof WorkflowNotFoundError || /not found|completed|closed/i.test(this.lastError)) await this.ensureStarted();
+      if (/completed|closed/i.test(this.lastError)) await this.ensureStarted();
     }
   }
 

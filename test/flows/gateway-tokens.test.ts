@@ -8,6 +8,7 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { InterceptingCall } from '@grpc/grpc-js';
 import { Client, Connection, type ConnectionOptions, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { clientDataConverter } from '../../src/codec/data-converter';
 import { generateDevKeys } from '../../src/codec/keys';
@@ -49,9 +50,14 @@ describe('the gateway: self-verifying tokens', () => {
     const calls = new Map<string, number>();
     const counter: Interceptor = (options, nextCall) => {
       const method = options.method_definition.path.split('/').pop() ?? '';
-      calls.set(method, (calls.get(method) ?? 0) + 1);
-      // grpc-js chains what an interceptor returns as the next call (its interface is enough).
-      return nextCall(options) as ReturnType<Interceptor>;
+      // Counted by the request, leaving out the gateway's reading of the provider guard (every second, not per request).
+      return new InterceptingCall(nextCall(options) as unknown as InterceptingCall, {
+        // The request's bytes (the client encodes the protobuf itself): a reading of the guard names its workflow id.
+        sendMessage: (message: Buffer, next: (m: unknown) => void) => {
+          if (!(Buffer.isBuffer(message) && message.includes('provider-guard-'))) calls.set(method, (calls.get(method) ?? 0) + 1);
+          next(message);
+        },
+      }) as unknown as ReturnType<Interceptor>;
     };
     const connection = await Connection.connect({
       address: h.stack.address,

@@ -8,7 +8,7 @@ import { startEventListener, type ReceivedDelivery, type RunningListener } from 
 import { generateSecret } from '../../src/merchant-events/signing';
 import type { InputError } from '../../src/starter/client/errors';
 import { MpfClient } from '../../src/starter/client/mpf-client';
-import { EVENT_TYPES, eventTypeFor } from '../../src/contract/merchant-events';
+import { EVENT_TYPES, eventTypeFor, FLOW_EVENT_TYPES } from '../../src/contract/merchant-events';
 import { eventSchemaIssues } from '../../src/contract/merchant-event-schemas';
 import type { LinkView, SwapView } from '../../src/workflows/messages';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
@@ -286,7 +286,7 @@ describe('merchant events of real flows (real Temporal, simulator over HTTP)', (
     const delivered = flows.flatMap((id) => ofFlow(listener, id));
     assert.ok(delivered.every((d) => d.verified), 'every delivery is signed');
     for (const d of delivered) assert.deepEqual(eventSchemaIssues(d.event), [], `${d.event!.type} (${d.event!.id}) against its schema`);
-    assert.deepEqual([...new Set(delivered.map((d) => d.event!.type))].sort(), [...EVENT_TYPES].sort(), 'every event type was emitted');
+    assert.deepEqual([...new Set(delivered.map((d) => d.event!.type))].sort(), [...FLOW_EVENT_TYPES].sort(), 'every flow event type was emitted (the provider guard\'s: test/flows/provider-guard.test.ts)');
   });
 
   test('a flow without any endpoint still lists its events, with no deliveries and no delivery workflow', async () => {

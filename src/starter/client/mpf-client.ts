@@ -211,7 +211,7 @@ export class MpfClient {
   // ---- the provider guard (kill switch and breakers) ---------------------------------------------
 
   /** Keeps this client's reading of the provider guard fresh, so starts never wait for it (the gateway); answers its stop. */
-  watchProviderGuard(): () => void {
+  watchProviderGuard(): () => Promise<void> {
     return this.providerGuard.watch();
   }
 

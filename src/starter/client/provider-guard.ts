@@ -63,13 +63,20 @@ export class ProviderGuardClient {
 
   /**
    * Keeps the reading fresh (every READ_EVERY_MS) so that a start never waits for it: what a
-   * long-lived process (the gateway) does. Answers the function that stops it.
+   * long-lived process (the gateway) does. Answers the function that stops it (await it before closing the connection).
    */
-  watch(): () => void {
+  watch(): () => Promise<void> {
     clearInterval(this.watching);
     void this.refresh();
-    this.watching = setInterval(() => void this.refresh(), READ_EVERY_MS).unref();
-    return () => clearInterval(this.watching);
+    const timer = setInterval(() => void this.refresh(), READ_EVERY_MS).unref();
+    this.watching = timer;
+    // Stopping waits for a reading in flight (at most QUERY_WAIT_MS): the connection may be closed
+    // next, and a call the gRPC retry interceptor would retry on a closed channel throws uncaught.
+    return async () => {
+      clearInterval(timer);
+      if (this.watching === timer) this.watching = undefined;
+      await this.inflight;
+    };
   }
 
   /** Refuses (ProviderUnavailableError) a start of `cls` the guard holds; nothing is started. */
@@ -82,8 +89,9 @@ export class ProviderGuardClient {
   }
 
   private refresh(): Promise<void> {
-    this.inflight ??= this.gate.temporal
-      .withDeadline(Date.now() + QUERY_WAIT_MS, () => this.gate.temporal.workflow.getHandle(this.workflowId).query(guardQuery))
+    // Inside a promise: a closed connection throws at once, and from a timer that would be uncaught.
+    this.inflight ??= Promise.resolve()
+      .then(() => this.gate.temporal.withDeadline(Date.now() + QUERY_WAIT_MS, () => this.gate.temporal.workflow.getHandle(this.workflowId).query(guardQuery)))
       .then(
         (view) => {
           this.view = view;

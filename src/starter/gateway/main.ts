@@ -62,7 +62,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     app,
     ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
     close: async () => {
-      stopWatching();
+      await stopWatching();
       await metricsServer?.close();
       await app.close();
     },

@@ -13,7 +13,8 @@
  *
  * What it keeps for the report: the confirm breaker's changes (GuardWatch), which swaps had their
  * confirmation held (the workers' log lines "held by the provider guard" of confirmSwap), whether
- * each was sent before it was first held (the simulator's ledger), and how many confirmations the
+ * the provider received a confirmation of each before its first hold, only after it, or never (the
+ * simulator's ledger), and how many confirmations the
  * provider received in the incident before the breaker first opened (the calls a breaker cannot
  * stop: it needs the threshold's ambiguous outcomes first, each 10 s long).
  */
@@ -55,8 +56,8 @@ export interface IncidentOptions {
 export interface HeldSwap {
   /** When its confirmation was first held (ms). */
   firstAt: number;
-  /** Whether the provider had received a confirmation of it before. */
-  sentBefore: boolean;
+  /** How it went at the provider: a confirmation received before the first hold, only after it, or none at all. */
+  sent: 'before' | 'after' | 'never';
 }
 
 export interface IncidentRun {
@@ -161,6 +162,7 @@ async function runOnce(ctx: IncidentContext, o: IncidentOptions, which: 'without
   const tr = Date.now();
   await ctx.topology.restartWorkersWith(workerEnv);
   if (previous) await quiet(ctx, previous.incidentEnd);
+  else if (!(await ctx.watch.waitAllClosed(180_000))) ctx.say('  warning: a breaker was still open after 3 min; the run starts anyway');
   await ctx.sim.clearFaults();
   await ctx.sim.setConfig({ swapExpiresInSeconds: o.window });
   const planned = plan(o, phase, ctx.env.gatewayUrls.length);
@@ -181,7 +183,9 @@ async function runOnce(ctx: IncidentContext, o: IncidentOptions, which: 'without
   const held = new Map<string, HeldSwap>();
   for (const f of flows) {
     const at = heldAt.get(f.id);
-    if (at !== undefined) held.set(f.id, { firstAt: at, sentBefore: confirms.some((r) => r.ref === f.ref && Date.parse(r.at) < at) });
+    if (at === undefined) continue;
+    const mine = confirms.filter((r) => r.ref === f.ref);
+    held.set(f.id, { firstAt: at, sent: mine.some((r) => Date.parse(r.at) < at) ? 'before' : mine.length ? 'after' : 'never' });
   }
   const s = ctx.watch.settings;
   return {

@@ -1,7 +1,7 @@
 /** The soak's table and its last line. */
 import type { ChaosStats } from './chaos';
 import { LINK_SCRIPTS, SWAP_SCRIPTS, type Flow } from './flows';
-import type { IncidentRun } from './incident';
+import type { HeldSwap, IncidentRun } from './incident';
 import type { ReleaseResult } from './release';
 import type { Verdict, Verification } from './verify';
 
@@ -162,11 +162,11 @@ export const nrOf = (run: IncidentRun, verdicts: Verdict[]) => verdicts.filter((
 export function incidentReport(runs: IncidentRun[], verdicts: Verdict[]): string[] {
   const out: string[] = ['', '-- provider incident (confirmations hang; the same seeded traffic without and with the breaker) --'];
   const states = ['confirmed', 'expired', 'needs_reconciliation', 'failed', 'reconciled', 'lost'];
-  const rows: string[][] = [['run', 'swaps', 'PIN in incident', ...states, 'held', 'held, never sent before']];
+  const rows: string[][] = [['run', 'swaps', 'PIN in incident', ...states, 'held', 'held, then sent', 'held, never sent']];
   for (const run of runs) {
     const mine = verdicts.filter((v) => v.flow.phase === run.phase);
-    const heldFirst = [...run.held.values()].filter((h) => !h.sentBefore).length;
-    rows.push([run.label, String(mine.length), String(run.pinsInIncident), ...states.map((s) => String(mine.filter((v) => (s === 'lost' ? v.lost : !v.lost && v.state === s)).length)), String(run.held.size), String(heldFirst)]);
+    const held = (sent: HeldSwap['sent']) => String([...run.held.values()].filter((h) => h.sent === sent).length);
+    rows.push([run.label, String(mine.length), String(run.pinsInIncident), ...states.map((s) => String(mine.filter((v) => (s === 'lost' ? v.lost : !v.lost && v.state === s)).length)), String(run.held.size), held('after'), held('never')]);
   }
   out.push(...table(rows));
   for (const run of runs) {
@@ -176,7 +176,7 @@ export function incidentReport(runs: IncidentRun[], verdicts: Verdict[]): string
     const heldEnds = new Map<string, number>();
     for (const [id, h] of run.held) {
       const v = verdicts.find((x) => x.flow.id === id);
-      const key = `${v?.state ?? 'unknown'}${h.sentBefore ? ' (sent before it was held)' : ''}`;
+      const key = `${v?.state ?? 'unknown'} (${{ before: 'sent before it was held', after: 'sent after it was held', never: 'never sent' }[h.sent]})`;
       heldEnds.set(key, (heldEnds.get(key) ?? 0) + 1);
     }
     if (run.held.size) out.push(`    held confirmations ended: ${[...heldEnds].map(([k, n]) => `${n} ${k}`).join(', ')}`);
@@ -185,14 +185,15 @@ export function incidentReport(runs: IncidentRun[], verdicts: Verdict[]): string
 }
 
 /**
- * The rule of the guard the incident phase checks: a swap whose confirmation was held before the
- * provider ever received one ends expired (never sent) or confirmed, never in doubt.
+ * The rule of the guard the incident phase checks: a swap whose confirmation was held and never
+ * reached the provider (held on every attempt) ends expired, never in doubt. (One held, then sent
+ * when the breaker closed, and held again keeps its doubt: that is the guard's rule too.)
  */
 export function judgeHeld(runs: IncidentRun[], verdicts: Verdict[]): void {
   for (const run of runs) {
     for (const [id, h] of run.held) {
       const v = verdicts.find((x) => x.flow.id === id);
-      if (v && !h.sentBefore && !v.lost && v.state !== 'expired' && v.state !== 'confirmed') v.inconsistent.push(`held before it was ever sent, yet ${v.state}`);
+      if (v && h.sent === 'never' && !v.lost && v.state !== 'expired') v.inconsistent.push(`held on every attempt, never sent, yet ${v.state}`);
     }
   }
 }

@@ -50,7 +50,13 @@ async function pauseAndResume(s: TriggerSession, type: string): Promise<GuardEve
 async function confirmBreaker(s: TriggerSession, type: string): Promise<GuardEventSeen> {
   const since = Date.now() - 1_000;
   const g = await s.call<ProviderGuard>(s.gw.providerStatus({ signal: s.stop.signal }), 'GET /v1/admin/provider (the operator route)', 'operator');
-  if (g.breakers.confirm.state !== 'closed') throw new Error(`the confirm breaker is ${g.breakers.confirm.state} already: wait for it to close (mpf provider status)`);
+  if (g.breakers.confirm.state !== 'closed') {
+    // Opened by other traffic (another trigger, an incident): its closing is the event too; an opening needs it closed first.
+    const hint = "the breaker probes after PROVIDER_BREAKER_COOLDOWN_SECONDS (30 s by default): raise --timeout";
+    s.step(`the confirm breaker is ${g.breakers.confirm.state} already: waiting for its probe to close it`);
+    const closed = await waitForGuardEvent(s, 'provider.breaker_closed', since, hint);
+    if (type === 'provider.breaker_closed') return closed;
+  }
   await s.scopedFaults([{ endpoint: 'swap.confirm', kind: 'status5xx', status: 503 }], "answers this swap's confirmations 503 (nothing committed): each one an ambiguous outcome");
   const sw = await s.startSwap();
   if (sw.view.state !== 'awaiting_pin') throw new Error(`${sw.view.swap_id} is ${sw.view.state}: ${sw.view.reason ?? 'no reason given'}`);

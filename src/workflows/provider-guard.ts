@@ -89,7 +89,11 @@ export class GuardBook {
     if (r?.settings) this.view.settings = { ...DEFAULT_BREAKER, ...r.settings };
     for (const cls of MONEY_CLASSES) {
       const c = r?.counts?.[cls];
-      if (c && c.ok + c.ambiguous + c.throttled > 0) this.window.push({ at: now, cls, ok: c.ok, ambiguous: c.ambiguous, throttled: c.throttled });
+      // Outcomes of calls that were in flight when the breaker opened say nothing of the provider
+      // after its probe: only a closed breaker counts (the soak saw them re-open it at once).
+      if (c && c.ok + c.ambiguous + c.throttled > 0 && this.view.breakers[cls].state === 'closed') {
+        this.window.push({ at: now, cls, ok: c.ok, ambiguous: c.ambiguous, throttled: c.throttled });
+      }
     }
     this.prune(now);
     for (const cls of MONEY_CLASSES) if (this.view.breakers[cls].state === 'closed') this.evaluate(cls, now);
@@ -135,7 +139,10 @@ export class GuardBook {
   probed(classes: readonly MoneyClass[], ok: boolean, now: number, why: string): void {
     for (const c of classes) {
       if (this.view.breakers[c].state !== 'half_open') continue;
-      if (ok) this.view.breakers[c] = { state: 'closed', since: iso(now) };
+      if (ok) {
+        this.view.breakers[c] = { state: 'closed', since: iso(now) };
+        this.window = this.window.filter((e) => e.cls !== c); // a closed breaker counts afresh
+      }
       else this.open(c, `probe failed (${why})`, now);
     }
   }

@@ -61,6 +61,16 @@ describe('the provider guard book', () => {
     assert.equal(holdReason(b.view, 'confirm'), undefined);
   });
 
+  test('outcomes reported while a breaker is open do not re-open it once its probe closed it', () => {
+    const b = new GuardBook({}, T0);
+    b.report(report('confirm', { ambiguous: 3 }), T0);
+    b.report(report('confirm', { ambiguous: 5 }), T0 + 5_000); // calls that were in flight when it opened
+    b.halfOpen(T0 + 30_000);
+    b.probed(['confirm'], true, T0 + 30_100, 'ok');
+    b.report(report('confirm', { ambiguous: 1, ok: 2 }), T0 + 31_000);
+    assert.equal(b.view.breakers.confirm.state, 'closed');
+  });
+
   test('a pause holds every class and is recorded with who and why; resume clears it', () => {
     const b = new GuardBook({}, T0);
     b.pause('key ops-1 (on call)', 'provider incident', T0);

@@ -84,6 +84,10 @@ describe('starting a flow while no worker is running', () => {
     assert.equal(view.state, 'awaiting_pin', 'the refused PIN was never applied');
     assert.equal(view.pin_attempts_left, 3, 'and spent no attempt');
     assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.confirm' })).requests.length, 0, 'nothing reached the provider');
+    // A restarted worker holds money-moving calls until it has read the provider guard (it reads it
+    // every second once the guard answers): this test's 2 s PIN bound leaves no room for that wait.
+    await eventually(async () => (await h.api('GET', '/v1/admin/provider')).status === 200, 30_000, 'the provider guard to answer');
+    await new Promise((r) => setTimeout(r, 1_500));
     const again = await pin();
     assert.equal(again.status, 200, again.text);
     assert.equal(again.json.outcome, 'confirmed');

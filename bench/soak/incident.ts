@@ -77,6 +77,11 @@ export interface IncidentRun {
   pinsInIncident: number;
   /** Confirmations the provider received in the incident before the confirm breaker first opened (all of it when it never opened). */
   sentBeforeOpen: number;
+  /**
+   * …and while it was open or half-open: a worker trusts a reading of the guard up to a few
+   * seconds old (it reads it every second), so a confirmation can still go out just after it opened.
+   */
+  sentWhileOpen: number;
   ms: number;
 }
 
@@ -119,6 +124,12 @@ export function heldFromLogs(logDir: string, ids: Set<string>): Map<string, numb
     }
   }
   return firstAt;
+}
+
+/** Whether the breaker whose changes are `changes` was open or half-open at `at` (ms). */
+function openAt(changes: BreakerTransition[], at: number): boolean {
+  const last = changes.filter((t) => t.at <= at).at(-1);
+  return last !== undefined && last.state !== 'closed';
 }
 
 /** Drives the planned swaps, each from its start time, and sets then clears the incident. */
@@ -201,6 +212,7 @@ async function runOnce(ctx: IncidentContext, o: IncidentOptions, which: 'without
     held,
     pinsInIncident: flows.filter((f) => f.pinAt !== undefined && f.pinAt >= incidentAt && f.pinAt < incidentEnd).length,
     sentBeforeOpen: confirms.filter((r) => Date.parse(r.at) >= incidentAt && Date.parse(r.at) < firstOpen).length,
+    sentWhileOpen: confirms.filter((r) => Date.parse(r.at) < incidentEnd && openAt(confirm, Date.parse(r.at))).length,
     ms: Date.now() - t0,
   };
 }

@@ -172,7 +172,7 @@ export function incidentReport(runs: IncidentRun[], verdicts: Verdict[]): string
   for (const run of runs) {
     out.push(`  ${run.label}: incident ${((run.incidentEnd - run.incidentAt) / 1000).toFixed(1)} s; thresholds ${run.settings ?? 'unknown'}`);
     out.push(`    confirm breaker: ${breakerLine(run)}`);
-    out.push(`    confirmations the provider received in the incident before the breaker opened: ${run.sentBeforeOpen}; needs_reconciliation: ${nrOf(run, verdicts)}`);
+    out.push(`    confirmations the provider received in the incident before the breaker opened: ${run.sentBeforeOpen}, while it was open: ${run.sentWhileOpen}; needs_reconciliation: ${nrOf(run, verdicts)}`);
     const heldEnds = new Map<string, number>();
     for (const [id, h] of run.held) {
       const v = verdicts.find((x) => x.flow.id === id);

@@ -5,8 +5,10 @@
  *
  * - the provider incident: confirmations hang for a while, the same seeded swaps run once with the
  *   breaker effectively off and once with it on. With it, fewer swaps end in needs_reconciliation
- *   (no more than the confirmations the provider received before it opened), the confirm breaker
- *   opens and closes by itself, and the swaps it held before sending end expired or confirmed;
+ *   (no more than the confirmations that went out before it held them), the confirm breaker opens
+ *   and closes by itself, and the swaps it held on every attempt end expired, never sent. Swap
+ *   windows of 10 s and an incident that ends before the breaker's probe: where it bounds the
+ *   doubt (docs/operations/provider-outages.md, "Measured in the soak", has the other cases);
  * - the release: a second release started beside the first while flows wait at every wait,
  *   promoted, rolled back, with the seeded faults: no nondeterminism error, no failed workflow task.
  *
@@ -36,10 +38,11 @@ test('the soak\'s incident and release phases: fewer swaps in doubt with the bre
   assert.equal(code, 0, out);
 
   // The incident: the breaker opened and closed by itself, and fewer swaps were left in doubt with it.
-  const withRun = /\n {2}with the breaker: incident[^\n]*\n {4}confirm breaker: ([^\n]*)\n {4}confirmations the provider received in the incident before the breaker opened: (\d+); needs_reconciliation: (\d+)/.exec(out);
+  const withRun = /\n {2}with the breaker: incident[^\n]*\n {4}confirm breaker: ([^\n]*)\n {4}confirmations the provider received in the incident before the breaker opened: (\d+), while it was open: (\d+); needs_reconciliation: (\d+)/.exec(out);
   assert.ok(withRun, `the run with the breaker has its figures:\n${out}`);
   assert.match(withRun[1]!, /^open at \+[\d.]+ s .*closed at \+[\d.]+ s/, 'the confirm breaker opened, then closed by itself');
-  assert.ok(withBreaker! <= Number(withRun[2]), `needs_reconciliation with the breaker (${withBreaker}) is bounded by the confirmations sent before it opened (${withRun[2]})`);
+  const sent = Number(withRun[2]) + Number(withRun[3]);
+  assert.ok(withBreaker! <= sent, `needs_reconciliation with the breaker (${withBreaker}) is bounded by the confirmations that went out before it held them (${sent})`);
   assert.ok(withBreaker! < without!, `fewer swaps in doubt with the breaker (${withBreaker}) than without (${without})`);
   assert.match(out, /\n {2}without the breaker: [^\n]*\n {4}confirm breaker: never opened/, 'the breaker stayed closed in the run without it');
   assert.match(out, /held confirmations ended: [^\n]*expired/, 'swaps held until their window closed expired, never sent');

@@ -14,17 +14,19 @@
  *
  * Parked before the promotion (K each, `--release-flows K`): swaps awaiting their PIN; swaps
  * confirming (their PIN sent just before the promotion, the provider holding the answer 6-9 s);
- * links awaiting payment; a swap and a link in needs_reconciliation (the swap: its confirmations
- * hang through a short window of its own, then the settle wait passes; the link: paid after a
- * cancel). While the second release is Current: new swaps and links start (on it), half the parked
+ * links awaiting payment; a swap and a link in needs_reconciliation (the swap: its one confirmation,
+ * sent before the faults are set, hangs past a window of 11 s of its own, then the settle wait
+ * passes; the link: paid after a cancel). A flow the faults keep from its wait is cancelled and
+ * another takes its place. While the second release is Current: new swaps and links start (on it), half the parked
  * swaps get their PIN, half the parked links are paid, the link in needs_reconciliation is
  * resolved (as the ledger says). After the rollback: more new flows (on the first release), the
  * rest of the PINs and payments, the swap in needs_reconciliation resolved as the ledger says.
  *
  * Then every workflow that ran in the phase (the visibility store: running, or closed since the
  * phase began) has its history read: WorkflowTaskFailed events since the phase began (with their
- * causes), and the build ids of its completed workflow tasks (which flows ran on both releases);
- * every worker's log is searched for nondeterminism errors.
+ * causes; UNHANDLED_COMMAND apart, see readHistories), and the build ids of its completed workflow
+ * tasks (which flows ran on both releases, and that no pinned swap did); every worker's log is
+ * searched for nondeterminism errors.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -42,7 +42,10 @@ test('the soak\'s incident and release phases: fewer swaps in doubt with the bre
   assert.ok(withRun, `the run with the breaker has its figures:\n${out}`);
   assert.match(withRun[1]!, /^open at \+[\d.]+ s .*closed at \+[\d.]+ s/, 'the confirm breaker opened, then closed by itself');
   const sent = Number(withRun[2]) + Number(withRun[3]);
-  assert.ok(withBreaker! <= sent, `needs_reconciliation with the breaker (${withBreaker}) is bounded by the confirmations that went out before it held them (${sent})`);
+  // A swap held on every attempt whose window closed as a ScheduleToClose timeout keeps its doubt
+  // though nothing was sent (a known limit, docs/operations/provider-outages.md): not one of these.
+  const heldNeverSent = Number(/held confirmations ended: [^\n]*?(\d+) needs_reconciliation \(never sent\)/.exec(out)?.[1] ?? 0);
+  assert.ok(withBreaker! - heldNeverSent <= sent, `needs_reconciliation with the breaker (${withBreaker}, ${heldNeverSent} of them never sent) is bounded by the confirmations that went out before it held them (${sent})`);
   assert.ok(withBreaker! < without!, `fewer swaps in doubt with the breaker (${withBreaker}) than without (${without})`);
   assert.match(out, /\n {2}without the breaker: [^\n]*\n {4}confirm breaker: never opened/, 'the breaker stayed closed in the run without it');
   assert.match(out, /held confirmations ended: [^\n]*expired/, 'swaps held until their window closed expired, never sent');

@@ -26,7 +26,7 @@
  * phase began) has its history read: WorkflowTaskFailed events since the phase began (with their
  * causes; UNHANDLED_COMMAND apart, see readHistories), and the build ids of its completed workflow
  * tasks (which flows ran on both releases, and that no pinned swap did); every worker's log is
- * searched for nondeterminism errors.
+ * searched for nondeterminism errors (those failing a legacy query apart: nondeterminismInLogs).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -78,7 +78,13 @@ export interface ReleaseResult {
   pinnedMoved: number;
   /** Flows of the phase by the releases that ran their tasks. */
   byRelease: Record<string, number>;
+  /** Nondeterminism errors the workers logged running workflow code (a workflow task's replay). */
   nondeterminismLines: number;
+  /**
+   * …and those they logged failing a legacy query (the SDK's "Failing legacy query request"):
+   * counted apart, with the workflow and the message (see nondeterminismInLogs).
+   */
+  queryNondeterminism: string[];
   ms: number;
 }
 
@@ -297,7 +303,7 @@ async function promoteAndRollBack(
     parked[s] = (parked[s] ?? 0) + 1;
   }
   const promoteMs = await setCurrent(conn, r.second);
-  ctx.say(`  release phase: ${r.second} made Current (${secs(promoteMs)}); parked then: ${Object.entries(parked).map(([s, n]) => `${n} ${s}`).join(', ')}`);
+  ctx.say(`  release phase: ${r.second} made Current at ${new Date().toISOString()} (${secs(promoteMs)}); parked then: ${Object.entries(parked).map(([s, n]) => `${n} ${s}`).join(', ')}`);
   const fresh = (): Flow[] => [...Array.from({ length: r.k }, () => r.mk('swap', 'right')), ...Array.from({ length: r.k }, () => r.mk('link', 'paid'))];
   pending.push(...fresh().map((f) => runFlow(env, f)));
   const [pins1, pins2] = half(p.awaitingPin);
@@ -305,7 +311,7 @@ async function promoteAndRollBack(
   pending.push(...pins1.map((f) => finishSwap(env, f)), ...pay1.map((f) => payLink(env, f)), resolveAsLedger(ctx, env, p.nrLink, operatorKey));
   await sleep(8_000);
   const rollbackMs = await setCurrent(conn, r.first);
-  ctx.say(`  release phase: rolled back, ${r.first} Current again (${secs(rollbackMs)})`);
+  ctx.say(`  release phase: rolled back, ${r.first} Current again at ${new Date().toISOString()} (${secs(rollbackMs)})`);
   pending.push(...fresh().map((f) => runFlow(env, f)));
   pending.push(...pins2.map((f) => finishSwap(env, f)), ...pay2.map((f) => payLink(env, f)), resolveAsLedger(ctx, env, p.nrSwap, operatorKey));
   return { parked, promoteMs, rollbackMs, pending };
@@ -376,13 +382,35 @@ async function readHistories(conn: Connection, since: number, phaseIds: Set<stri
   return out;
 }
 
-/** Lines of every worker's log (both releases, every restart) that name a nondeterminism error. */
-export function nondeterminismLines(logDir: string): number {
-  let n = 0;
-  for (const file of fs.readdirSync(logDir).filter((f) => /^(worker|release)-[\w-]+\.log$/.test(f))) {
-    n += fs.readFileSync(path.join(logDir, file), 'utf8').split('\n').filter((l) => NONDETERMINISM.test(l)).length;
+/**
+ * Nondeterminism errors in every worker's log (both releases, every restart). Those logged while
+ * failing a legacy query are kept apart, with their run and message: a query is answered by a
+ * worker from its cached copy of the workflow, and a failure there fails the query, not the
+ * workflow (the workflow tasks' own failures are in the histories, readHistories).
+ */
+export function nondeterminismInLogs(logDir: string): { inTasks: number; inQueries: string[] } {
+  const out = { inTasks: 0, inQueries: [] as string[] };
+  const files = fs.readdirSync(logDir).filter((f) => /^(worker|release)-[\w-]+\.log$/.test(f));
+  const texts = files.map((f) => fs.readFileSync(path.join(logDir, f), 'utf8'));
+  // The workflow of a run, from any other line of it (the query's line names the run only).
+  const workflowOf = (runId: string | undefined): string =>
+    (runId && texts.map((t) => new RegExp(`"workflowId":"([^"]+)","(?:workflowR|r)unId":"${runId}"`).exec(t)?.[1]).find(Boolean)) || 'unknown workflow';
+  for (const [i, file] of files.entries()) {
+    for (const line of texts[i]!.split('\n')) {
+      if (!NONDETERMINISM.test(line)) continue;
+      let rec: { msg?: string; runId?: string; time?: string; failure?: string } = {};
+      try {
+        rec = JSON.parse(line) as typeof rec;
+      } catch {
+        /* not a JSON line: counted as a task's */
+      }
+      if (/query/i.test(rec.msg ?? '')) {
+        const what = /\[TMPRL1100\][^"\\]*/.exec(rec.failure ?? line)?.[0] ?? 'nondeterminism';
+        out.inQueries.push(`${file.replace(/\.log$/, '')} ${rec.time ?? ''} ${workflowOf(rec.runId)} (run ${rec.runId ?? '?'}): ${rec.msg}: ${what}`);
+      } else out.inTasks++;
+    }
   }
-  return n;
+  return out;
 }
 
 export async function runReleasePhase(ctx: ReleaseContext, o: ReleaseOptions): Promise<ReleaseResult> {
@@ -412,7 +440,8 @@ export async function runReleasePhase(ctx: ReleaseContext, o: ReleaseOptions): P
     await Promise.all(moved.pending);
     await sim.clearFaults();
     const histories = await readHistories(conn, t0, new Set(flows.map((f) => f.id)));
-    return { deployment: DEPLOYMENT, first, second, flows, parked: moved.parked, promoteMs: moved.promoteMs, rollbackMs: moved.rollbackMs, ...histories, nondeterminismLines: nondeterminismLines(topology.logDir), ms: Date.now() - t0 };
+    const nd = nondeterminismInLogs(topology.logDir);
+    return { deployment: DEPLOYMENT, first, second, flows, parked: moved.parked, promoteMs: moved.promoteMs, rollbackMs: moved.rollbackMs, ...histories, nondeterminismLines: nd.inTasks, queryNondeterminism: nd.inQueries, ms: Date.now() - t0 };
   } finally {
     await conn.close();
   }

@@ -220,6 +220,12 @@ export function releaseReport(r: ReleaseResult, verdicts: Verdict[]): string[] {
       ? [`  and ${r.unhandledCommand} workflow task(s) refused as UNHANDLED_COMMAND (a signal came as the task completed the workflow; redone with it: not a failure of the code)`]
       : []),
     ...(r.failedIn.length ? [`  in: ${r.failedIn.join(', ')}`] : []),
+    ...(r.queryNondeterminism.length
+      ? [
+          `  and ${r.queryNondeterminism.length} nondeterminism error(s) logged failing a legacy query (the query failed, not the workflow: its tasks are above):`,
+          ...r.queryNondeterminism.slice(0, 5).map((l) => `    ${l}`.slice(0, 300)),
+        ]
+      : []),
   ];
 }
 

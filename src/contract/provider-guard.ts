@@ -115,6 +115,12 @@ export interface HeldDetails {
   sent_earlier: boolean;
 }
 
+/** The guard before anything happened: nothing paused, every breaker closed since `now`. */
+export function closedGuardView(settings: BreakerSettings, now: number): GuardView {
+  const since = new Date(now).toISOString();
+  return { breakers: { initiate: { state: 'closed', since }, confirm: { state: 'closed', since }, create: { state: 'closed', since } }, settings, audit: [] };
+}
+
 /** Why a class may not be sent now (undefined: it may). */
 export function holdReason(view: GuardView, cls: MoneyClass): string | undefined {
   if (view.paused) return `money-moving calls are paused by ${view.paused.by} since ${view.paused.at}: ${view.paused.reason}`;

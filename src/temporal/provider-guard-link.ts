@@ -12,6 +12,7 @@ import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import {
   type BreakerSettings,
   CLASS_OF_ENDPOINT,
+  closedGuardView,
   DEFAULT_BREAKER,
   type GuardView,
   holdReason,
@@ -43,12 +44,6 @@ export interface ProviderGuardLinkOptions {
 
 /** A reading older than this holds every money-moving call (the guard is read every second). */
 export const STALE_MS = 5_000;
-
-/** The guard as it is before anything happened: nothing paused, every breaker closed. */
-function closedGuard(settings: BreakerSettings): GuardView {
-  const since = new Date().toISOString();
-  return { breakers: { initiate: { state: 'closed', since }, confirm: { state: 'closed', since }, create: { state: 'closed', since } }, settings, audit: [] };
-}
 
 export class ProviderGuardLink {
   readonly workflowId: string;
@@ -125,7 +120,7 @@ export class ProviderGuardLink {
       if (err instanceof WorkflowNotFoundError) {
         // No guard at all: nobody ever paused (a pause starts it) and no breaker ever opened. That
         // is a reading too, so a new deployment's first calls are not held; then start it.
-        this.view = closedGuard(this.settings);
+        this.view = closedGuardView(this.settings, Date.now());
         this.readAt = Date.now();
         this.tell(this.view);
         await this.ensureStarted();

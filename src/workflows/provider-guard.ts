@@ -27,7 +27,7 @@ import { EVENT_DELIVERY_WORKFLOW_TYPE, eventDeliveryWorkflowId, eventsClosedSign
 import type { ProviderActivities } from '../activities/types';
 import {
   type BreakerSettings,
-  type ClassState,
+  closedGuardView,
   DEFAULT_BREAKER,
   type GuardView,
   MONEY_CLASSES,
@@ -79,8 +79,7 @@ export class GuardBook {
   window: WindowEntry[];
 
   constructor(input: ProviderGuardInput, now: number) {
-    const closed = (): ClassState => ({ state: 'closed', since: iso(now) });
-    this.view = input.view ?? { breakers: { initiate: closed(), confirm: closed(), create: closed() }, settings: DEFAULT_BREAKER, audit: [] };
+    this.view = input.view ?? closedGuardView(DEFAULT_BREAKER, now);
     this.window = input.window ?? [];
   }
 

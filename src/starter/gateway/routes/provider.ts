@@ -9,7 +9,7 @@ import type { KeyIdentity } from '../../../auth/keyring';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { DEFAULT_BREAKER } from '../../../contract/provider-guard';
+import { closedGuardView, DEFAULT_BREAKER } from '../../../contract/provider-guard';
 import { API_KEY_SECURITY, type GatewayContext } from '../context';
 import { ErrorBody, WorkerUnavailableBody } from '../schemas';
 
@@ -68,7 +68,7 @@ export function registerProviderRoutes(root: FastifyInstance, ctx: GatewayContex
         response: responses,
       },
     },
-    async () => (await mpf.providerStatus()) ?? { breakers: closedBreakers(), settings: DEFAULT_BREAKER, audit: [] },
+    async () => (await mpf.providerStatus()) ?? closedGuardView(DEFAULT_BREAKER, Date.now()),
   );
 
   app.post(
@@ -108,7 +108,3 @@ export function registerProviderRoutes(root: FastifyInstance, ctx: GatewayContex
   );
 }
 
-function closedBreakers() {
-  const now = new Date().toISOString();
-  return { initiate: { state: 'closed' as const, since: now }, confirm: { state: 'closed' as const, since: now }, create: { state: 'closed' as const, since: now } };
-}

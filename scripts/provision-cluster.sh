@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Provisions the production topology's binaries (the same versions docker-compose.yml runs), built
 # from the Go module proxy with this machine's Go and cached under the project (git-ignored):
-#   .cache/cluster/temporal-server-v<V>/temporal-server     go.temporal.io/server/cmd/server@v<V>
+#   .cache/cluster/temporal-server-v<V>/temporal-server     tools/cluster/temporal-server: the server's own main
+#                                                           with our authorizer, go.temporal.io/server@v<V>
+#                                                           pinned by its go.mod and go.sum (rebuilt when they change)
 #   .cache/cluster/temporal-server-v<V>/temporal-sql-tool   go.temporal.io/server/cmd/tools/sql@v<V>
 #   .cache/cluster/temporal-server-v<V>/schema/postgresql/v12/...   (copied from the module)
 #   .cache/cluster/temporal-ui-v<U>/temporal-ui-server      github.com/temporalio/ui-server/v2/cmd/server@v<U>
@@ -47,7 +49,21 @@ build() { # $1 = package@version, $2 = out dir, $3 = built name, $4 = final name
   say "built $4 in $(( $(date +%s) - start ))s"
 }
 
-if ! version_ok "$server_dir/temporal-server" "$server_v"; then need_go; build "go.temporal.io/server/cmd/server@v$server_v" "$server_dir" server temporal-server; fi
+# The server: its upstream main with our authorizer (tools/cluster/temporal-server), built from the
+# module proxy at the version go.mod and go.sum pin; the sources' digest marks the cached build.
+src="$root/tools/cluster/temporal-server"
+grep -q "go.temporal.io/server v$server_v\$" "$src/go.mod" || { say "ERROR: $src/go.mod does not require go.temporal.io/server v$server_v (tools/cluster/versions.json)"; exit 1; }
+src_sum="$(cd "$src" && cat go.mod go.sum *.go | sha256sum | cut -c1-16)"
+if ! version_ok "$server_dir/temporal-server" "$server_v" || [ "$(cat "$server_dir/temporal-server.src" 2>/dev/null)" != "$src_sum" ]; then
+  need_go
+  start=$(date +%s)
+  say "building temporal-server (go.temporal.io/server v$server_v with tools/cluster/temporal-server's authorizer; a few minutes the first time)"
+  mkdir -p "$server_dir"
+  (cd "$src" && GOFLAGS="-buildvcs=false -mod=readonly" CGO_ENABLED=0 go build -ldflags "-s -w" -o "$server_dir/temporal-server.partial" .) >&2
+  mv "$server_dir/temporal-server.partial" "$server_dir/temporal-server"
+  printf '%s\n' "$src_sum" > "$server_dir/temporal-server.src"
+  say "built temporal-server in $(( $(date +%s) - start ))s"
+fi
 if ! version_ok "$server_dir/temporal-sql-tool" "$server_v"; then need_go; build "go.temporal.io/server/cmd/tools/sql@v$server_v" "$server_dir" sql temporal-sql-tool; fi
 if [ ! -d "$server_dir/schema/postgresql/v12" ]; then
   need_go

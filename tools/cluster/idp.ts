@@ -3,8 +3,10 @@
  * 127.0.0.1, as an organisation's IdP (Okta, Entra ID, Google, Keycloak) would be in production.
  *
  * - People, who sign in with a password on its login page (Temporal Web, `cluster login`): a
- *   viewer (reads), an operator (reads and acts: cancel, signal, terminate, reset, update), an
- *   administrator (the whole cluster). Passwords are generated per run into 0600 files beside the
+ *   viewer (reads: `default:read`), an operator (reads and acts: cancel, signal, terminate,
+ *   reset, update: `default:admin`, admin on the namespace), an administrator (the whole
+ *   cluster: `temporal-system:admin`). What each role may do is the server's authorizer's
+ *   (tools/cluster/temporal-server/authz.go). Passwords are generated per run into 0600 files beside the
  *   other secrets (idp_password_<person>); the IdP holds only their scrypt hashes.
  * - Machine clients (client credentials): the workers, the gateways, and the admin tools (the
  *   namespace job, the launcher's readiness checks); each secret in idp_client_secret_<client>.
@@ -30,15 +32,15 @@ export const SYSTEM_SCOPE = 'temporal-system';
 export type PersonId = 'viewer' | 'operator' | 'administrator';
 export const IDP_PEOPLE: ReadonlyArray<{ id: PersonId; name: string; permissions: string[] }> = [
   { id: 'viewer', name: 'Vera Viewer', permissions: [`${NAMESPACE}:read`] },
-  { id: 'operator', name: 'Omar Operator', permissions: [`${NAMESPACE}:write`] },
+  { id: 'operator', name: 'Omar Operator', permissions: [`${NAMESPACE}:admin`] },
   { id: 'administrator', name: 'Ada Administrator', permissions: [`${SYSTEM_SCOPE}:admin`, `${NAMESPACE}:admin`] },
 ];
 
 export type MachineClientId = 'mpf-worker' | 'mpf-gateway' | 'mpf-admin-tools';
 /**
- * The machine clients. Temporal's default authorizer ranks `worker` below `read` (a bit of its
- * own that no API requires), so a worker that polls needs `write` too; `worker` is kept for an
- * authorizer that reads it (Temporal Cloud's roles, a custom one).
+ * The machine clients. Our authorizer (authz.go) lets only `worker` poll and complete tasks, and
+ * never lets `write` terminate, cancel or reset: a worker holds `worker` to work and `write` to
+ * start and signal the flows it starts itself (the provider guard's); a gateway holds `write`.
  */
 export const IDP_MACHINE_CLIENTS: ReadonlyArray<{ id: MachineClientId; permissions: string[] }> = [
   { id: 'mpf-worker', permissions: [`${NAMESPACE}:worker`, `${NAMESPACE}:write`] },

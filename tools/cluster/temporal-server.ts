@@ -29,9 +29,13 @@ export interface TemporalServerOptions {
 }
 
 /**
- * Temporal's own authorisation: the default JWT claim mapper reads the `permissions` claim of a
- * token signed by a key of the IdP's JWKS (for `audience`), the default authorizer allows a call
- * when the role it maps to suffices. `token` is the admin tools' token (the readiness check).
+ * Authorisation of every call: Temporal's JWT claim mapper reads the `permissions` claim of a
+ * token signed by a key of the IdP's JWKS (for `audience`); the project's authorizer
+ * (tools/cluster/temporal-server/authz.go, built into the server) decides what each role may do:
+ * read reads, write (gateways) starts, signals and updates but never terminates, cancels or
+ * resets, worker polls and completes tasks, admin on the namespace (the operator) does everything
+ * to flows, admin on temporal-system (the administrator) changes namespaces. `token` is the admin
+ * tools' token (the readiness check).
  */
 export interface TemporalAuth {
   jwksUrl: string;
@@ -98,16 +102,22 @@ export function temporalServerTls(tlsDir: string): Record<string, unknown> {
   };
 }
 
-/** global.authorization: Temporal's default JWT claim mapper and authorizer, keys from the IdP's JWKS (read again every minute). */
+/**
+ * global.authorization: the project's authorizer and claim mapper (`mpf`: Temporal's JWT claim
+ * mapper, whose refusals it explains), keys from the IdP's JWKS (read again every minute).
+ */
 export function temporalServerAuthorization(a: Omit<TemporalAuth, 'token'>): Record<string, unknown> {
   return {
     jwtKeyProvider: { keySourceURIs: [a.jwksUrl], refreshInterval: '1m' },
     permissionsClaimName: a.permissionsClaimName,
-    authorizer: 'default',
-    claimMapper: 'default',
+    authorizer: 'mpf',
+    claimMapper: 'mpf',
     audience: a.audience,
   };
 }
+
+/** Dynamic config with authorisation: a refusal says to the caller what it holds and what the call needs (authz.go's message, never a token). */
+export const AUTH_DYNAMIC_CONFIG = { 'frontend.exposeAuthorizerErrors': [{ value: true }] } as const;
 
 export function temporalServerConfig(o: Omit<TemporalServerOptions, 'ports'>, ports: Ports): Record<string, unknown> {
   const host = '127.0.0.1';
@@ -161,6 +171,7 @@ export function temporalServerConfig(o: Omit<TemporalServerOptions, 'ports'>, po
     },
     dcRedirectionPolicy: { policy: 'noop' },
     archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
+    ...(o.auth ? { dynamicConfigClient: { filepath: path.join(o.stateDir, 'temporal', 'config', 'dynamicconfig.yaml'), pollInterval: '60s' } } : {}),
     namespaceDefaults: { archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } } },
   };
 }
@@ -198,6 +209,7 @@ export async function startTemporalServer(o: TemporalServerOptions): Promise<Run
     }
     fs.rmSync(configFile, { force: true });
     fs.writeFileSync(configFile, `# Written by mpf cluster up; see tools/cluster/temporal-server.ts.\n${stringify(temporalServerConfig(o, ports))}`, { mode: 0o600 });
+    if (o.auth) fs.writeFileSync(path.join(configDir, 'dynamicconfig.yaml'), `# Written by mpf cluster up; see tools/cluster/temporal-server.ts.\n${stringify(AUTH_DYNAMIC_CONFIG)}`, { mode: 0o600 });
     const child = new Child(
       'temporal-server',
       o.binary,

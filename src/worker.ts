@@ -108,7 +108,7 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
         onView: providerGuardGauges({ namespace: deps.namespace, taskQueue: deps.taskQueue }),
       })
     : undefined;
-  if (guard) deps.provider.observe(guard.record);
+  if (guard) deps.provider.observe(guard.record, { slowMs: guard.settings.slow_ms });
   else deps.onVersion?.('worker: this workflow bundle predates the provider guard: money-moving calls are not guarded (no breaker, no pause)');
   const activities = {
     ...createActivities({ client: instrumentProvider(deps.provider), sealer: createSealer(deps.keys), eventSettings: eventActivities.eventSettings, ...(guard ? { guard } : {}) }),

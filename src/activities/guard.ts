@@ -17,20 +17,50 @@ interface GuardHeartbeat {
   held?: boolean;
 }
 
-function attemptInfo(): { ctx: Context; attempt: number; heldOnlySoFar: boolean; heldBefore: boolean } | undefined {
+/**
+ * An attempt that follows held ones is not sent in the last seconds of its schedule-to-close: its
+ * "sent" heartbeat must reach the server before the activity can time out, or the timeout would
+ * read "held on every attempt" from the older heartbeat (workflows/failures.ts heldThroughout).
+ */
+export const NO_SEND_BEFORE_DEADLINE_MS = 2_000;
+
+interface AttemptInfo {
+  ctx: Context;
+  attempt: number;
+  heldOnlySoFar: boolean;
+  heldBefore: boolean;
+  /** ms left of the activity's schedule-to-close (undefined: none set). */
+  leftMs: number | undefined;
+}
+
+function attemptInfo(): AttemptInfo | undefined {
   try {
     const ctx = Context.current();
     const previous = ctx.info.heartbeatDetails as GuardHeartbeat | undefined;
-    return { ctx, attempt: ctx.info.attempt, heldOnlySoFar: ctx.info.attempt === 1 || previous?.held_only === true, heldBefore: ctx.info.attempt > 1 && previous?.held === true };
+    const { scheduleToCloseTimeoutMs, scheduledTimestampMs } = ctx.info;
+    const leftMs = scheduleToCloseTimeoutMs && scheduledTimestampMs ? scheduledTimestampMs + scheduleToCloseTimeoutMs - Date.now() : undefined;
+    return { ctx, attempt: ctx.info.attempt, heldOnlySoFar: ctx.info.attempt === 1 || previous?.held_only === true, heldBefore: ctx.info.attempt > 1 && previous?.held === true, leftMs };
   } catch {
     return undefined; // outside an activity (unit tests)
   }
 }
 
-/** Throws the held failure when the guard holds `cls`; otherwise notes that this attempt sends. */
-export function passGuard(gate: ProviderGate | undefined, cls: MoneyClass): void {
-  const reason = gate?.holdReason(cls);
+/**
+ * Throws the held failure when the guard holds `cls` for this flow; otherwise notes that this
+ * attempt sends. The flow (its workflow id) is the key of a half-open breaker's trial call.
+ */
+export async function passGuard(gate: ProviderGate | undefined, cls: MoneyClass): Promise<void> {
   const info = attemptInfo();
+  let key: string | undefined;
+  try {
+    key = Context.current().info.workflowExecution?.workflowId;
+  } catch {
+    key = undefined;
+  }
+  let reason = gate ? await gate.admit(cls, key) : undefined;
+  if (!reason && info && info.attempt > 1 && info.heldOnlySoFar && info.leftMs !== undefined && info.leftMs < NO_SEND_BEFORE_DEADLINE_MS) {
+    reason = `the guard let it go ${Math.max(0, Math.round(info.leftMs))} ms before its deadline: too late to send safely`;
+  }
   if (!reason) {
     if (info && info.attempt > 1) info.ctx.heartbeat({ held_only: false } satisfies GuardHeartbeat);
     return;

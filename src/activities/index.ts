@@ -98,7 +98,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
     async initSwap(input, events): Promise<SwapInitResult & WithEventSettings> {
       const refs = { txn_ref: input.txn_ref, user_ref: input.user_ref };
       let data;
-      passGuard(deps.guard, 'initiate');
+      await passGuard(deps.guard, 'initiate');
       try {
         data = await whileHeartbeating(() => client.initSwap({ ...input, notification_url: unsealUrl(input.notification_url) }));
       } catch (err) {
@@ -121,7 +121,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
       const refs = { user_ref: input.user_ref };
       const auth_token = unseal('sealed_auth_token', input.sealed_auth_token);
       const wallet_pin = unseal('sealed_pin', input.sealed_pin);
-      passGuard(deps.guard, 'confirm');
+      await passGuard(deps.guard, 'confirm');
       try {
         const res = await whileHeartbeating(() => client.confirmSwap({ user_ref: input.user_ref, auth_token, wallet_pin }));
         log.info('confirmSwap: swap confirmed', refs);
@@ -141,7 +141,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
 
     async createPaymentLink(input, events) {
       const refs = { txn_merchant_ref: input.txn_merchant_ref, user_ref: input.user_ref };
-      passGuard(deps.guard, 'create');
+      await passGuard(deps.guard, 'create');
       try {
         const link = await whileHeartbeating(() => client.createHostedLink({ ...input, notification_url: unsealUrl(input.notification_url) }));
         log.info('createPaymentLink: link created', { ...refs, payment_ref: link.payment_ref });

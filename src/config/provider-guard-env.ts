@@ -21,6 +21,8 @@ export const PROVIDER_GUARD_ENV = {
   PROVIDER_BREAKER_THROTTLED_COUNT: count,
   /** How long an open breaker waits before it probes the provider with the categories GET, seconds (default 30). */
   PROVIDER_BREAKER_COOLDOWN_SECONDS: seconds,
+  /** A money-moving call still unanswered after this long counts as ambiguous then, seconds (default 3). */
+  PROVIDER_BREAKER_SLOW_SECONDS: seconds,
 };
 
 type GuardEnv = { [K in keyof typeof PROVIDER_GUARD_ENV]?: z.output<(typeof PROVIDER_GUARD_ENV)[K]> };
@@ -34,6 +36,7 @@ export interface BreakerThresholds {
   min_calls?: number;
   throttled_count?: number;
   cooldown_ms?: number;
+  slow_ms?: number;
 }
 
 export function breakerSettingsFromEnv(env: GuardEnv): BreakerThresholds {
@@ -44,5 +47,6 @@ export function breakerSettingsFromEnv(env: GuardEnv): BreakerThresholds {
   if (env.PROVIDER_BREAKER_MIN_CALLS !== undefined) out.min_calls = env.PROVIDER_BREAKER_MIN_CALLS;
   if (env.PROVIDER_BREAKER_THROTTLED_COUNT !== undefined) out.throttled_count = env.PROVIDER_BREAKER_THROTTLED_COUNT;
   if (env.PROVIDER_BREAKER_COOLDOWN_SECONDS !== undefined) out.cooldown_ms = env.PROVIDER_BREAKER_COOLDOWN_SECONDS * 1000;
+  if (env.PROVIDER_BREAKER_SLOW_SECONDS !== undefined) out.slow_ms = env.PROVIDER_BREAKER_SLOW_SECONDS * 1000;
   return out;
 }

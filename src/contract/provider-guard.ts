@@ -6,8 +6,11 @@
  *  - the **kill switch**: an operator's pause (who, when, why) stops every money-moving call;
  *  - a **circuit breaker per endpoint class** (initiate a swap / confirm a swap / create a link):
  *    it opens on ambiguous outcomes (a POST sent and no usable answer: timeouts, 5xx, resets) or
- *    on sustained 429s within a window, and after a cool-down half-opens: the harmless categories
- *    GET is sent as a probe, and only its success closes it again.
+ *    on sustained 429s within a window (a call unanswered after `slow_ms` counts as ambiguous
+ *    then, without waiting for the client's 10 s timeout), and after a cool-down half-opens: the
+ *    harmless categories GET is sent as a probe; when it succeeds, ONE real call of the class is let
+ *    through as the trial (the first caller to claim it), and only that call's answer closes the
+ *    breaker. A GET can succeed while confirmations hang; a trial cannot.
  *
  * While a class is held, nothing of it is sent: new swaps and links are refused before they start
  * (503 provider_unavailable), a confirmation waits inside its swap's window (expiring cleanly
@@ -41,6 +44,8 @@ export interface BreakerSettings {
   throttled_count: number;
   /** How long it stays open before the probe. */
   cooldown_ms: number;
+  /** A money-moving call still unanswered after this long counts as an ambiguous outcome then. */
+  slow_ms: number;
 }
 
 /**
@@ -49,7 +54,10 @@ export interface BreakerSettings {
  * incident, not noise: the breaker opens there, and bounds the swaps in doubt of an incident at
  * about three per class (plus the calls already in flight when it opened). Half of the calls
  * ambiguous (at least six) opens it on a low-traffic deployment too. 429s are the provider asking
- * for less: ten in a minute open it. Thirty seconds of cool-down, then one GET decides.
+ * for less: ten in a minute open it. A call unanswered for 3 s counts as ambiguous at once: a
+ * payments API answers in well under a second when healthy, and waiting for the client's 10 s
+ * timeout let three times as many confirmations into an incident before the breaker opened (the
+ * soak). Thirty seconds of cool-down, then one GET, then one real call decide.
  */
 export const DEFAULT_BREAKER: BreakerSettings = {
   window_ms: 60_000,
@@ -58,6 +66,7 @@ export const DEFAULT_BREAKER: BreakerSettings = {
   min_calls: 6,
   throttled_count: 10,
   cooldown_ms: 30_000,
+  slow_ms: 3_000,
 };
 
 export interface ClassState {
@@ -68,6 +77,12 @@ export interface ClassState {
   reason?: string;
   /** While open: when the probe is sent. */
   probe_at?: string;
+  /**
+   * While half-open, once the categories GET succeeded: the one real call let through. `key` is
+   * the flow (workflow id) that claimed it (absent: not claimed yet); `until` is when an unanswered
+   * trial counts as failed.
+   */
+  trial?: { since: string; key?: string; claimed_at?: string; until?: string };
 }
 
 export interface GuardPause {
@@ -121,13 +136,27 @@ export function closedGuardView(settings: BreakerSettings, now: number): GuardVi
   return { breakers: { initiate: { state: 'closed', since }, confirm: { state: 'closed', since }, create: { state: 'closed', since } }, settings, audit: [] };
 }
 
-/** Why a class may not be sent now (undefined: it may). */
-export function holdReason(view: GuardView, cls: MoneyClass): string | undefined {
+/**
+ * Why a class may not be sent now (undefined: it may). `key` is the flow asking (its workflow id):
+ * the flow that holds a half-open breaker's trial may send.
+ */
+export function holdReason(view: GuardView, cls: MoneyClass, key?: string): string | undefined {
   if (view.paused) return `money-moving calls are paused by ${view.paused.by} since ${view.paused.at}: ${view.paused.reason}`;
   const b = view.breakers[cls];
   if (b.state === 'open') return `the ${cls} breaker is open since ${b.since} (${b.reason ?? 'ambiguous outcomes'}); probe at ${b.probe_at ?? 'soon'}`;
-  if (b.state === 'half_open') return `the ${cls} breaker is half-open: the provider is being probed`;
+  if (b.state === 'half_open') {
+    if (b.trial?.key !== undefined && key !== undefined && b.trial.key === key) return undefined;
+    if (b.trial?.key !== undefined) return `the ${cls} breaker is half-open: one trial call is with the provider`;
+    if (b.trial) return `the ${cls} breaker is half-open: its trial call is not claimed yet`;
+    return `the ${cls} breaker is half-open: the provider is being probed`;
+  }
   return undefined;
+}
+
+/** Whether a caller may claim the class's trial now (half-open, the GET succeeded, nobody claimed it). */
+export function trialClaimable(view: GuardView, cls: MoneyClass): boolean {
+  const b = view.breakers[cls];
+  return !view.paused && b.state === 'half_open' && b.trial !== undefined && b.trial.key === undefined;
 }
 
 /** Seconds a caller should wait before trying again (Retry-After). */
@@ -137,7 +166,17 @@ export function retryAfterSeconds(view: GuardView, cls: MoneyClass, now: number)
   return at ? Math.max(1, Math.ceil((Date.parse(at) - now) / 1000) + 1) : 5;
 }
 
-/** What the activities ask before a money-moving call (a ProviderGuardLink in the worker). */
+/** The answer to a trial claim (update `claimTrial`). */
+export interface TrialClaim {
+  granted: boolean;
+  view: GuardView;
+}
+
+/**
+ * What the activities ask before a money-moving call (a ProviderGuardLink in the worker): why
+ * `key`'s call of `cls` may not be sent now (undefined: send it). A half-open breaker's trial is
+ * claimed here, for the first flow that asks.
+ */
 export interface ProviderGate {
-  holdReason(cls: MoneyClass): string | undefined;
+  admit(cls: MoneyClass, key: string | undefined): Promise<string | undefined>;
 }

@@ -1362,6 +1362,13 @@ export interface components {
                     reason?: string;
                     /** @description while open: when the categories GET probes the provider */
                     probe_at?: string;
+                    /** @description while half-open, once the categories GET succeeded: the one real call let through (key: the flow that claimed it); its answer closes or re-opens the breaker */
+                    trial?: {
+                        since: string;
+                        key?: string;
+                        claimed_at?: string;
+                        until?: string;
+                    };
                 };
                 confirm: {
                     /** @enum {string} */
@@ -1370,6 +1377,13 @@ export interface components {
                     reason?: string;
                     /** @description while open: when the categories GET probes the provider */
                     probe_at?: string;
+                    /** @description while half-open, once the categories GET succeeded: the one real call let through (key: the flow that claimed it); its answer closes or re-opens the breaker */
+                    trial?: {
+                        since: string;
+                        key?: string;
+                        claimed_at?: string;
+                        until?: string;
+                    };
                 };
                 create: {
                     /** @enum {string} */
@@ -1378,6 +1392,13 @@ export interface components {
                     reason?: string;
                     /** @description while open: when the categories GET probes the provider */
                     probe_at?: string;
+                    /** @description while half-open, once the categories GET succeeded: the one real call let through (key: the flow that claimed it); its answer closes or re-opens the breaker */
+                    trial?: {
+                        since: string;
+                        key?: string;
+                        claimed_at?: string;
+                        until?: string;
+                    };
                 };
             };
             settings: {
@@ -1387,6 +1408,8 @@ export interface components {
                 min_calls: number;
                 throttled_count: number;
                 cooldown_ms: number;
+                /** @description a money-moving call unanswered this long counts as ambiguous then */
+                slow_ms?: number;
             };
             audit: {
                 /** @enum {string} */

@@ -58,6 +58,13 @@ export interface ProviderCall {
   errorKind?: string;
   /** The provider's request id header, when it sent one. */
   providerRequestId?: string;
+  /**
+   * 'slow': an early notice, to observers that asked for one (observe's slowMs), that the call is
+   * still unanswered after slowMs (no status, no errorKind); its final notice follows as usual.
+   */
+  phase?: 'slow';
+  /** On the final notice of a call that had its slow notice. */
+  slow?: boolean;
 }
 export type ProviderCallObserver = (call: ProviderCall) => void;
 
@@ -74,6 +81,8 @@ export class ProviderClient {
   private readonly merchantRef: string;
   private readonly categoriesBearer: boolean;
   private readonly observers = new Set<ProviderCallObserver>();
+  /** Observers that also get a slow notice, and after how long. */
+  private readonly slowObservers = new Map<ProviderCallObserver, number>();
 
   constructor(cfg: ProviderClientConfig) {
     let url: URL;
@@ -167,9 +176,13 @@ export class ProviderClient {
     return (data as z.infer<typeof CategoriesData>).data;
   }
 
-  /** Calls `observer` after every exchange (logs, metrics); adding the same function twice is a no-op. */
-  observe(observer: ProviderCallObserver): void {
+  /**
+   * Calls `observer` after every exchange (logs, metrics); adding the same function twice is a
+   * no-op. With `slowMs`, it is also told (phase 'slow') of a call still unanswered after that long.
+   */
+  observe(observer: ProviderCallObserver, opts: { slowMs?: number } = {}): void {
     this.observers.add(observer);
+    if (opts.slowMs !== undefined && opts.slowMs > 0) this.slowObservers.set(observer, opts.slowMs);
   }
 
   /** Closes the client's own Pool (an injected dispatcher belongs to its creator). */
@@ -212,18 +225,46 @@ export class ProviderClient {
     };
     const started = performance.now();
     let wire: WireResponse | undefined;
+    const slow = this.watchSlow(ctx, started);
     try {
       wire = await this.send(ctx, headers, body);
       const result = interpretResponse(ctx, wire, dataSchema);
-      this.notify(ctx, started, wire, undefined);
+      slow.stop();
+      this.notify(ctx, started, wire, undefined, slow.noticed);
       return result;
     } catch (err) {
-      this.notify(ctx, started, wire, err);
+      slow.stop();
+      this.notify(ctx, started, wire, err, slow.noticed);
       throw err;
     }
   }
 
-  private notify(ctx: ExchangeContext, started: number, wire: WireResponse | undefined, err: unknown): void {
+  /** One timer per slow-notice delay: each observer that asked is told once if the call is still out. */
+  private watchSlow(ctx: ExchangeContext, started: number): { stop(): void; readonly noticed: boolean } {
+    const timers: NodeJS.Timeout[] = [];
+    const state = { noticed: false };
+    for (const [observer, ms] of this.slowObservers) {
+      timers.push(
+        setTimeout(() => {
+          state.noticed = true;
+          const call: ProviderCall = { endpoint: ctx.endpoint, method: ctx.method, latencyMs: Math.round((performance.now() - started) * 10) / 10, phase: 'slow' };
+          try {
+            observer(call);
+          } catch {
+            // an observer never changes the call's outcome
+          }
+        }, ms).unref(),
+      );
+    }
+    return {
+      stop: () => timers.forEach(clearTimeout),
+      get noticed() {
+        return state.noticed;
+      },
+    };
+  }
+
+  private notify(ctx: ExchangeContext, started: number, wire: WireResponse | undefined, err: unknown, slow = false): void {
     if (this.observers.size === 0) return;
     const e = err as { kind?: unknown } | undefined;
     const providerRequestId = wire ? requestIdOf(wire.headers) : undefined;
@@ -234,6 +275,7 @@ export class ProviderClient {
       ...(wire ? { status: wire.status } : {}),
       ...(err !== undefined ? { errorKind: typeof e?.kind === 'string' ? e.kind : 'unexpected' } : {}),
       ...(providerRequestId ? { providerRequestId } : {}),
+      ...(slow ? { slow: true } : {}),
     };
     for (const observer of this.observers) {
       try {

@@ -1,8 +1,10 @@
 /**
- * A worker's or gateway's link to the deployment's provider guard (workflows/provider-guard.ts):
- * it reads the guard every second (the `guard` query), answers `holdReason` from that reading
- * without a round trip, and reports the outcomes of this process's money-moving calls (the
- * `outcomes` signal, at most once a second, only when there is something to say).
+ * A worker's link to the deployment's provider guard (workflows/provider-guard.ts): it reads the
+ * guard every second (the `guard` query), answers `admit` from that reading without a round trip
+ * (but for a half-open breaker's trial, which it claims with the `claimTrial` update), and reports
+ * the outcomes of this process's money-moving calls (the `outcomes` signal, at most once a second,
+ * only when there is something to say; at once for a call unanswered past `slow_ms`, and for an
+ * answer while a breaker is half-open).
  *
  * It fails closed: a reading older than `staleMs` (the guard did not answer: no worker, a
  * workflow task failing) holds every money-moving call, as a pause would, and says why. The
@@ -20,15 +22,20 @@ import {
   type OutcomeCounts,
   PROVIDER_GUARD_WORKFLOW_TYPE,
   providerGuardWorkflowId,
+  trialClaimable,
 } from '../contract/provider-guard';
 import type { ProviderEndpoint } from '../contract/provider';
-import { guardOutcomesSignal, guardQuery } from '../workflows/provider-guard';
+import { guardClaimTrialUpdate, guardOutcomesSignal, guardQuery } from '../workflows/provider-guard';
 
 /** What a provider call came to, as the guard counts it (from the provider client's observer). */
 export interface GuardedCall {
   endpoint: ProviderEndpoint;
   status?: number;
   errorKind?: string;
+  /** 'slow': the call is still unanswered after the slow notice (its final notice follows). */
+  phase?: 'slow';
+  /** The final notice of a call that had its slow notice. */
+  slow?: boolean;
 }
 
 export interface ProviderGuardLinkOptions {
@@ -89,14 +96,34 @@ export class ProviderGuardLink {
     return Date.now() - this.readAt <= (this.opts.staleMs ?? STALE_MS) ? this.view : undefined;
   }
 
-  /** Why calls of `cls` may not be sent now; undefined when they may. */
-  holdReason(cls: MoneyClass): string | undefined {
+  /** Why `key`'s call of `cls` may not be sent now; undefined when it may. */
+  holdReason(cls: MoneyClass, key?: string): string | undefined {
     const view = this.current();
     if (!view) {
       const since = this.readAt === 0 ? 'has not been read yet' : `has not answered for ${Math.round((Date.now() - this.readAt) / 1000)} s`;
       return `the provider guard ${this.workflowId} ${since} (${this.lastError}): held until it answers`;
     }
-    return holdReason(view, cls);
+    return holdReason(view, cls, key);
+  }
+
+  /**
+   * Why `key`'s call of `cls` may not be sent now (undefined: send it). A half-open breaker whose
+   * GET succeeded lets one call through: the first flow to claim it (an update, bounded to 3 s).
+   */
+  async admit(cls: MoneyClass, key: string | undefined): Promise<string | undefined> {
+    const view = this.current();
+    if (view && key !== undefined && trialClaimable(view, cls)) {
+      try {
+        const claim = await this.opts.client.withDeadline(Date.now() + 3_000, () =>
+          this.opts.client.workflow.getHandle(this.workflowId).executeUpdate(guardClaimTrialUpdate, { args: [{ cls, key }] }),
+        );
+        [this.view, this.readAt] = [claim.view, Date.now()]; // the other held calls see it claimed at once
+      } catch (err) {
+        this.lastError = err instanceof Error ? err.message.slice(0, 200) : String(err);
+        return `the ${cls} breaker is half-open and its trial could not be claimed (${this.lastError})`;
+      }
+    }
+    return this.holdReason(cls, key);
   }
 
   /** The provider client's observer: counts the money-moving calls' outcomes. */
@@ -104,10 +131,24 @@ export class ProviderGuardLink {
     const cls = CLASS_OF_ENDPOINT[call.endpoint];
     if (!cls) return;
     const c = (this.pending[cls] ??= { ok: 0, ambiguous: 0, throttled: 0 });
-    if (call.errorKind === 'ambiguous') c.ambiguous++;
-    else if (call.errorKind === 'rate_limited' || call.status === 429) c.throttled++;
+    // Unanswered past slow_ms: ambiguous now (the breaker need not wait for the client's timeout);
+    // its final notice then counts only an answer.
+    if (call.phase === 'slow') c.ambiguous++;
+    else if (call.errorKind === 'ambiguous') {
+      if (!call.slow) c.ambiguous++;
+    } else if (call.errorKind === 'rate_limited' || call.status === 429) c.throttled++;
     else if (call.errorKind === undefined || call.errorKind === 'rejected') c.ok++; // an answer: the provider works
+    const b = this.view?.breakers[cls];
+    if (call.phase === 'slow' || b?.state === 'half_open') this.flushSoon();
   };
+
+  /** Reports now (and reads the guard's answer), instead of at the next tick. */
+  private flushSoon(): void {
+    if (this.stopped) return;
+    void this.flush()
+      .then(() => this.read())
+      .catch(() => undefined);
+  }
 
   private async read(): Promise<void> {
     const handle = this.opts.client.workflow.getHandle(this.workflowId);

@@ -1,5 +1,5 @@
 /** How the workflows read an activity's failure: its ProviderError type, and words for operators. */
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
 import { EARLIER_ATTEMPT_APPLIED_TYPE, PROVIDER_FAILURE_TYPES } from '../activities/retry-policies';
 import { type HeldDetails, PROVIDER_HELD_TYPE } from '../contract/provider-guard';
 
@@ -17,6 +17,22 @@ export function heldThroughout(err: unknown): HeldDetails | undefined {
   if (!(err instanceof ActivityFailure) || !(err.cause instanceof ApplicationFailure) || err.cause.type !== PROVIDER_HELD_TYPE) return undefined;
   const d = err.cause.details?.[0] as HeldDetails | undefined;
   return d && d.sent_earlier === false ? d : undefined;
+}
+
+/**
+ * The guard's hold, when an activity ran out of its schedule-to-close while its next retry after
+ * held attempts waited for a worker: its last heartbeat (activities/guard.ts) says every attempt
+ * so far was held, and its last failure is a held one. Any attempt that sent heartbeated so before
+ * sending (and never in its last seconds), so the last heartbeat still saying "held only" means
+ * nothing was sent.
+ */
+export function heldUntilTimeout(err: unknown): HeldDetails | undefined {
+  if (!(err instanceof ActivityFailure) || !(err.cause instanceof TimeoutFailure) || err.cause.timeoutType !== 'SCHEDULE_TO_CLOSE') return undefined;
+  const beat = err.cause.lastHeartbeatDetails as { held_only?: unknown } | undefined;
+  if (beat?.held_only !== true) return undefined;
+  const last = err.cause.cause;
+  const d = last instanceof ApplicationFailure && last.type === PROVIDER_HELD_TYPE ? (last.details?.[0] as HeldDetails | undefined) : undefined;
+  return { class: d?.class ?? 'confirm', reason: d?.reason ?? 'held by the provider guard until the window closed', sent_earlier: false };
 }
 
 export function describeFailure(err: unknown): string {

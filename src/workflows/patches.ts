@@ -31,6 +31,10 @@ export const RESOLVE_PATCH = 'mpf-reconcile-resolve-v1';
 export const LATE_DOUBT_PATCH = 'mpf-late-doubt-stays-open-v1';
 /** A confirmation the provider guard held on every attempt ends the swap `expired` (before: in doubt). */
 export const PROVIDER_GUARD_PATCH = 'mpf-provider-guard-held-v1';
+/** A half-open breaker's successful GET lets one real call decide, instead of closing it (the provider guard workflow). */
+export const GUARD_TRIAL_PATCH = 'mpf-guard-trial-v1';
+/** A confirmation held until its activity's schedule-to-close timeout (last attempt waiting for a worker) also ends `expired`. */
+export const HELD_TIMEOUT_PATCH = 'mpf-held-timeout-expires-v1';
 
 export const LIVE_PATCHES: readonly LivePatch[] = [
   {
@@ -56,5 +60,17 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
     why: 'a confirmation held by the provider guard (kill switch or open breaker) on every attempt until the window closed ends the swap expired, with nothing sent, instead of waiting for a notification as a doubt',
     addedIn: '0.1.0 (provider guard, 2026-11-26)',
     deprecateWhen: 'no swap started before the provider guard release is open (swaps live minutes: one release later)',
+  },
+  {
+    id: GUARD_TRIAL_PATCH,
+    why: 'a half-open breaker whose categories GET succeeded lets one real call of its class through as the trial (claimTrial update) and closes only on its answer (re-opens when it is ambiguous or unanswered in time), instead of closing on the GET',
+    addedIn: '0.1.0 (breaker trial, 2026-11-26)',
+    deprecateWhen: 'the provider guard workflow of every deployment continued as new on this release (it does every 1000 changes; or terminate-and-let-it-restart: its state is only the breakers and the pause)',
+  },
+  {
+    id: HELD_TIMEOUT_PATCH,
+    why: 'a confirmation whose last heartbeat says every attempt was held by the provider guard, and which ends in a schedule-to-close timeout (its next held retry still waiting for a worker when the window closed), ends the swap expired, nothing sent, instead of in doubt',
+    addedIn: '0.1.0 (breaker trial, 2026-11-26)',
+    deprecateWhen: 'no swap started before this release is open (swaps live minutes: one release later)',
   },
 ];

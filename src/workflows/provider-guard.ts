@@ -4,8 +4,10 @@
  * and gateway. Workers report the outcomes of their money-moving calls (the `outcomes` signal,
  * batched) and read the guard (the `guard` query, every second) before each such call; operators
  * pause and resume through updates that record who did it. An open breaker waits its cool-down,
- * then half-opens and sends the categories GET as a probe: success closes it, failure opens it
- * again. It continues as new when its history grows, carrying its state.
+ * then half-opens and sends the categories GET as a probe: failure opens it again; success lets
+ * one real call of the class through as the trial (claimed by the first flow that asks, the
+ * `claimTrial` update), and that call's outcome closes or re-opens it (unanswered in time: it
+ * re-opens). It continues as new when its history grows, carrying its state.
  */
 import {
   allHandlersFinished,
@@ -16,6 +18,7 @@ import {
   defineUpdate,
   log,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -33,12 +36,20 @@ import {
   MONEY_CLASSES,
   type MoneyClass,
   type OutcomeReport,
+  type TrialClaim,
+  trialClaimable,
 } from '../contract/provider-guard';
+import { GUARD_TRIAL_PATCH } from './patches';
 
 export const guardQuery = defineQuery<GuardView>('guard');
 export const guardOutcomesSignal = defineSignal<[OutcomeReport]>('outcomes');
 export const guardPauseUpdate = defineUpdate<GuardView, [{ by: string; reason: string }]>('pause');
 export const guardResumeUpdate = defineUpdate<GuardView, [{ by: string }]>('resume');
+/** A flow (its workflow id, `key`) asks to be a half-open breaker's one trial call. */
+export const guardClaimTrialUpdate = defineUpdate<TrialClaim, [{ cls: MoneyClass; key: string }]>('claimTrial');
+
+/** How long a claimed trial may go without an outcome (past the slow notice) before it counts as failed. */
+export const TRIAL_SLACK_MS = 15_000;
 
 export interface ProviderGuardInput {
   /** Carried over by continue-as-new. */
@@ -80,6 +91,7 @@ export class GuardBook {
 
   constructor(input: ProviderGuardInput, now: number) {
     this.view = input.view ?? closedGuardView(DEFAULT_BREAKER, now);
+    this.view.settings = { ...DEFAULT_BREAKER, ...this.view.settings }; // a view carried from before a setting existed
     this.window = input.window ?? [];
   }
 
@@ -96,6 +108,39 @@ export class GuardBook {
     }
     this.prune(now);
     for (const cls of MONEY_CLASSES) if (this.view.breakers[cls].state === 'closed') this.evaluate(cls, now);
+    // A claimed trial's outcome decides a half-open breaker (only the trial is sent while it is half-open).
+    for (const cls of MONEY_CLASSES) {
+      const [b, c] = [this.view.breakers[cls], r?.counts?.[cls]];
+      if (b.state !== 'half_open' || b.trial?.key === undefined || !c) continue;
+      if (c.ambiguous > 0 || c.throttled > 0) this.open(cls, `its trial call was ${c.ambiguous > 0 ? 'ambiguous (no answer in time)' : 'answered 429'}`, now);
+      else if (c.ok > 0) this.close(cls, now);
+    }
+  }
+
+  /** The flow `key` claims the half-open class's trial: granted to the first (again to the same flow). */
+  claimTrial(cls: MoneyClass, key: string, now: number): boolean {
+    const b = this.view.breakers[cls];
+    if (b.state === 'half_open' && b.trial?.key === key) return true;
+    if (!trialClaimable(this.view, cls)) return false;
+    this.view.breakers[cls] = { ...b, trial: { since: b.trial!.since, key, claimed_at: iso(now), until: iso(now + this.view.settings.slow_ms + TRIAL_SLACK_MS) } };
+    return true;
+  }
+
+  /** The claimed trials no outcome decided in time (the worker sending it died?): they count as failed. */
+  expiredTrials(now: number): MoneyClass[] {
+    return MONEY_CLASSES.filter((c) => {
+      const t = this.view.breakers[c].trial;
+      return this.view.breakers[c].state === 'half_open' && t?.until !== undefined && Date.parse(t.until) <= now;
+    });
+  }
+
+  expireTrials(now: number): void {
+    for (const c of this.expiredTrials(now)) this.open(c, 'its trial call was not answered in time', now);
+  }
+
+  private close(cls: MoneyClass, now: number): void {
+    this.view.breakers[cls] = { state: 'closed', since: iso(now) };
+    this.window = this.window.filter((e) => e.cls !== cls); // a closed breaker counts afresh
   }
 
   private prune(now: number): void {
@@ -121,9 +166,11 @@ export class GuardBook {
     this.window = this.window.filter((e) => e.cls !== cls);
   }
 
-  /** The earliest probe time of an open breaker (ms), if any. */
-  nextProbeAt(): number | undefined {
-    const times = MONEY_CLASSES.map((c) => this.view.breakers[c]).filter((b) => b.state === 'open' && b.probe_at).map((b) => Date.parse(b.probe_at!));
+  /** The earliest probe time of an open breaker, or end of a claimed trial (ms), if any. */
+  nextWakeAt(): number | undefined {
+    const probes = MONEY_CLASSES.map((c) => this.view.breakers[c]).filter((b) => b.state === 'open' && b.probe_at).map((b) => Date.parse(b.probe_at!));
+    const trials = MONEY_CLASSES.map((c) => this.view.breakers[c]).filter((b) => b.state === 'half_open' && b.trial?.until).map((b) => Date.parse(b.trial!.until!));
+    const times = [...probes, ...trials];
     return times.length ? Math.min(...times) : undefined;
   }
 
@@ -134,15 +181,17 @@ export class GuardBook {
     return due;
   }
 
-  /** The probe's answer: closes the half-open breakers, or opens them for another cool-down. */
-  probed(classes: readonly MoneyClass[], ok: boolean, now: number, why: string): void {
+  /**
+   * The probe's answer: a failure opens the half-open breakers for another cool-down; a success
+   * lets one real call through as the trial (`trial`), or closes them (guards from before the trial).
+   */
+  probed(classes: readonly MoneyClass[], ok: boolean, now: number, why: string, trial = false): void {
     for (const c of classes) {
-      if (this.view.breakers[c].state !== 'half_open') continue;
-      if (ok) {
-        this.view.breakers[c] = { state: 'closed', since: iso(now) };
-        this.window = this.window.filter((e) => e.cls !== c); // a closed breaker counts afresh
-      }
-      else this.open(c, `probe failed (${why})`, now);
+      const b = this.view.breakers[c];
+      if (b.state !== 'half_open') continue;
+      if (!ok) this.open(c, `probe failed (${why})`, now);
+      else if (trial) this.view.breakers[c] = { ...b, trial: { since: iso(now) } };
+      else this.close(c, now);
     }
   }
 
@@ -167,6 +216,12 @@ function checkActor(input: { by?: unknown; reason?: unknown }, needReason: boole
   if (needReason && (typeof input.reason !== 'string' || input.reason.length === 0 || input.reason.length > 500)) throw new Error('reason: must say why (1-500 characters)');
 }
 
+/** The trial claim's input check (synchronous: an update validator). */
+function checkClaim(input: { cls?: unknown; key?: unknown }): void {
+  if (!MONEY_CLASSES.includes(input?.cls as MoneyClass)) throw new Error(`cls: must be one of ${MONEY_CLASSES.join(', ')}`);
+  if (typeof input.key !== 'string' || input.key.length === 0 || input.key.length > 300) throw new Error('key: must name the flow (1-300 characters)');
+}
+
 export async function providerGuardWorkflow(input: ProviderGuardInput = {}): Promise<void> {
   const book = new GuardBook(input, Date.now());
   const outbox = new GuardEvents(input.event_seq ?? 0);
@@ -183,15 +238,17 @@ export async function providerGuardWorkflow(input: ProviderGuardInput = {}): Pro
   setHandler(guardOutcomesSignal, (r) => change(() => book.report(r, Date.now())));
   setHandler(guardPauseUpdate, ({ by, reason }) => change(() => (book.pause(by, reason, Date.now()), book.view)), { validator: (i) => checkActor(i, true) });
   setHandler(guardResumeUpdate, ({ by }) => change(() => (book.resume(by, Date.now()), book.view)), { validator: (i) => checkActor(i, false) });
+  setHandler(guardClaimTrialUpdate, ({ cls, key }) => change(() => ({ granted: book.claimTrial(cls, key, Date.now()), view: book.view })), { validator: checkClaim });
   const { listCategories } = proxyActivities<ProviderActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 1 } });
 
   for (;;) {
-    const probeAt = book.nextProbeAt();
+    const wakeAt = book.nextWakeAt();
     const seen = changes;
     const tooLong = (): boolean => workflowInfo().continueAsNewSuggested || changes > 1000;
-    await condition(() => changes !== seen || tooLong(), probeAt === undefined ? undefined : Math.max(1, probeAt - Date.now()));
+    await condition(() => changes !== seen || tooLong(), wakeAt === undefined ? undefined : Math.max(1, wakeAt - Date.now()));
     await outbox.deliver();
     if (tooLong()) break;
+    if (book.expiredTrials(Date.now()).length > 0) change(() => book.expireTrials(Date.now()));
     const due = book.halfOpen(Date.now()); // open -> half-open is no news for the merchant
     if (due.length === 0) continue;
     // The probe: a GET that moves no money; only its success lets money move again.
@@ -199,7 +256,9 @@ export async function providerGuardWorkflow(input: ProviderGuardInput = {}): Pro
       () => ({ ok: true, why: 'ok' }),
       (err: unknown) => ({ ok: false, why: err instanceof Error ? err.message.slice(0, 200) : 'failed' }),
     );
-    change(() => book.probed(due, answer.ok, Date.now(), answer.why));
+    // Since mpf-guard-trial-v1 a successful GET lets one real call decide (a GET can succeed while confirmations hang).
+    const trial = answer.ok && patched(GUARD_TRIAL_PATCH);
+    change(() => book.probed(due, answer.ok, Date.now(), answer.why, trial));
     await outbox.deliver();
   }
   await condition(allHandlersFinished);

@@ -25,8 +25,8 @@ import {
 } from '@temporalio/workflow';
 import type { ProviderActivities } from '../activities/types';
 import { confirmRetryPolicy, PROVIDER_ACTIVITY_HEARTBEAT_TIMEOUT, PROVIDER_ACTIVITY_START_TO_CLOSE, providerRetryPolicy } from '../activities/retry-policies';
-import { creationFailureReason, describeFailure, heldThroughout } from './failures';
-import { PROVIDER_GUARD_PATCH } from './patches';
+import { creationFailureReason, describeFailure, heldThroughout, heldUntilTimeout } from './failures';
+import { HELD_TIMEOUT_PATCH, PROVIDER_GUARD_PATCH } from './patches';
 import {
   cancelSwapSignal,
   cancelSwapUpdate,
@@ -172,7 +172,9 @@ async function confirm(s: SwapSession, w: SwapWindow, sealedPin: string): Promis
     evidence = decision.evidence;
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
-    const held = heldThroughout(err);
+    // Never sent (held on every attempt); since mpf-held-timeout-expires-v1 also when the window
+    // closed while the next held retry still waited for a worker.
+    const held = heldThroughout(err) ?? (heldUntilTimeout(err) && patched(HELD_TIMEOUT_PATCH) ? heldUntilTimeout(err) : undefined);
     if (held && patched(PROVIDER_GUARD_PATCH)) {
       // Never sent: the window closed while the provider guard held it. No doubt to settle.
       s.set('expired', `the confirmation was held by the provider guard until the window closed, and never sent: no money moved (${held.reason})`);

@@ -158,4 +158,49 @@ describe('the provider guard', () => {
     const status = (await as(operator.key).api('GET', '/v1/admin/provider')).json;
     assert.ok((status.events as Array<{ type: string }>).some((e) => e.type === 'provider.breaker_closed'), 'the status lists the guard events');
   });
+
+  test('hung confirmations open the breaker before any of them times out, and after its probe only one trial call is sent at a time', async () => {
+    await h.stack.control.setConfig({ swapExpiresInSeconds: 180 });
+    const hung = [uniqueRef('guard-hang-a'), uniqueRef('guard-hang-b')];
+    const held = [uniqueRef('guard-held-c'), uniqueRef('guard-held-d')];
+    const ids = new Map<string, string>();
+    for (const ref of [...hung, ...held]) ids.set(ref, await start(ref));
+    const hang = [{ endpoint: 'swap.confirm' as const, kind: 'hang' as const, maxMs: 60_000 }];
+    for (const ref of [...hung, ...held]) await h.stack.control.setRefFaults(ref, hang);
+    const sentOf = async (refs: string[]) => (await Promise.all(refs.map(confirms))).reduce((a, b) => a + b, 0);
+    try {
+      for (const ref of hung) await h.stack.mpf.submitPin(ids.get(ref)!, { wallet_pin: SIM_PIN }, { wait: false });
+      const open = await eventually(async () => {
+        const g = (await as(operator.key).api('GET', '/v1/admin/provider')).json;
+        return g.breakers.confirm.state === 'open' && g;
+      }, 30_000, 'the confirm breaker opens');
+      const firstSent = Math.min(...(await h.stack.control.ledger({ endpoint: 'swap.confirm' })).requests.filter((r) => hung.includes(r.ref!)).map((r) => Date.parse(r.at)));
+      // The provider client gives up after 10 s: the slow notice opened it while both calls still hung.
+      assert.ok(Date.parse(open.breakers.confirm.since) - firstSent < 10_000, `opened ${Date.parse(open.breakers.confirm.since) - firstSent} ms after the first hung confirmation was sent`);
+      for (const ref of held) await h.stack.mpf.submitPin(ids.get(ref)!, { wallet_pin: SIM_PIN }, { wait: false });
+      // Cool-down 2 s, the GET succeeds (categories do not hang): one held confirmation is the trial.
+      const trial = await eventually(async () => {
+        const g = (await as(operator.key).api('GET', '/v1/admin/provider')).json;
+        return g.breakers.confirm.trial?.key && g.breakers.confirm.trial;
+      }, 30_000, 'a held confirmation claims the trial');
+      assert.ok(held.some((ref) => ids.get(ref) === trial.key), `the trial is a held swap's (${trial.key})`);
+      await eventually(async () => (await sentOf(held)) >= 1, 10_000, 'the trial confirmation is sent');
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal(await sentOf(held), 1, 'only the trial is sent while it is out');
+      await eventually(async () => (await as(operator.key).api('GET', '/v1/admin/provider')).json.breakers.confirm.state === 'open', 15_000, 'the hung trial re-opens it');
+    } finally {
+      for (const ref of [...hung, ...held]) await h.stack.control.clearRefFaults(ref);
+    }
+    await eventually(async () => (await as(operator.key).api('GET', '/v1/admin/provider')).json.breakers.confirm.state === 'closed', 60_000, 'a later trial is answered and closes it');
+    for (const ref of held) {
+      await eventually(async () => ['confirmed', 'needs_reconciliation', 'confirming'].includes((await state(ids.get(ref)!)).state), 60_000, `${ref} goes on`);
+    }
+    // What each swap says agrees with the provider: confirmed only where the conversion was applied, once.
+    for (const ref of [...hung, ...held]) {
+      const s = await state(ids.get(ref)!);
+      const applied = (await h.stack.control.ledger({ ref })).effects.filter((e) => e.kind === 'swap.confirmed').length;
+      if (s.state === 'confirmed') assert.equal(applied, 1, `${ref}: confirmed, applied ${applied} times`);
+      assert.ok(applied <= 1, `${ref}: applied ${applied} times`);
+    }
+  });
 });

@@ -4,8 +4,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_BREAKER, holdReason, retryAfterSeconds } from '../../src/contract/provider-guard';
-import { GuardBook, guardChanges } from '../../src/workflows/provider-guard';
+import { DEFAULT_BREAKER, holdReason, retryAfterSeconds, trialClaimable } from '../../src/contract/provider-guard';
+import { GuardBook, guardChanges, TRIAL_SLACK_MS } from '../../src/workflows/provider-guard';
 
 const T0 = Date.parse('2026-11-26T12:00:00Z');
 const report = (cls: 'initiate' | 'confirm' | 'create', c: Partial<{ ok: number; ambiguous: number; throttled: number }>) => ({
@@ -48,7 +48,7 @@ describe('the provider guard book', () => {
   test('after the cool-down it half-opens; a good probe closes it, a failed one opens it again', () => {
     const b = new GuardBook({}, T0);
     b.report(report('confirm', { ambiguous: 3 }), T0);
-    assert.equal(b.nextProbeAt(), T0 + 30_000);
+    assert.equal(b.nextWakeAt(), T0 + 30_000);
     assert.deepEqual(b.halfOpen(T0 + 29_000), []);
     assert.deepEqual(b.halfOpen(T0 + 30_000), ['confirm']);
     assert.match(holdReason(b.view, 'confirm')!, /half-open/);
@@ -69,6 +69,51 @@ describe('the provider guard book', () => {
     b.probed(['confirm'], true, T0 + 30_100, 'ok');
     b.report(report('confirm', { ambiguous: 1, ok: 2 }), T0 + 31_000);
     assert.equal(b.view.breakers.confirm.state, 'closed');
+  });
+
+  test('a good probe lets exactly one flow send the trial call, and only its answer closes the breaker', () => {
+    const b = new GuardBook({}, T0);
+    b.report(report('confirm', { ambiguous: 3 }), T0);
+    b.halfOpen(T0 + 30_000);
+    b.probed(['confirm'], true, T0 + 30_100, 'ok', true);
+    assert.equal(b.view.breakers.confirm.state, 'half_open', 'a GET succeeding is not enough');
+    assert.ok(trialClaimable(b.view, 'confirm'));
+    assert.match(holdReason(b.view, 'confirm', 'swap-a')!, /trial call is not claimed yet/);
+    assert.equal(b.claimTrial('confirm', 'swap-a', T0 + 31_000), true);
+    assert.equal(b.claimTrial('confirm', 'swap-b', T0 + 31_000), false, 'a second flow is refused');
+    assert.equal(b.claimTrial('confirm', 'swap-a', T0 + 31_500), true, 'the same flow again (a retry) keeps it');
+    assert.equal(holdReason(b.view, 'confirm', 'swap-a'), undefined);
+    assert.match(holdReason(b.view, 'confirm', 'swap-b')!, /one trial call is with the provider/);
+    assert.match(holdReason(b.view, 'confirm')!, /half-open/);
+    b.report(report('confirm', { ok: 1 }), T0 + 32_000);
+    assert.equal(b.view.breakers.confirm.state, 'closed');
+    assert.equal(holdReason(b.view, 'confirm', 'swap-b'), undefined);
+  });
+
+  test('a trial that is slow, answered 429 or not answered in time opens the breaker for another cool-down', () => {
+    for (const outcome of [{ ambiguous: 1 }, { throttled: 1 }]) {
+      const b = new GuardBook({}, T0);
+      b.report(report('confirm', { ambiguous: 3 }), T0);
+      b.halfOpen(T0 + 30_000);
+      b.probed(['confirm'], true, T0 + 30_100, 'ok', true);
+      b.claimTrial('confirm', 'swap-a', T0 + 31_000);
+      b.report(report('confirm', outcome), T0 + 34_000);
+      assert.equal(b.view.breakers.confirm.state, 'open');
+      assert.match(b.view.breakers.confirm.reason!, /trial call was/);
+      assert.equal(b.nextWakeAt(), T0 + 64_000);
+    }
+    const silent = new GuardBook({}, T0);
+    silent.report(report('initiate', { ambiguous: 3 }), T0);
+    silent.halfOpen(T0 + 30_000);
+    silent.probed(['initiate'], true, T0 + 30_100, 'ok', true);
+    assert.equal(silent.nextWakeAt(), undefined, 'an unclaimed trial waits for traffic');
+    silent.claimTrial('initiate', 'swap-a', T0 + 40_000);
+    const until = T0 + 40_000 + DEFAULT_BREAKER.slow_ms + TRIAL_SLACK_MS;
+    assert.equal(silent.nextWakeAt(), until);
+    assert.deepEqual(silent.expiredTrials(until - 1), []);
+    silent.expireTrials(until);
+    assert.equal(silent.view.breakers.initiate.state, 'open');
+    assert.match(silent.view.breakers.initiate.reason!, /not answered in time/);
   });
 
   test('a pause holds every class and is recorded with who and why; resume clears it', () => {

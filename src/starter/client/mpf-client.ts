@@ -15,7 +15,7 @@
  * started); the PIN is sealed before it leaves this process; only hashes of tokens are kept.
  */
 import type { Client } from '@temporalio/client';
-import { LINK_STATES, type LinkView, type PinOutcome, SWAP_STATES, swapStateQuery, type SwapView } from '../../workflows/messages';
+import { LINK_STATES, linkWorkflowId, type LinkView, type PinOutcome, SWAP_STATES, swapStateQuery, swapWorkflowId, type SwapView } from '../../workflows/messages';
 import type { FlowKind } from '../../workflows/flow-ids';
 import { listCategories } from './categories';
 import { TemporalUnavailableError } from './errors';
@@ -35,6 +35,12 @@ import { resolveFlow } from './reconcile';
 import type { LinkCreateRequest, PinRequest, SwapStartRequest } from './requests';
 import { ClientTokens, type TokenMemo, type TokenVerdict } from './tokens';
 import type { CategoriesResult, CreatedLink, FlowStatusSummary, StartedSwap, StartOptions, Viewed } from './views';
+
+/** The workflow id a start would take (the key of a half-open breaker's trial), when its reference is a string. */
+function trialKey(body: unknown, field: string, id: (ref: string) => string): string | undefined {
+  const ref = (body as Record<string, unknown> | undefined)?.[field];
+  return typeof ref === 'string' && ref.length > 0 ? id(ref) : undefined;
+}
 
 export { LinkCreateBody, PinBody, SwapStartBody, parseOrThrow } from './requests';
 export type { LinkCreateRequest, PinRequest, SwapStartRequest } from './requests';
@@ -87,7 +93,8 @@ export class MpfClient {
 
   /** Starts a swap and answers once the provider initialised it: the view, pin_url and pin_token. */
   async startSwap(body: SwapStartRequest, start: StartOptions = {}): Promise<StartedSwap> {
-    await this.providerGuard.admit('initiate', 'swap'); // paused or breaker open: nothing starts
+    // Paused or breaker open: nothing starts (a half-open breaker's trial is this swap's, if unclaimed).
+    await this.providerGuard.admit('initiate', 'swap', trialKey(body, 'txn_ref', swapWorkflowId));
     return this.flows.startSwap(body, start);
   }
 
@@ -126,7 +133,7 @@ export class MpfClient {
 
   /** Creates a payment link and answers once the provider created it (pay_link, payment_ref). */
   async createLink(body: LinkCreateRequest, start: StartOptions = {}): Promise<CreatedLink> {
-    await this.providerGuard.admit('create', 'payment link'); // paused or breaker open: nothing starts
+    await this.providerGuard.admit('create', 'payment link', trialKey(body, 'txn_merchant_ref', linkWorkflowId));
     return this.flows.createLink(body, start);
   }
 

@@ -13,8 +13,9 @@ import {
   PROVIDER_GUARD_WORKFLOW_TYPE,
   providerGuardWorkflowId,
   retryAfterSeconds,
+  trialClaimable,
 } from '../../contract/provider-guard';
-import { guardPauseUpdate, guardQuery, guardResumeUpdate } from '../../workflows/provider-guard';
+import { guardClaimTrialUpdate, guardPauseUpdate, guardQuery, guardResumeUpdate } from '../../workflows/provider-guard';
 import { WorkerUnavailableError } from './errors';
 import type { TemporalGate } from './health';
 import { isDeadlineExceeded, isNoPoller } from './temporal-errors';
@@ -79,13 +80,31 @@ export class ProviderGuardClient {
     };
   }
 
-  /** Refuses (ProviderUnavailableError) a start of `cls` the guard holds; nothing is started. */
-  async admit(cls: MoneyClass, what: string): Promise<void> {
+  /**
+   * Refuses (ProviderUnavailableError) a start of `cls` the guard holds; nothing is started. `key`
+   * is the flow about to start (its workflow id): while the class's breaker is half-open and its
+   * GET succeeded, the first start to claim the trial goes on (its first provider call is the trial).
+   */
+  async admit(cls: MoneyClass, what: string, key?: string): Promise<void> {
     // Unwatched (a short-lived client): read it now, waiting at most READ_WAIT_MS.
     if (!this.watching && Date.now() - this.readAt > READ_EVERY_MS) await Promise.race([this.refresh(), new Promise((r) => setTimeout(r, READ_WAIT_MS).unref())]);
-    const view = Date.now() - this.readAt <= FRESH_MS ? this.view : undefined;
-    const reason = view ? holdReason(view, cls) : undefined;
+    let view = Date.now() - this.readAt <= FRESH_MS ? this.view : undefined;
+    if (view && key !== undefined && trialClaimable(view, cls)) view = await this.claimTrial(cls, key, view);
+    const reason = view ? holdReason(view, cls, key) : undefined;
     if (view && reason) throw new ProviderUnavailableError(`no ${what} is started: ${reason}`, retryAfterSeconds(view, cls, Date.now()));
+  }
+
+  /** Claims a half-open class's trial for `key` (bounded); the guard's answer, or `view` unchanged when it did not answer. */
+  private async claimTrial(cls: MoneyClass, key: string, view: GuardView): Promise<GuardView> {
+    try {
+      const claim = await this.gate.temporal.withDeadline(Date.now() + QUERY_WAIT_MS, () =>
+        this.gate.temporal.workflow.getHandle(this.workflowId).executeUpdate(guardClaimTrialUpdate, { args: [{ cls, key }] }),
+      );
+      [this.view, this.readAt] = [claim.view, Date.now()];
+      return claim.view;
+    } catch {
+      return view; // unclaimed: refused as half-open
+    }
   }
 
   private refresh(): Promise<void> {

@@ -20,6 +20,10 @@ const ClassStateSchema = z.object({
   since: z.string(),
   reason: z.string().optional(),
   probe_at: z.string().optional().describe('while open: when the categories GET probes the provider'),
+  trial: z
+    .object({ since: z.string(), key: z.string().optional(), claimed_at: z.string().optional(), until: z.string().optional() })
+    .optional()
+    .describe('while half-open, once the categories GET succeeded: the one real call let through (key: the flow that claimed it); its answer closes or re-opens the breaker'),
 });
 
 export const GuardViewSchema = z
@@ -33,6 +37,7 @@ export const GuardViewSchema = z
       min_calls: z.number(),
       throttled_count: z.number(),
       cooldown_ms: z.number(),
+      slow_ms: z.number().optional().describe('a money-moving call unanswered this long counts as ambiguous then'),
     }),
     audit: z.array(z.object({ action: z.enum(['pause', 'resume']), by: z.string(), at: z.string(), reason: z.string().optional() })),
     events: z

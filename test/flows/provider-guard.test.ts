@@ -129,6 +129,31 @@ describe('the provider guard', () => {
     }
   });
 
+  test('a held confirmation whose window closes while no worker runs its next retry also expires, nothing sent', async () => {
+    const ref = uniqueRef('guard-expire-noworker');
+    await h.stack.control.setConfig({ swapExpiresInSecondsFor: { [ref]: 8 } });
+    const swapId = await start(ref);
+    assert.equal((await as(operator.key).api('POST', '/v1/admin/provider/pause', { reason: 'expire without a worker' })).status, 200);
+    try {
+      await h.stack.mpf.submitPin(swapId, { wallet_pin: SIM_PIN }, { wait: false });
+      await new Promise((r) => setTimeout(r, 2_500)); // held at least once
+      await h.stack.stopWorker(); // the next held retry waits for a worker past the window: a schedule-to-close timeout
+      await new Promise((r) => setTimeout(r, 8_000));
+      await h.stack.startWorker();
+      const view = await eventually(async () => {
+        const v = await state(swapId);
+        return v.state !== 'awaiting_pin' && v.state !== 'confirming' && v;
+      }, 30_000, 'the swap ends');
+      assert.equal(view.state, 'expired', JSON.stringify(view));
+      assert.match(view.reason ?? '', /held by the provider guard/);
+      assert.equal(await confirms(ref), 0);
+    } finally {
+      await h.stack.startWorker().catch(() => undefined);
+      await eventually(async () => (await resume()).status === 200, 30_000, 'resumed');
+      await h.stack.control.setConfig({ swapExpiresInSecondsFor: { [ref]: null } });
+    }
+  });
+
   test('ambiguous confirmations open the confirm breaker, which holds the rest, probes and closes by itself', async () => {
     const ref = uniqueRef('guard-breaker');
     const swapId = await start(ref);

@@ -186,19 +186,16 @@ export function incidentReport(runs: IncidentRun[], verdicts: Verdict[]): string
 
 /**
  * The rule of the guard the incident phase checks: a swap whose confirmation was held and never
- * reached the provider (held on every attempt) ends expired — or, when its window closed while a
- * held retry waited for a worker, in needs_reconciliation (over-cautious, not untrue) — never
- * confirmed or failed. (One held, then sent
- * when the breaker closed, and held again keeps its doubt: that is the guard's rule too.)
+ * reached the provider (held on every attempt) ends expired — also when its window closed while a
+ * held retry waited for a worker (mpf-held-timeout-expires-v1) — never confirmed, failed or in
+ * doubt. (One held, then sent when the breaker let it go, and held again keeps its doubt: that is
+ * the guard's rule too.)
  */
 export function judgeHeld(runs: IncidentRun[], verdicts: Verdict[]): void {
   for (const run of runs) {
     for (const [id, h] of run.held) {
       const v = verdicts.find((x) => x.flow.id === id);
-      // needs_reconciliation is the guard's conservative end when the window closed while a held
-      // retry still waited for a worker (a ScheduleToClose timeout, not the held failure): doubt,
-      // never a false "expired". Counted in the report's "held confirmations ended"; anything else is untrue.
-      if (v && h.sent === 'never' && !v.lost && v.state !== 'expired' && v.state !== 'needs_reconciliation') v.inconsistent.push(`held on every attempt, never sent, yet ${v.state}`);
+      if (v && h.sent === 'never' && !v.lost && v.state !== 'expired') v.inconsistent.push(`held on every attempt, never sent, yet ${v.state}`);
     }
   }
 }

@@ -20,6 +20,7 @@ import {
   ProviderTransientError,
 } from '../../src/provider';
 import type { HostedLinkRequest, SwapInitRequest } from '../../src/contract/provider';
+import type { ProviderCall } from '../../src/provider/client';
 import { providerLinkBody, providerSwapBody, SIM_PIN, uniqueRef } from '../helpers/fixtures';
 import { failsWith, providerClients, SIM_ACCESS, SIM_CREDENTIALS, SIM_MERCHANT, SIM_SECRET } from '../helpers/provider';
 
@@ -252,6 +253,30 @@ describe('provider client against the provider simulator', () => {
         );
         assert.equal(err.networkCode, 'UND_ERR_HEADERS_TIMEOUT');
         assertNoSecrets(err, [init.auth_token]);
+      });
+    });
+
+    test('an observer that asked for a slow notice hears of a hanging call before it times out, and only it does', async () => {
+      const req = swapReq();
+      const init = await client.initSwap(req);
+      await control.setFaults({ rules: [{ endpoint: 'swap.confirm', kind: 'hang', maxMs: 10_000, times: 1 }] });
+      await withClient({ timeouts: { headersMs: 800 } }, async (impatient) => {
+        const slowSeen: ProviderCall[] = [];
+        const plain: ProviderCall[] = [];
+        impatient.observe((c) => slowSeen.push(c), { slowMs: 200 });
+        impatient.observe((c) => plain.push(c));
+        const pending = impatient.confirmSwap({ user_ref: req.user_ref, auth_token: init.auth_token, wallet_pin: SIM_PIN });
+        await new Promise((r) => setTimeout(r, 500));
+        assert.deepEqual(slowSeen.map((c) => [c.endpoint, c.phase, c.status]), [['swapConfirm', 'slow', undefined]], 'told while the call is still out');
+        assert.equal(plain.length, 0, 'an observer without slowMs hears only the end');
+        await failsWith(pending, ProviderAmbiguousError);
+        assert.deepEqual(slowSeen.map((c) => [c.phase, c.errorKind, c.slow]), [['slow', undefined, undefined], [undefined, 'ambiguous', true]]);
+        assert.deepEqual(plain.map((c) => [c.errorKind, c.slow]), [['ambiguous', true]]);
+        // A quick call gets no slow notice.
+        const quick = swapReq();
+        await impatient.initSwap(quick);
+        assert.equal(slowSeen.length, 3);
+        assert.equal(slowSeen[2]!.phase, undefined);
       });
     });
 

@@ -3,10 +3,10 @@
  * (MPF_CLUSTER_AUTH=1), with the project's authorizer built into the server
  * (tools/cluster/temporal-server/authz.go): the viewer reads but cannot terminate, cancel, signal,
  * reset or update; the operator can, and the flow's history names the operator; a gateway's token
- * starts, signals and queries but cannot terminate, cancel or poll; a token of another issuer, a
- * forged, an expired one, one for another audience and no token are refused with PERMISSION_DENIED
- * and a message naming what is wrong; workers and gateways run flows through more than two token
- * lifetimes (20 s here) with none failing. `mpf cluster up` is started once for this file
+ * starts, signals and queries but cannot terminate, cancel or poll (each PERMISSION_DENIED naming
+ * what it needs); a token of another issuer, a forged, an expired one, one for another audience
+ * and no token are refused as UNAUTHENTICATED with a message naming what is wrong; workers and
+ * gateways run flows through more than two token lifetimes (20 s here) with none failing. `mpf cluster up` is started once for this file
  * (1 worker, 1 gateway); if it cannot start, every test fails (never skips). No token is printed.
  */
 import { after, before, describe, test } from 'node:test';
@@ -36,6 +36,7 @@ const UP_TIMEOUT_MS = 15 * 60_000;
 /** Every token's lifetime in this file (people's and machines'): renewal is exercised within a minute. */
 const TOKEN_TTL_S = 20;
 const PERMISSION_DENIED = 7;
+const UNAUTHENTICATED = 16;
 
 let stateDir: string;
 let up: MpfProcess;
@@ -65,13 +66,17 @@ async function as<T>(token: string | undefined, call: (c: Connection) => Promise
   }
 }
 
-/** `call` is refused with gRPC PERMISSION_DENIED (never INTERNAL, UNKNOWN or UNAVAILABLE) and a message matching `why`. */
-async function refused(call: Promise<unknown>, why: RegExp, what: string): Promise<void> {
+/**
+ * `call` is refused with gRPC PERMISSION_DENIED (a known caller without the role) or, for
+ * `code` UNAUTHENTICATED, a caller whose token is missing or refused — never INTERNAL, UNKNOWN or
+ * UNAVAILABLE — and a message matching `why`.
+ */
+async function refused(call: Promise<unknown>, why: RegExp, what: string, code = PERMISSION_DENIED): Promise<void> {
   const e = await call.then(
     () => assert.fail(`${what}: allowed, but it must be refused`),
     (x: unknown) => x as { code?: number; details?: string; message?: string },
   );
-  assert.equal(e.code, PERMISSION_DENIED, `${what}: gRPC code ${e.code} (${e.message}), not PERMISSION_DENIED`);
+  assert.equal(e.code, code, `${what}: gRPC code ${e.code} (${e.message}), not ${code === PERMISSION_DENIED ? 'PERMISSION_DENIED' : 'UNAUTHENTICATED'}`);
   assert.match(e.details ?? e.message ?? '', why, what);
 }
 
@@ -206,7 +211,7 @@ describe('the Temporal API of mpf cluster up authorises every call by the IdP\'s
     await swapToConfirmed(field(), uniqueRef('authz-gw'));
   });
 
-  test('a token of another issuer, a forged one, an expired one, one for another audience and none are refused with PERMISSION_DENIED and a reason, never let through', async () => {
+  test('a token of another issuer, a forged one, an expired one, one for another audience and none are refused as UNAUTHENTICATED with the reason, never let through', async () => {
     const jose = (await import('jose')) as Jose;
     const swapId = await startSwap();
     const idpKey = JSON.parse(secretOf(idpSecretFiles.signingKey)) as JoseNs.JWK & { kid: string };
@@ -222,8 +227,8 @@ describe('the Temporal API of mpf cluster up authorises every call by the IdP\'s
     ];
     for (const [what, token, why] of cases) {
       await as(token, async (c) => {
-        await refused(c.workflowService.terminateWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: swapId }, reason: what }), new RegExp(`TerminateWorkflowExecution refused: .*${why.source}`), `${what}: terminate`);
-        await refused(c.workflowService.describeWorkflowExecution(exec(swapId)), why, `${what}: describe`);
+        await refused(c.workflowService.terminateWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: swapId }, reason: what }), new RegExp(`TerminateWorkflowExecution refused: .*${why.source}`), `${what}: terminate`, UNAUTHENTICATED);
+        await refused(c.workflowService.describeWorkflowExecution(exec(swapId)), why, `${what}: describe`, UNAUTHENTICATED);
       });
     }
     const stillRunning = await as(await personToken('viewer'), (c) => c.workflowService.describeWorkflowExecution(exec(swapId)));
@@ -253,7 +258,7 @@ describe('the Temporal API of mpf cluster up authorises every call by the IdP\'s
       assert.ok(renewals >= 2, `${name} renewed its token ${renewals} time(s), at least 2 expected`);
       assert.doesNotMatch(log, /eyJ[\w-]{10,}\.[\w-]{10,}/, `${name}'s log holds no token`);
     }
-    await as(early, (c) => refused(c.workflowService.describeNamespace({ namespace: 'default' }), /DescribeNamespace refused: access token refused \(expired\)/, 'the token of the start'));
+    await as(early, (c) => refused(c.workflowService.describeNamespace({ namespace: 'default' }), /DescribeNamespace refused: access token refused \(expired\)/, 'the token of the start', UNAUTHENTICATED));
     assert.doesNotMatch(up.output(), /eyJ[\w-]{10,}\.[\w-]{10,}/, 'mpf cluster up printed no token');
   });
 });

@@ -19,9 +19,10 @@
 // whatever identity the client claimed, so an action is tied to the person who signed in.
 // Workers' task calls keep their own identity (which worker did what).
 //
-// Every refusal says who was refused, what they hold and what the call needs (the server is
-// run with frontend.exposeAuthorizerErrors so the caller sees it); a missing, expired, forged or
-// other-issuer token is refused the same way, never let through and never a 500.
+// Every refusal (PERMISSION_DENIED) says who was refused, what they hold and what the call needs
+// (the server is run with frontend.exposeAuthorizerErrors so the caller sees it); a missing,
+// expired, forged or other-issuer token is UNAUTHENTICATED with its reason, never let through
+// and never a 500.
 package main
 
 import (
@@ -35,6 +36,8 @@ import (
 	"go.temporal.io/server/common/authorization"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/log"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -134,6 +137,10 @@ func deny(format string, a ...any) (authorization.Result, error) {
 	return authorization.Result{Decision: authorization.DecisionDeny}, serviceerror.NewPermissionDenied(fmt.Sprintf(format, a...), "")
 }
 
+func unauthenticated(format string, a ...any) (authorization.Result, error) {
+	return authorization.Result{Decision: authorization.DecisionDeny}, status.Error(codes.Unauthenticated, fmt.Sprintf(format, a...))
+}
+
 var allow = authorization.Result{Decision: authorization.DecisionAllow}
 
 func roleNames(r authorization.Role) string {
@@ -158,11 +165,13 @@ func (a *mpfAuthorizer) Authorize(_ context.Context, claims *authorization.Claim
 		return allow, nil
 	}
 	method := target.APIName[strings.LastIndex(target.APIName, "/")+1:]
+	// Who the caller is could not be established: UNAUTHENTICATED (Temporal Web then signs the
+	// person in again; an SDK's caller sees the reason).
 	if claims == nil {
-		return deny("%s refused: no access token (every call needs one from the identity provider)", method)
+		return unauthenticated("%s refused: no access token (every call needs one from the identity provider)", method)
 	}
 	if p, ok := claims.Extensions.(tokenProblem); ok {
-		return deny("%s refused: %s", method, p.reason)
+		return unauthenticated("%s refused: %s", method, p.reason)
 	}
 	md := api.GetMethodMetadata(target.APIName)
 	var res authorization.Result

@@ -2,8 +2,8 @@
  * Temporal Web (github.com/temporalio/ui-server/v2, the server inside the temporalio/ui image) on
  * 127.0.0.1, decoding payloads through our codec endpoint on the gateway. Its config file says
  * what compose's temporal-ui environment (TEMPORAL_ADDRESS, TEMPORAL_CORS_ORIGINS,
- * TEMPORAL_CODEC_ENDPOINT) makes the image's template say; it holds the codec capability URL, so
- * it is written mode 0600.
+ * TEMPORAL_CODEC_ENDPOINT) makes the image's template say; it holds the codec capability URL (and,
+ * with sign-in, the UI's client secret at the IdP), so it is written mode 0600.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,6 +27,21 @@ export interface UiOptions {
   /** Temporal Web's own certificate directory (its client certificate for the frontend). */
   tlsDir: string;
   ports: PortBook;
+  /** Sign-in (OIDC, authorization code) at the identity provider: without it Temporal Web sends no token. */
+  auth?: UiAuth;
+}
+
+/**
+ * Temporal Web's OIDC login: the ui-server sends people to the IdP's login page, then sends their
+ * access token (a JWT for the Temporal API with their permissions) with every call it makes for
+ * them; the server's authorizer decides. The session ends when the token expires (the IdP's
+ * access-token lifetime): the server then answers UNAUTHENTICATED and Temporal Web asks the person
+ * to sign in again.
+ */
+export interface UiAuth {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
 }
 
 export interface RunningUi {
@@ -47,8 +62,19 @@ export function uiEnvironment(o: { temporalAddress: string; origin: string; code
   };
 }
 
-export function uiConfig(env: ReturnType<typeof uiEnvironment>, port: number): Record<string, unknown> {
+export function uiConfig(env: ReturnType<typeof uiEnvironment>, port: number, auth?: UiAuth): Record<string, unknown> {
   return {
+    ...(auth
+      ? {
+        auth: {
+          enabled: true,
+          providers: [{
+            label: 'the identity provider', type: 'oidc', providerUrl: auth.issuer, issuerUrl: auth.issuer, clientId: auth.clientId, clientSecret: auth.clientSecret,
+            scopes: ['openid', 'profile', 'email'], callbackUrl: `${env.TEMPORAL_CORS_ORIGINS.split(',')[0]}/auth/sso/callback`,
+          }],
+        },
+      }
+      : {}),
     temporalGrpcAddress: env.TEMPORAL_ADDRESS,
     host: '127.0.0.1',
     port,
@@ -85,7 +111,7 @@ export async function startUi(o: UiOptions): Promise<RunningUi> {
     const url = `http://127.0.0.1:${port}`;
     const env = uiEnvironment({ temporalAddress: o.temporalAddress, origin: url, codecEndpoint: o.codecEndpoint, tlsDir: o.tlsDir });
     fs.rmSync(configFile, { force: true });
-    fs.writeFileSync(configFile, `# Written by mpf cluster up; see tools/cluster/ui.ts.\n${stringify(uiConfig(env, port))}`, { mode: 0o600 });
+    fs.writeFileSync(configFile, `# Written by mpf cluster up; see tools/cluster/ui.ts.\n${stringify(uiConfig(env, port, o.auth))}`, { mode: 0o600 });
     const child = new Child('temporal-ui', o.binary, ['--root', root, '--config', 'config', '--env', CONFIG_ENV, 'start'], {
       cwd: root,
       env: { PATH: process.env.PATH },

@@ -16,7 +16,7 @@ import { codecWebEndpoint } from '../../src/codec/codec-server';
 import { provisionTemporalCli } from '../../src/temporal/provision';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
 import { startGateway, startSimulator, startWorker, type AppContext, type RunningGateway, type RunningSimulator, type RunningWorker } from './apps';
-import { DEFAULT_IDP_TTL, idpSecretFiles, PERMISSIONS_CLAIM, prepareIdpSecrets, startIdp, TEMPORAL_AUDIENCE, type IdpSecrets, type IdpTtl, type MachineClientId, type RunningIdp } from './idp';
+import { DEFAULT_IDP_TTL, idpSecretFiles, PERMISSIONS_CLAIM, prepareIdpSecrets, startIdp, TEMPORAL_AUDIENCE, UI_CLIENT_ID, type IdpSecrets, type IdpTtl, type MachineClientId, type RunningIdp } from './idp';
 import { tokenFile } from './login';
 import { renewingToken, type RenewingToken } from '../../src/temporal/tokens';
 import { runNamespaceJob, runSchemaJob } from './jobs';
@@ -476,13 +476,15 @@ async function startUiComponent(
   const codecFor = (gatewayUrl: string) => codecWebEndpoint(gatewayUrl, base.secrets.codec_auth_token);
   let ui: RunningUi | undefined;
   let codecEndpoint = codecFor(`http://127.0.0.1:${gw1Port}`);
-  const uiOpts = () => ({ binary: base.bins.uiServer, stateDir: run.stateDir, logDir: run.f.logs, runId: run.runId, temporalAddress, codecEndpoint, tlsDir: path.join(base.tls.dir, 'temporal-ui'), ports: base.ports, ...(ui ? { port: ui.port } : {}) });
+  // With authorisation on, people sign in to Temporal Web at the IdP (its client `temporal-ui`).
+  const auth = run.auth && run.info.idp ? { auth: { issuer: run.info.idp.issuer, clientId: UI_CLIENT_ID, clientSecret: base.idpSecrets.clientSecrets[UI_CLIENT_ID] } } : {};
+  const uiOpts = () => ({ binary: base.bins.uiServer, stateDir: run.stateDir, logDir: run.f.logs, runId: run.runId, temporalAddress, codecEndpoint, tlsDir: path.join(base.tls.dir, 'temporal-ui'), ports: base.ports, ...(ui ? { port: ui.port } : {}), ...auth });
   const registerUi = (u: RunningUi): RunningUi => {
     ui = u;
     run.components.register('temporal-ui', 'temporal-ui', { child: u.child, stop: u.stop, restart: () => startUi(uiOpts()) });
     return u;
   };
-  const started = run.parallel(run.step('temporal-ui', () => startUi(uiOpts()), (u) => `${u.url} (pid ${u.pid}, codec endpoint on gateway-1)`).then(registerUi));
+  const started = run.parallel(run.step('temporal-ui', () => startUi(uiOpts()), (u) => `${u.url} (pid ${u.pid}, codec endpoint on gateway-1${run.auth ? ', people sign in at the identity provider' : ''})`).then(registerUi));
   return {
     gw1Port,
     started,

@@ -16,7 +16,8 @@
  * the provider received a confirmation of each before its first hold, only after it, or never (the
  * simulator's ledger), and how many confirmations the
  * provider received in the incident before the breaker first opened (the calls a breaker cannot
- * stop: it needs the threshold's ambiguous outcomes first, each 10 s long).
+ * stop: it needs the threshold's ambiguous outcomes first, each counted once the call has been
+ * unanswered for PROVIDER_BREAKER_SLOW_SECONDS).
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -23,11 +23,12 @@ interface ProviderOptions {
 export function guardLines(view: GuardView): string[] {
   const lines = [view.paused ? `PAUSED by ${view.paused.by} at ${view.paused.at}: ${view.paused.reason}` : 'not paused: money-moving calls are allowed'];
   for (const [cls, b] of Object.entries(view.breakers)) {
-    lines.push(`breaker ${cls.padEnd(8)} ${b.state}${b.state === 'closed' ? '' : ` since ${b.since}${b.reason ? ` (${b.reason})` : ''}${b.probe_at ? `, probe at ${b.probe_at}` : ''}`}`);
+    const trial = b.trial ? (b.trial.key ? `; trial call: ${b.trial.key} since ${b.trial.claimed_at}` : '; GET ok, trial call not claimed yet') : '';
+    lines.push(`breaker ${cls.padEnd(8)} ${b.state}${b.state === 'closed' ? '' : ` since ${b.since}${b.reason ? ` (${b.reason})` : ''}${b.probe_at ? `, probe at ${b.probe_at}` : ''}${trial}`}`);
   }
   const s = view.settings;
   lines.push(
-    `thresholds: ${s.ambiguous_count} ambiguous, or ${Math.round(s.ambiguous_share * 100)}% of ${s.min_calls}+ calls, or ${s.throttled_count} × 429, in ${s.window_ms / 1000} s; cool-down ${s.cooldown_ms / 1000} s`,
+    `thresholds: ${s.ambiguous_count} ambiguous, or ${Math.round(s.ambiguous_share * 100)}% of ${s.min_calls}+ calls, or ${s.throttled_count} × 429, in ${s.window_ms / 1000} s; cool-down ${s.cooldown_ms / 1000} s${s.slow_ms ? `; unanswered ${s.slow_ms / 1000} s counts as ambiguous` : ''}`,
   );
   for (const a of view.audit.slice(-5)) lines.push(`${a.at}  ${a.action} by ${a.by}${a.reason ? `: ${a.reason}` : ''}`);
   return lines;

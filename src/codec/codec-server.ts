@@ -15,6 +15,13 @@
  * holds never reveals the Bearer token; the gateway's logs strip it. Give that URL only to a
  * Temporal Web that only operators can open (the demo's loopback dev UI).
  *
+ * With `personTokens`, the plain routes also accept the signed-in person's access token, which
+ * Temporal Web behind its OIDC login sends with `codec.passAccessToken` (the IdP's JWT for the
+ * Temporal API, verified against the IdP's JWKS by jose: issuer, audience, lifetime, signature),
+ * for a person who may read the namespace named in X-Namespace (read, write or admin on it, or
+ * `temporal-system:admin`): 401 for a missing, expired or foreign token, 403 without that
+ * permission, both before the body is read. The person's subject is logged with each call.
+ *
  * CORS is answered for the configured Temporal Web origins only, preflight included (Temporal Web
  * sends Content-Type, X-Namespace and, when configured to pass its access token, Authorization;
  * with includeCredentials it sends cookies).
@@ -29,6 +36,19 @@ import type { Payload } from '@temporalio/common';
 import { AesGcmCodec, PayloadDecryptionError } from './aes-gcm-codec';
 import { type KeyRing, toKeyRing } from './keys';
 import { bearerToken, secretDigest, secretMatches } from '../auth/secrets';
+import type * as JoseNs from 'jose' with { 'resolution-mode': 'import' };
+
+/** People's access tokens (the identity provider's JWTs for the Temporal API) accepted by the plain routes. */
+export interface PersonTokenSettings {
+  /** The IdP's issuer URL (`iss` of its tokens). */
+  issuer: string;
+  /** The audience people's access tokens carry (the Temporal API's). */
+  audience: string;
+  /** The IdP's JWKS (`jwks_uri` of its discovery document); https, or http on loopback only. */
+  jwksUrl: string;
+  /** The claim listing `<namespace>:<role>` permissions; default `permissions`. */
+  permissionsClaim?: string;
+}
 
 export interface CodecServerOptions {
   /** PAYLOAD_ENCRYPTION_KEYS (or a parsed ring). */
@@ -39,6 +59,48 @@ export interface CodecServerOptions {
   corsOrigins: string[];
   /** Route prefix; default '/codec'. */
   prefix?: string;
+  /** Also accept a signed-in person's access token (Temporal Web's passAccessToken) on the plain routes. */
+  personTokens?: PersonTokenSettings;
+}
+
+const READ_ROLES = new Set(['read', 'write', 'admin']);
+const isLoopback = (u: URL) => ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+
+type PersonCheck = { ok: true; subject: string } | { ok: false; status: 401 | 403; error: string };
+
+/**
+ * A verifier of people's access tokens: signature (the IdP's JWKS, fetched and cached by jose),
+ * issuer, audience and lifetime, then a permission to read `namespace`.
+ */
+export function personTokenVerifier(settings: PersonTokenSettings): (token: string, namespace: string | undefined) => Promise<PersonCheck> {
+  const jwksUrl = new URL(settings.jwksUrl);
+  if (jwksUrl.protocol !== 'https:' && !(jwksUrl.protocol === 'http:' && isLoopback(jwksUrl))) {
+    throw new Error(`codec server: the JWKS URL ${settings.jwksUrl} must be https (plain http only on loopback)`);
+  }
+  const claim = settings.permissionsClaim ?? 'permissions';
+  let jwks: Promise<{ jose: typeof JoseNs; keys: ReturnType<typeof JoseNs.createRemoteJWKSet> }> | undefined;
+  const load = () => (jwks ??= import('jose').then((jose: typeof JoseNs) => ({ jose, keys: jose.createRemoteJWKSet(jwksUrl) })));
+  return async (token, namespace) => {
+    const { jose, keys } = await load();
+    let payload: JoseNs.JWTPayload;
+    try {
+      ({ payload } = await jose.jwtVerify(token, keys, { issuer: settings.issuer, audience: settings.audience }));
+    } catch (e) {
+      const why = e instanceof jose.errors.JWTExpired ? 'expired' : e instanceof jose.errors.JWKSNoMatchingKey ? 'not signed by the identity provider' : 'invalid';
+      return { ok: false, status: 401, error: `unauthorized: the access token is ${why}; sign in again` };
+    }
+    const subject = typeof payload.sub === 'string' ? payload.sub : '';
+    const granted = Array.isArray(payload[claim]) ? (payload[claim] as unknown[]).filter((p): p is string => typeof p === 'string') : [];
+    const may = granted.some((p) => {
+      const i = p.lastIndexOf(':');
+      const [scope, role] = [p.slice(0, i), p.slice(i + 1)];
+      return (scope === 'temporal-system' && role === 'admin') || (namespace !== undefined && scope === namespace && READ_ROLES.has(role));
+    });
+    if (!subject || !may) {
+      return { ok: false, status: 403, error: `forbidden: ${subject || 'this token'} may not read namespace ${namespace ?? '(none named: send X-Namespace)'}` };
+    }
+    return { ok: true, subject };
+  };
 }
 
 /** Temporal Web and the CLI send a page of history's payloads at a time; 4 MB is ample. */
@@ -129,9 +191,21 @@ export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptio
     return true;
   };
 
+  const person = opts.personTokens ? personTokenVerifier(opts.personTokens) : undefined;
+  const denied = (status: 401 | 403, error: string): PersonCheck => ({ ok: false, status, error });
+  const codecTokenRefused = denied(401, 'unauthorized: send Authorization: Bearer <codec token>');
   const authorised = {
-    bearer: (req: FastifyRequest): boolean => secretMatches(bearerToken(req.headers.authorization), tokenDigest),
-    web: (req: FastifyRequest): boolean => secretMatches((req.params as { token?: string }).token, webTokenDigest),
+    bearer: async (req: FastifyRequest): Promise<PersonCheck> => {
+      const token = bearerToken(req.headers.authorization);
+      if (secretMatches(token, tokenDigest)) return { ok: true, subject: '' };
+      // A JWT (three dot-separated parts): a person's access token, when they are accepted.
+      if (!person || !token || token.split('.').length !== 3) return codecTokenRefused;
+      const ns = req.headers['x-namespace'];
+      const checked = await person(token, typeof ns === 'string' && ns ? ns : undefined);
+      if (checked.ok) req.log.info({ codecPerson: checked.subject }, 'codec: payloads for a signed-in person');
+      return checked;
+    },
+    web: async (req: FastifyRequest): Promise<PersonCheck> => (secretMatches((req.params as { token?: string }).token, webTokenDigest) ? { ok: true, subject: '' } : codecTokenRefused),
   };
 
   for (const op of ['encode', 'decode'] as const) {
@@ -151,13 +225,12 @@ export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptio
       // The token is checked in onRequest, before the body is read or parsed.
       const onRequest = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
         applyCors(req, reply);
-        if (isAuthorised(req)) return undefined;
+        const checked = await isAuthorised(req);
+        if (checked.ok) return undefined;
         // The unread body is not wanted: close the connection after this answer.
         reply.header('Connection', 'close');
-        return reply
-          .code(401)
-          .header('WWW-Authenticate', 'Bearer realm="codec"')
-          .send({ error: 'unauthorized: send Authorization: Bearer <codec token>' });
+        if (checked.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="codec"');
+        return reply.code(checked.status).send({ error: checked.error });
       };
       const web = url.includes('/web/');
       const schema = {

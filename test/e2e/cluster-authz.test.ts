@@ -193,6 +193,23 @@ describe('the Temporal API of mpf cluster up authorises every call by the IdP\'s
     assert.match(terminatedBy[0]!, /^operator \(.+\)$/, "the CLI's own identity (pid@host) follows the operator's subject");
   });
 
+  test("the operator's shell signs in as a person (login.ts) and cluster.env hands the token to `temporal`: without it terminate is refused, with it done under the operator", async () => {
+    const swapId = await startSwap();
+    const inShell = (command: string) => spawnSync('bash', ['--norc', '--noprofile', '-c', `set -a; . '${info.envFile}'; set +a; ${command}`], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: stateDir }, timeout: 60_000 });
+    const terminate = `temporal workflow terminate --workflow-id '${swapId}' --reason 'from the operator shell'`;
+    const before = inShell(terminate);
+    assert.notEqual(before.status, 0, 'no token before signing in');
+    assert.match(before.stderr, /no access token/);
+    const login = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', '..', 'tools', 'cluster', 'login.ts'), '--user', 'operator', '--state-dir', stateDir, '--password-file', path.join(info.secretsDir, idpSecretFiles.password('operator'))], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(login.status, 0, login.stderr);
+    assert.match(login.stdout, /signed in as operator until/);
+    assert.doesNotMatch(`${login.stdout}${login.stderr}`, /eyJ[\w-]{10,}\./, 'login prints no token');
+    const after = inShell(terminate);
+    assert.equal(after.status, 0, after.stderr);
+    const terminatedBy = await historyIdentities(swapId, 'workflowExecutionTerminatedEventAttributes');
+    assert.deepEqual(terminatedBy.map((i) => i.split(' ')[0]), ['operator']);
+  });
+
   test("a gateway's token starts, signals and queries, but cannot terminate, cancel, reset or poll a task queue; a worker's cannot terminate", async () => {
     const swapId = await startSwap();
     const gateway = await machineToken('mpf-gateway');

@@ -117,6 +117,14 @@ export interface OutcomeReport {
 }
 
 export const PROVIDER_GUARD_WORKFLOW_TYPE = 'providerGuardWorkflow';
+/**
+ * The memo key under which the guard keeps its view (GuardView) after every change, so that
+ * workers and gateways read it with a describe, which needs no worker: a killed worker no longer
+ * leaves the guard unanswered for the seconds its workflow task takes to move to another.
+ */
+export const GUARD_MEMO_KEY = 'provider_guard';
+/** A guard whose workflow task has waited longer than this for a worker is not trusted (fail closed). */
+export const GUARD_TASK_STALE_MS = 15_000;
 export const providerGuardWorkflowId = (taskQueue: string): string => `provider-guard-${taskQueue}`;
 
 /** The ApplicationFailure type of a call the guard held (nothing was sent by this attempt). */

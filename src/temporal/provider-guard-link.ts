@@ -1,14 +1,14 @@
 /**
  * A worker's link to the deployment's provider guard (workflows/provider-guard.ts): it reads the
- * guard every second (the `guard` query), answers `admit` from that reading without a round trip
- * (but for a half-open breaker's trial, which it claims with the `claimTrial` update), and reports
- * the outcomes of this process's money-moving calls (the `outcomes` signal, at most once a second,
+ * guard every second (its memo, by describe: provider-guard-reading.ts), answers `admit` from
+ * that reading without a round trip (but for a half-open breaker's trial, which it claims with the
+ * `claimTrial` update), and reports the outcomes of this process's money-moving calls (the `outcomes` signal, at most once a second,
  * only when there is something to say; at once for a call unanswered past `slow_ms`, and for an
  * answer while a breaker is half-open).
  *
- * It fails closed: a reading older than `staleMs` (the guard did not answer: no worker, a
- * workflow task failing) holds every money-moving call, as a pause would, and says why. The
- * first reading starts the guard when there is none.
+ * It fails closed: a reading older than `staleMs` (Temporal unreachable, or the guard's workflow
+ * task waiting too long for a worker) holds every money-moving call, as a pause would, and says
+ * why. The first reading starts the guard when there is none.
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import {
@@ -25,7 +25,8 @@ import {
   trialClaimable,
 } from '../contract/provider-guard';
 import type { ProviderEndpoint } from '../contract/provider';
-import { guardClaimTrialUpdate, guardOutcomesSignal, guardQuery } from '../workflows/provider-guard';
+import { guardClaimTrialUpdate, guardOutcomesSignal } from '../workflows/provider-guard';
+import { GuardClosedError, readGuard } from './provider-guard-reading';
 
 /** What a provider call came to, as the guard counts it (from the provider client's observer). */
 export interface GuardedCall {
@@ -151,9 +152,8 @@ export class ProviderGuardLink {
   }
 
   private async read(): Promise<void> {
-    const handle = this.opts.client.workflow.getHandle(this.workflowId);
     try {
-      this.view = await this.opts.client.withDeadline(Date.now() + 3_000, () => handle.query(guardQuery));
+      this.view = await readGuard(this.opts.client, this.workflowId, 3_000);
       this.readAt = Date.now();
       this.tell(this.view);
     } catch (err) {
@@ -168,7 +168,7 @@ export class ProviderGuardLink {
         return;
       }
       if (!this.current()) this.tell(undefined);
-      if (/completed|closed/i.test(this.lastError)) await this.ensureStarted();
+      if (err instanceof GuardClosedError || /completed|closed/i.test(this.lastError)) await this.ensureStarted();
     }
   }
 

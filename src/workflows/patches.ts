@@ -33,6 +33,8 @@ export const LATE_DOUBT_PATCH = 'mpf-late-doubt-stays-open-v1';
 export const PROVIDER_GUARD_PATCH = 'mpf-provider-guard-held-v1';
 /** A half-open breaker's successful GET lets one real call decide, instead of closing it (the provider guard workflow). */
 export const GUARD_TRIAL_PATCH = 'mpf-guard-trial-v1';
+/** The provider guard keeps its view in its memo (read by describe, no worker needed). */
+export const GUARD_MEMO_PATCH = 'mpf-guard-memo-v1';
 /** A confirmation held until its activity's schedule-to-close timeout (last attempt waiting for a worker) also ends `expired`. */
 export const HELD_TIMEOUT_PATCH = 'mpf-held-timeout-expires-v1';
 
@@ -66,6 +68,12 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
     why: 'a half-open breaker whose categories GET succeeded lets one real call of its class through as the trial (claimTrial update) and closes only on its answer (re-opens when it is ambiguous or unanswered in time), instead of closing on the GET',
     addedIn: '0.1.0 (breaker trial, 2026-11-26)',
     deprecateWhen: 'the provider guard workflow of every deployment continued as new on this release (it does every 1000 changes; or terminate-and-let-it-restart: its state is only the breakers and the pause)',
+  },
+  {
+    id: GUARD_MEMO_PATCH,
+    why: 'the provider guard upserts its view into its memo (provider_guard) at start and after every change, so workers and gateways read it by describe, with no worker answering a query',
+    addedIn: '0.1.0 (guard memo, 2026-11-26)',
+    deprecateWhen: 'the provider guard workflow of every deployment continued as new on this release',
   },
   {
     id: HELD_TIMEOUT_PATCH,

@@ -23,6 +23,7 @@ import {
   proxyLocalActivities,
   setHandler,
   startChild,
+  upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { EventActivities, EventSettings } from '../activities/event-types';
@@ -31,6 +32,7 @@ import type { ProviderActivities } from '../activities/types';
 import {
   type BreakerSettings,
   closedGuardView,
+  GUARD_MEMO_KEY,
   DEFAULT_BREAKER,
   type GuardView,
   MONEY_CLASSES,
@@ -39,7 +41,7 @@ import {
   type TrialClaim,
   trialClaimable,
 } from '../contract/provider-guard';
-import { GUARD_TRIAL_PATCH } from './patches';
+import { GUARD_MEMO_PATCH, GUARD_TRIAL_PATCH } from './patches';
 
 export const guardQuery = defineQuery<GuardView>('guard');
 export const guardOutcomesSignal = defineSignal<[OutcomeReport]>('outcomes');
@@ -226,12 +228,22 @@ export async function providerGuardWorkflow(input: ProviderGuardInput = {}): Pro
   const book = new GuardBook(input, Date.now());
   const outbox = new GuardEvents(input.event_seq ?? 0);
   let changes = 0;
+  // Since mpf-guard-memo-v1 the view is also in the memo, for readers that have no worker to ask.
+  let memoized = '';
+  const memo = (): void => {
+    const now = JSON.stringify(book.view);
+    if (now === memoized || !patched(GUARD_MEMO_PATCH)) return;
+    memoized = now;
+    upsertMemo({ [GUARD_MEMO_KEY]: book.view });
+  };
+  memo();
   /** Runs a change of the guard's state and queues the merchant events it makes. */
   const change = <T>(fn: () => T): T => {
     const before = snapshot(book.view);
     const result = fn();
     for (const c of guardChanges(before, book.view)) book.view.events = [...(book.view.events ?? []), outbox.add(c.type, c.data)].slice(-20);
     changes++;
+    memo();
     return result;
   };
   setHandler(guardQuery, () => book.view);

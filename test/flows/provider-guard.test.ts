@@ -15,6 +15,7 @@ import { generateSecret } from '../../src/merchant-events/signing';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, type GatewayHarness, startGatewayStack, workflowExists } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
+import { ProviderGuardLink } from '../../src/temporal/provider-guard-link';
 
 const operator = newKey({ id: 'guard-operator', role: 'operator', label: 'on call' });
 const backend = newKey({ id: 'guard-backend', role: 'backend' });
@@ -50,6 +51,28 @@ describe('the provider guard', () => {
   after(async () => {
     await h?.stop();
     await listener?.close();
+  });
+
+  test('with no worker running, the guard is still read from its memo, pause and all', async () => {
+    assert.equal((await as(operator.key).api('POST', '/v1/admin/provider/pause', { reason: 'memo test' })).status, 200);
+    await h.stack.stopWorker();
+    const link = new ProviderGuardLink({ client: h.stack.client, taskQueue: h.stack.taskQueue });
+    try {
+      await new Promise((r) => setTimeout(r, 6_000)); // past the 5 s a query-only reading would have lasted
+      await link.start();
+      assert.match(link.holdReason('confirm') ?? '', /paused by key guard-operator/, 'a fresh reading, no worker asked');
+    } finally {
+      await link.close();
+      await h.stack.startWorker();
+      await eventually(async () => (await resume()).status === 200, 30_000, 'resumed');
+    }
+    const after = new ProviderGuardLink({ client: h.stack.client, taskQueue: h.stack.taskQueue });
+    await after.start();
+    try {
+      await eventually(async () => after.holdReason('confirm') === undefined, 10_000, 'the resume is read');
+    } finally {
+      await after.close();
+    }
   });
 
   test('a pause is an operator action recorded with its key; a backend key is refused with 403', async () => {

@@ -16,6 +16,7 @@ import {
   trialClaimable,
 } from '../../contract/provider-guard';
 import { guardClaimTrialUpdate, guardPauseUpdate, guardQuery, guardResumeUpdate } from '../../workflows/provider-guard';
+import { readGuard } from '../../temporal/provider-guard-reading';
 import { WorkerUnavailableError } from './errors';
 import type { TemporalGate } from './health';
 import { isDeadlineExceeded, isNoPoller } from './temporal-errors';
@@ -110,7 +111,7 @@ export class ProviderGuardClient {
   private refresh(): Promise<void> {
     // Inside a promise: a closed connection throws at once, and from a timer that would be uncaught.
     this.inflight ??= Promise.resolve()
-      .then(() => this.gate.temporal.withDeadline(Date.now() + QUERY_WAIT_MS, () => this.gate.temporal.workflow.getHandle(this.workflowId).query(guardQuery)))
+      .then(() => readGuard(this.gate.temporal, this.workflowId, QUERY_WAIT_MS))
       .then(
         (view) => {
           this.view = view;

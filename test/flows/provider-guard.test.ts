@@ -39,6 +39,16 @@ describe('the provider guard', () => {
   };
   const state = async (swapId: string) => (await as(backend.key).api('GET', `/v1/swaps/${swapId}`)).json as { state: string; reason?: string };
   const resume = () => as(operator.key).api('POST', '/v1/admin/provider/resume');
+  /** The swap ends expired, held by the guard, and the provider received no confirmation of it. */
+  const expiresNeverSent = async (swapId: string, ref: string) => {
+    const view = await eventually(async () => {
+      const v = await state(swapId);
+      return v.state !== 'awaiting_pin' && v.state !== 'confirming' && v;
+    }, 30_000, 'the swap ends');
+    assert.equal(view.state, 'expired', JSON.stringify(view));
+    assert.match(view.reason ?? '', /held by the provider guard/);
+    assert.equal(await confirms(ref), 0);
+  };
 
   before(async () => {
     listener = await startEventListener({ secrets: [secret] });
@@ -139,13 +149,7 @@ describe('the provider guard', () => {
     assert.equal((await as(operator.key).api('POST', '/v1/admin/provider/pause', { reason: 'expire test' })).status, 200);
     try {
       await h.stack.mpf.submitPin(swapId, { wallet_pin: SIM_PIN }, { wait: false });
-      const view = await eventually(async () => {
-        const v = await state(swapId);
-        return v.state !== 'awaiting_pin' && v.state !== 'confirming' && v;
-      }, 30_000, 'the swap ends');
-      assert.equal(view.state, 'expired', JSON.stringify(view));
-      assert.match(view.reason ?? '', /held by the provider guard/);
-      assert.equal(await confirms(ref), 0);
+      await expiresNeverSent(swapId, ref);
     } finally {
       await resume();
       await h.stack.control.setConfig({ swapExpiresInSecondsFor: { [ref]: null } });
@@ -163,13 +167,7 @@ describe('the provider guard', () => {
       await h.stack.stopWorker(); // the next held retry waits for a worker past the window: a schedule-to-close timeout
       await new Promise((r) => setTimeout(r, 8_000));
       await h.stack.startWorker();
-      const view = await eventually(async () => {
-        const v = await state(swapId);
-        return v.state !== 'awaiting_pin' && v.state !== 'confirming' && v;
-      }, 30_000, 'the swap ends');
-      assert.equal(view.state, 'expired', JSON.stringify(view));
-      assert.match(view.reason ?? '', /held by the provider guard/);
-      assert.equal(await confirms(ref), 0);
+      await expiresNeverSent(swapId, ref);
     } finally {
       await h.stack.startWorker().catch(() => undefined);
       await eventually(async () => (await resume()).status === 200, 30_000, 'resumed');

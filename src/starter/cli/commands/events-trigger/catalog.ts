@@ -32,7 +32,7 @@ export const HOW: Readonly<Record<string, string>> = {
   'provider.resumed': 'pauses money-moving calls through the operator route and resumes them at once (an operator key)',
   'provider.breaker_opened':
     "starts a swap whose confirmations the simulator answers 503 (scoped fault) until the confirm breaker opens, then removes the fault (an operator key)",
-  'provider.breaker_closed': "provider.breaker_opened, then waits for the breaker's probe to close it (PROVIDER_BREAKER_COOLDOWN_SECONDS, 30 s by default)",
+  'provider.breaker_closed': "provider.breaker_opened, then a second swap whose held confirmation is the breaker's trial call once its probe succeeds (PROVIDER_BREAKER_COOLDOWN_SECONDS, 30 s by default)",
 };
 
 /** The event types, each with what the trigger does for it. */

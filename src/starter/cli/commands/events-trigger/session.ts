@@ -102,9 +102,13 @@ export class TriggerSession {
 
   // ---- swaps -----------------------------------------------------------------------------------
 
-  /** Starts the swap; one the provider refused (502 provider_failed) comes back with its view. */
-  async startSwap(): Promise<TriggerSwap> {
-    const body = { user_ref: this.userRef, from_currency: 'USD', to_currency: 'NGN', amount: 10, txn_ref: this.ref };
+  /**
+   * Starts the swap (`suffix`: another swap of this session, txn_ref `<ref>-<suffix>`, outside the
+   * session's scoped faults); one the provider refused (502 provider_failed) comes back with its view.
+   */
+  async startSwap(suffix?: string): Promise<TriggerSwap> {
+    const txnRef = suffix ? `${this.ref}-${suffix}` : this.ref;
+    const body = { user_ref: this.userRef, from_currency: 'USD', to_currency: 'NGN', amount: 10, txn_ref: txnRef };
     let started: TriggerSwap;
     try {
       const { pin_token, pin_url: _pinUrl, ...view } = await this.gw.startSwap(body, { signal: this.stop.signal });
@@ -115,7 +119,7 @@ export class TriggerSession {
       started = { view: failed, pinToken: undefined };
     }
     this.step(`started ${started.view.swap_id} (10 USD to NGN for ${this.userRef}): ${started.view.state}`);
-    await this.ensureOnSimulator(started.view.swap_id, 'swap');
+    await this.ensureOnSimulator(started.view.swap_id, 'swap', txnRef);
     return started;
   }
 
@@ -189,8 +193,8 @@ export class TriggerSession {
    * The flow's provider calls must have reached this simulator (its ledger knows the reference);
    * otherwise the gateway's worker talks to another provider and nothing more is sent.
    */
-  private async ensureOnSimulator(flowId: string, kind: FlowKind): Promise<void> {
-    const { requests } = await this.sim.ledger({ ref: this.ref });
+  private async ensureOnSimulator(flowId: string, kind: FlowKind, ref = this.ref): Promise<void> {
+    const { requests } = await this.sim.ledger({ ref });
     if (requests.length > 0) return;
     const cancel = kind === 'swap' ? this.gw.cancelSwap(flowId, { reason: 'mpf events trigger: not on the simulator' }) : this.gw.cancelLink(flowId, { reason: 'mpf events trigger: not on the simulator' });
     const cancelled = await cancel.then(

@@ -105,7 +105,8 @@ export function personTokenVerifier(settings: PersonTokenSettings): (token: stri
 
 /** Temporal Web and the CLI send a page of history's payloads at a time; 4 MB is ample. */
 const CODEC_BODY_LIMIT = 4 * 1024 * 1024;
-const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Namespace';
+/** Temporal Web signed in sends its person's ID token too, as Authorization-Extras (read by nothing here). */
+const ALLOWED_HEADERS = 'Authorization, Authorization-Extras, Content-Type, X-Namespace';
 
 const JsonPayload = z.object({
   metadata: z.record(z.string(), z.string()).nullish(),
@@ -279,16 +280,19 @@ export interface StartedCodecServer {
   close(): Promise<void>;
 }
 
-/** Runs the codec server on its own (port 0 = a free port). */
+/**
+ * Runs the codec server on its own (port 0 = a free port); over TLS with `https` (Temporal Web
+ * sends a person's access token only to an https codec endpoint).
+ */
 export async function startCodecServer(
-  opts: CodecServerOptions & { port: number; host?: string; logger?: boolean },
+  opts: CodecServerOptions & { port: number; host?: string; logger?: boolean; https?: { key: string | Buffer; cert: string | Buffer } },
 ): Promise<StartedCodecServer> {
-  const app = Fastify({ logger: opts.logger ?? false });
+  const app = (opts.https ? Fastify({ logger: opts.logger ?? false, https: opts.https }) : Fastify({ logger: opts.logger ?? false })) as unknown as FastifyInstance;
   registerCodecServer(app, opts);
   const host = opts.host ?? '127.0.0.1';
   await app.listen({ port: opts.port, host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  return { app, url: `http://${shownHost}:${port}`, port, close: () => app.close() };
+  return { app, url: `${opts.https ? 'https' : 'http'}://${shownHost}:${port}`, port, close: () => app.close() };
 }

@@ -1,26 +1,29 @@
 /**
  * Temporal Web behind single sign-on, on `mpf cluster up` with every call authorised
  * (MPF_CLUSTER_AUTH=1): nobody sees a flow before signing in at the identity provider; the viewer
- * signs in, sees the swaps with their state and their payloads decoded, and is refused (the
- * server's message shown) when cancelling or terminating one, which keeps running; the operator
- * cancels a swap and its history names the operator; a session ends when the person's token
+ * signs in, sees the swaps with their state and their payloads decoded (by the codec endpoint that
+ * authorises the person's own token), and is refused (the server's message shown) when cancelling
+ * or terminating one, which keeps running; the operator cancels a swap and its history names the
+ * operator; a session ends when the person's token
  * expires (30 s here) and Temporal Web asks them to sign in again. Real Chromium (Debian's, as the
  * PIN-page test), real ui-server, IdP and Temporal server. If the cluster cannot start, every test
  * fails (never skips).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash, createPublicKey } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { Agent, request } from 'undici';
 import { idpSecretFiles, type PersonId } from '../../tools/cluster/idp';
 import { personLogin } from '../../tools/cluster/login';
 import type { ClusterInfo } from '../../tools/cluster/state';
 import { clientTls } from '../../tools/cluster/tls';
 import { apiKeyFile } from '../../tools/cluster/topology';
-import { launchBrowser } from '../helpers/browser';
+import { CHROMIUM_ARGS } from '../helpers/browser';
 import { swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller } from '../helpers/http';
 import { cleanUpCluster, spawnMpf, type MpfProcess } from '../helpers/processes';
@@ -33,6 +36,19 @@ let stateDir: string;
 let up: MpfProcess;
 let info: ClusterInfo;
 let browser: Browser;
+
+/**
+ * Debian's Chromium as test/helpers/browser.ts launches it, told to accept exactly one more
+ * certificate: the codec endpoint's, of the cluster's private CA (by its public key's SHA-256), as
+ * an operator's browser that trusts that CA would. Every other certificate is checked as usual.
+ */
+async function launchTrustingCodec(): Promise<Browser> {
+  const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (!fs.existsSync(executablePath)) throw new Error(`Chromium not found at ${executablePath}: run \`apt-get install -y chromium\` (or set CHROMIUM_PATH)`);
+  const cert = fs.readFileSync(path.join(info.tlsDir, 'codec', 'cert.pem'));
+  const spki = createHash('sha256').update(createPublicKey(cert).export({ type: 'spki', format: 'der' })).digest('base64');
+  return chromium.launch({ executablePath, args: [...CHROMIUM_ARGS, `--ignore-certificate-errors-spki-list=${spki}`] });
+}
 
 const secretOf = (file: string) => fs.readFileSync(path.join(info.secretsDir, file), 'utf8').trim();
 
@@ -84,6 +100,20 @@ async function describe_(workflowId: string) {
   }
 }
 
+/** The flow's page once its history holds a completed activity (a result for the codec to decode). */
+async function openWithResult(page: Page, workflowId: string): Promise<void> {
+  await eventually(async () => (await describe_(workflowId)).events.some((e) => e.activityTaskCompletedEventAttributes), 30_000, `an activity result in ${workflowId}`);
+  for (let attempt = 1; ; attempt++) {
+    await page.goto(`${info.ui!.url}/namespaces/default/workflows/${workflowId}`);
+    try {
+      await page.waitForFunction(() => /"payment_ref":\s*"SIMSWP-/.test(document.body.innerText), undefined, { timeout: 15_000 });
+      return;
+    } catch (e) {
+      if (attempt === 2) throw new Error(`no decoded activity result on ${workflowId}'s page`, { cause: e });
+    }
+  }
+}
+
 /** Opens a modal action of the flow's page and confirms it; returns the page's text after. */
 async function act(page: Page, workflowId: string, action: 'cancel' | 'terminate'): Promise<string> {
   await page.goto(`${info.ui!.url}/namespaces/default/workflows/${workflowId}`);
@@ -109,7 +139,7 @@ describe('Temporal Web behind single sign-on at the identity provider, every act
       });
       await up.waitFor(/cluster ready in [\d.]+ s\n[^]*stops everything\.\n/, UP_TIMEOUT_MS);
       info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
-      browser = await launchBrowser();
+      browser = await launchTrustingCodec();
     },
     { timeout: UP_TIMEOUT_MS + 60_000 },
   );
@@ -143,9 +173,8 @@ describe('Temporal Web behind single sign-on at the identity provider, every act
       await seeInList(page, swapId);
       const row = page.locator('tr', { hasText: swapId });
       assert.match(await row.innerText(), /Running/);
-      // The flow's history, its payloads decoded through the gateway's codec endpoint.
-      await page.goto(`${info.ui!.url}/namespaces/default/workflows/${swapId}`);
-      await eventually(async () => /"payment_ref":\s*"SIMSWP-/.test(await bodyText(page)), 30_000, 'a decoded activity result in the history');
+      // The flow's history, its payloads decoded through the codec endpoint with the viewer's token.
+      await openWithResult(page, swapId);
       const cancelled = await act(page, swapId, 'cancel');
       assert.match(cancelled, /RequestCancelWorkflowExecution refused to viewer \(namespace "default": read\)/);
       const terminated = await act(page, swapId, 'terminate');
@@ -162,6 +191,8 @@ describe('Temporal Web behind single sign-on at the identity provider, every act
     const swapId = await startSwap();
     const { ctx, page } = await signIn('operator');
     try {
+      // The operator's payloads are decoded too, through the same token-authorised codec endpoint.
+      await openWithResult(page, swapId);
       const text = await act(page, swapId, 'cancel');
       assert.doesNotMatch(text, /refused/);
       const identities = await eventually(async () => {
@@ -175,6 +206,21 @@ describe('Temporal Web behind single sign-on at the identity provider, every act
       await eventually(async () => /Workflow Execution Cancel Requested/i.test(await bodyText(page)), 30_000, 'the cancel request shown in Temporal Web');
     } finally {
       await ctx.close();
+    }
+  });
+
+  test("Temporal Web's codec endpoint decoded for the viewer and the operator by their own tokens, and refuses a call without one", async () => {
+    assert.ok(info.codec, 'cluster.json names the codec endpoint of Temporal Web');
+    const log = fs.readFileSync(path.join(info.logDir, 'codec.log'), 'utf8');
+    for (const who of ['viewer', 'operator']) assert.match(log, new RegExp(`"codecPerson":"${who}"`), `the codec endpoint decoded for ${who}`);
+    assert.doesNotMatch(log, /eyJ[\w-]{10,}\./, 'no token in the codec log');
+    assert.match(info.codec.url, /^https:\/\/127\.0\.0\.1:\d+\/codec$/, 'https: Temporal Web sends a token to no other');
+    const dispatcher = new Agent({ connect: { ca: fs.readFileSync(path.join(info.tlsDir, 'codec', 'ca.pem')) } });
+    try {
+      const res = await request(`${info.codec.url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-namespace': 'default' }, body: '{"payloads":[]}', dispatcher });
+      assert.equal(res.statusCode, 401, await res.body.text());
+    } finally {
+      await dispatcher.close();
     }
   });
 

@@ -109,6 +109,16 @@ describe('the codec endpoint authorises a signed-in person by their access token
     assert.equal(res.status, 401);
   });
 
+  test("the CORS preflight allows what Temporal Web signed in sends: Authorization, Authorization-Extras (the person's ID token), X-Namespace", async () => {
+    const res = await fetch(`${codec.url}/codec/decode`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://127.0.0.1:1', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,authorization-extras,content-type,x-namespace' },
+    });
+    assert.equal(res.status, 204);
+    const allowed = (res.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/,\s*/);
+    for (const h of ['authorization', 'authorization-extras', 'content-type', 'x-namespace']) assert.ok(allowed.includes(h), h);
+  });
+
   test('a JWKS URL that is plain http off loopback is refused at start', () => {
     assert.throws(() => personTokenVerifier({ issuer: ISSUER, audience: AUDIENCE, jwksUrl: 'http://idp.example.com/jwks' }), /must be https/);
   });

@@ -46,6 +46,7 @@ export function formatAddresses(info: ClusterInfo): string[] {
     row('Temporal gRPC', `${info.temporal?.address ?? '?'}  (namespace ${NAMESPACE}, task queue ${TASK_QUEUE}, pid ${info.temporal?.pid ?? '?'})`),
     row('Temporal Web', `${info.ui?.url ?? '?'}  (pid ${info.ui?.pid ?? '?'})`),
     row('identity provider', `${info.idp?.issuer ?? '?'}  (pid ${info.idp?.pid ?? '?'}; people ${IDP_PEOPLE.map((p) => p.id).join(', ')}, passwords in idp_password_<person> beside the secrets)`),
+    ...(info.codec ? [row('codec (Temporal Web)', `${info.codec.url}  (pid ${info.codec.pid}; authorises the signed-in person's token)`)] : []),
     ...info.gateways.map((g) => row(g.name, `${g.url}  (pid ${g.pid}${g.metricsUrl ? `, metrics ${g.metricsUrl}/metrics` : ''})`)),
     row('simulator API', `${info.simulator?.url ?? '?'}  (pid ${info.simulator?.pid ?? '?'})`),
     row('simulator checkout', info.simulator?.checkoutUrl ?? '?'),

@@ -35,6 +35,8 @@ export interface ClusterInfo {
   simulator?: { url: string; checkoutUrl: string; pid: number };
   /** The identity provider (idp.ts): its issuer, JWKS and token endpoint. */
   idp?: { issuer: string; pid: number; jwksUrl: string; tokenUrl: string };
+  /** With authorisation on: Temporal Web's codec endpoint, which authorises the person's token (codec.ts). */
+  codec?: { url: string; pid: number };
   /** Every call to the Temporal API is authorised by the IdP's tokens (MPF_CLUSTER_AUTH=1). */
   auth?: boolean;
   gateways: Array<{ name: string; url: string; pid: number; metricsUrl?: string }>;

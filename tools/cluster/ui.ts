@@ -83,7 +83,8 @@ export function uiConfig(env: ReturnType<typeof uiEnvironment>, port: number, au
     notifyOnNewVersion: false,
     refreshInterval: '0s',
     cors: { cookieInsecure: true, unsafeAllowAllOrigins: false, allowOrigins: env.TEMPORAL_CORS_ORIGINS.split(',') },
-    codec: { endpoint: env.TEMPORAL_CODEC_ENDPOINT, passAccessToken: false, includeCredentials: false },
+    // Signed in, Temporal Web sends the person's token to the codec endpoint, which authorises it (codec.ts).
+    codec: { endpoint: env.TEMPORAL_CODEC_ENDPOINT, passAccessToken: auth !== undefined, includeCredentials: false },
     // Its client certificate for the frontend's mTLS (the image's TEMPORAL_TLS_* variables).
     tls: {
       caFile: env.TEMPORAL_TLS_CA,

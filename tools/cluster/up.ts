@@ -16,6 +16,7 @@ import { codecWebEndpoint } from '../../src/codec/codec-server';
 import { provisionTemporalCli } from '../../src/temporal/provision';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
 import { startGateway, startSimulator, startWorker, type AppContext, type RunningGateway, type RunningSimulator, type RunningWorker } from './apps';
+import { startPersonCodec, type RunningPersonCodec } from './codec';
 import { DEFAULT_IDP_TTL, idpSecretFiles, PERMISSIONS_CLAIM, prepareIdpSecrets, startIdp, TEMPORAL_AUDIENCE, UI_CLIENT_ID, type IdpSecrets, type IdpTtl, type MachineClientId, type RunningIdp } from './idp';
 import { tokenFile } from './login';
 import { renewingToken, type RenewingToken } from '../../src/temporal/tokens';
@@ -28,7 +29,7 @@ import { prepareSecrets, secretsDir, type Secrets } from './secrets';
 import { prepareTls, tlsDir } from './tls';
 import { files, readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
 import { startTemporalServer, type RunningTemporalServer, type TemporalAuth } from './temporal-server';
-import { apiKeyFile, HISTORY_SHARDS, KEYRING_FILE, NAMESPACE, NAMESPACE_RETENTION, TASK_QUEUE, temporalClientTlsEnv, tlsComponents, VERSIONS } from './topology';
+import { apiKeyFile, HISTORY_SHARDS, KEYRING_FILE, NAMESPACE, NAMESPACE_RETENTION, SECRET_FILES, TASK_QUEUE, temporalClientTlsEnv, tlsComponents, VERSIONS } from './topology';
 import { startUi, type RunningUi } from './ui';
 
 export interface ClusterOptions {
@@ -189,7 +190,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
 }
 
 /** Each tier (all gateways, all workers together) is stopped in the reverse of compose's order, whatever order they happened to become ready in. */
-const STOP_RANK = ['postgresql', 'idp', 'temporal', 'temporal-ui', 'simulator', 'workers', 'gateways'] as const;
+const STOP_RANK = ['postgresql', 'idp', 'codec', 'temporal', 'temporal-ui', 'simulator', 'workers', 'gateways'] as const;
 type Tier = (typeof STOP_RANK)[number];
 
 /**
@@ -230,6 +231,7 @@ class Components {
     if (name === 'temporal' && info.temporal) info.temporal.pid = pid;
     if (name === 'temporal-ui' && info.ui) info.ui.pid = pid;
     if (name === 'idp' && info.idp) info.idp.pid = pid;
+    if (name === 'codec' && info.codec) info.codec.pid = pid;
     writeInfo(info);
     return next.child;
   }
@@ -473,10 +475,12 @@ async function startUiComponent(
   temporalAddress: string,
 ): Promise<{ gw1Port: number; started: Promise<RunningUi>; followGateway1(gw1: RunningGateway | undefined): Promise<RunningUi> }> {
   const gw1Port = await base.ports.one('gateway-1');
-  const codecFor = (gatewayUrl: string) => codecWebEndpoint(gatewayUrl, base.secrets.codec_auth_token);
+  // With authorisation on, people sign in to Temporal Web at the IdP (its client `temporal-ui`), and
+  // it decodes through the codec endpoint that authorises their token, not a gateway's capability URL.
+  const personCodec = run.auth && run.info.idp ? await startPersonCodecComponent(run, base, run.info.idp) : undefined;
+  const codecFor = (gatewayUrl: string) => personCodec?.endpoint ?? codecWebEndpoint(gatewayUrl, base.secrets.codec_auth_token);
   let ui: RunningUi | undefined;
   let codecEndpoint = codecFor(`http://127.0.0.1:${gw1Port}`);
-  // With authorisation on, people sign in to Temporal Web at the IdP (its client `temporal-ui`).
   const auth = run.auth && run.info.idp ? { auth: { issuer: run.info.idp.issuer, clientId: UI_CLIENT_ID, clientSecret: base.idpSecrets.clientSecrets[UI_CLIENT_ID] } } : {};
   const uiOpts = () => ({ binary: base.bins.uiServer, stateDir: run.stateDir, logDir: run.f.logs, runId: run.runId, temporalAddress, codecEndpoint, tlsDir: path.join(base.tls.dir, 'temporal-ui'), ports: base.ports, ...(ui ? { port: ui.port } : {}), ...auth });
   const registerUi = (u: RunningUi): RunningUi => {
@@ -484,7 +488,7 @@ async function startUiComponent(
     run.components.register('temporal-ui', 'temporal-ui', { child: u.child, stop: u.stop, restart: () => startUi(uiOpts()) });
     return u;
   };
-  const started = run.parallel(run.step('temporal-ui', () => startUi(uiOpts()), (u) => `${u.url} (pid ${u.pid}, codec endpoint on gateway-1${run.auth ? ', people sign in at the identity provider' : ''})`).then(registerUi));
+  const started = run.parallel(run.step('temporal-ui', () => startUi(uiOpts()), (u) => `${u.url} (pid ${u.pid}, ${personCodec ? 'people sign in at the identity provider; codec endpoint authorising their tokens' : 'codec endpoint on gateway-1'})`).then(registerUi));
   return {
     gw1Port,
     started,
@@ -497,6 +501,22 @@ async function startUiComponent(
       return registerUi(await startUi(uiOpts()));
     },
   };
+}
+
+/** The codec endpoint of Temporal Web behind sign-in (codec.ts): the person's token, verified against the IdP's keys, authorises each call. */
+async function startPersonCodecComponent(run: Run, base: RunBase, idp: NonNullable<ClusterInfo['idp']>): Promise<RunningPersonCodec> {
+  const opts = {
+    stateDir: run.stateDir, logDir: run.f.logs, runId: run.runId, ports: base.ports,
+    keysFile: path.join(secretsDir(run.stateDir), SECRET_FILES.payload_encryption_keys), authTokenFile: path.join(secretsDir(run.stateDir), SECRET_FILES.codec_auth_token),
+    uiOrigin: `http://127.0.0.1:${await base.ports.one('temporal-ui')}`,
+    personTokens: { issuer: idp.issuer, audience: TEMPORAL_AUDIENCE, jwksUrl: idp.jwksUrl, permissionsClaim: PERMISSIONS_CLAIM },
+    tlsDir: base.tls.dir, ctx: run.ctx,
+  };
+  const codec = await run.step('codec', () => startPersonCodec(opts), (c) => `${c.endpoint} (pid ${c.pid}, Temporal Web's codec endpoint: the signed-in person's token, read permission on the namespace)`);
+  run.components.register('codec', 'codec', { child: codec.child, stop: codec.stop, restart: () => startPersonCodec(opts) });
+  run.info.codec = { url: codec.endpoint, pid: codec.pid };
+  writeInfo(run.info);
+  return codec;
 }
 
 /** The namespace job: the namespace with its retention and our search attributes. */

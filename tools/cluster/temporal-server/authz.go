@@ -194,6 +194,10 @@ func (a *mpfAuthorizer) Authorize(_ context.Context, claims *authorization.Claim
 // stampIdentity sets a request's `identity` field (the one its history event records) to the
 // token's subject, followed by what the client said in brackets.
 func stampIdentity(req any, subject string) {
+	// No subject: the server's own internal frontend (its system workflows, no token), left as it is.
+	if subject == "" {
+		return
+	}
 	m, ok := req.(proto.Message)
 	if !ok || m == nil {
 		return

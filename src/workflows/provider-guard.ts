@@ -31,6 +31,7 @@ import { EVENT_DELIVERY_WORKFLOW_TYPE, eventDeliveryWorkflowId, eventsClosedSign
 import type { ProviderActivities } from '../activities/types';
 import {
   type BreakerSettings,
+  type ClassState,
   closedGuardView,
   GUARD_MEMO_KEY,
   DEFAULT_BREAKER,
@@ -128,16 +129,33 @@ export class GuardBook {
     return true;
   }
 
-  /** The claimed trials no outcome decided in time (the worker sending it died?): they count as failed. */
+  /**
+   * When a trial is over without an outcome: a claimed one at its `until`; one nobody claimed
+   * after a cool-down (no call of the class was waiting or came: nothing to release at once).
+   */
+  private trialEndsAt(t: NonNullable<ClassState['trial']>): number {
+    return t.until !== undefined ? Date.parse(t.until) : Date.parse(t.since) + this.view.settings.cooldown_ms;
+  }
+
+  /** The half-open classes whose trial is over without an outcome. */
   expiredTrials(now: number): MoneyClass[] {
     return MONEY_CLASSES.filter((c) => {
-      const t = this.view.breakers[c].trial;
-      return this.view.breakers[c].state === 'half_open' && t?.until !== undefined && Date.parse(t.until) <= now;
+      const b = this.view.breakers[c];
+      return b.state === 'half_open' && b.trial !== undefined && this.trialEndsAt(b.trial) <= now;
     });
   }
 
+  /**
+   * A claimed trial no outcome decided in time (the worker sending it died?) counts as failed:
+   * open again. An unclaimed one closes the breaker: its GET succeeded and no call of the class
+   * waited or came for a cool-down, so closing releases nothing at once, and the next calls are
+   * counted as usual (three slow ones open it again within seconds).
+   */
   expireTrials(now: number): void {
-    for (const c of this.expiredTrials(now)) this.open(c, 'its trial call was not answered in time', now);
+    for (const c of this.expiredTrials(now)) {
+      if (this.view.breakers[c].trial?.key !== undefined) this.open(c, 'its trial call was not answered in time', now);
+      else this.close(c, now);
+    }
   }
 
   private close(cls: MoneyClass, now: number): void {
@@ -171,7 +189,7 @@ export class GuardBook {
   /** The earliest probe time of an open breaker, or end of a claimed trial (ms), if any. */
   nextWakeAt(): number | undefined {
     const probes = MONEY_CLASSES.map((c) => this.view.breakers[c]).filter((b) => b.state === 'open' && b.probe_at).map((b) => Date.parse(b.probe_at!));
-    const trials = MONEY_CLASSES.map((c) => this.view.breakers[c]).filter((b) => b.state === 'half_open' && b.trial?.until).map((b) => Date.parse(b.trial!.until!));
+    const trials = MONEY_CLASSES.map((c) => this.view.breakers[c]).filter((b) => b.state === 'half_open' && b.trial).map((b) => this.trialEndsAt(b.trial!));
     const times = [...probes, ...trials];
     return times.length ? Math.min(...times) : undefined;
   }

@@ -106,7 +106,7 @@ describe('the provider guard book', () => {
     silent.report(report('initiate', { ambiguous: 3 }), T0);
     silent.halfOpen(T0 + 30_000);
     silent.probed(['initiate'], true, T0 + 30_100, 'ok', true);
-    assert.equal(silent.nextWakeAt(), undefined, 'an unclaimed trial waits for traffic');
+    assert.equal(silent.nextWakeAt(), T0 + 60_100, 'an unclaimed trial waits a cool-down for traffic');
     silent.claimTrial('initiate', 'swap-a', T0 + 40_000);
     const until = T0 + 40_000 + DEFAULT_BREAKER.slow_ms + TRIAL_SLACK_MS;
     assert.equal(silent.nextWakeAt(), until);
@@ -114,6 +114,16 @@ describe('the provider guard book', () => {
     silent.expireTrials(until);
     assert.equal(silent.view.breakers.initiate.state, 'open');
     assert.match(silent.view.breakers.initiate.reason!, /not answered in time/);
+  });
+
+  test('a trial nobody claims for a cool-down closes the breaker: no call of its class was waiting', () => {
+    const b = new GuardBook({}, T0);
+    b.report(report('create', { ambiguous: 3 }), T0);
+    b.halfOpen(T0 + 30_000);
+    b.probed(['create'], true, T0 + 30_000, 'ok', true);
+    assert.deepEqual(b.expiredTrials(T0 + 59_999), []);
+    b.expireTrials(T0 + 60_000);
+    assert.equal(b.view.breakers.create.state, 'closed');
   });
 
   test('a pause holds every class and is recorded with who and why; resume clears it', () => {

@@ -17,10 +17,11 @@
  *
  * With `personTokens`, the plain routes also accept the signed-in person's access token, which
  * Temporal Web behind its OIDC login sends with `codec.passAccessToken` (the IdP's JWT for the
- * Temporal API, verified against the IdP's JWKS by jose: issuer, audience, lifetime, signature),
- * for a person who may read the namespace named in X-Namespace (read, write or admin on it, or
- * `temporal-system:admin`): 401 for a missing, expired or foreign token, 403 without that
- * permission, both before the body is read. The person's subject is logged with each call.
+ * Temporal API, checked by ../auth/person-tokens, the module the gateway's operator routes share:
+ * signature by the IdP's JWKS, issuer, audience, lifetime), for a person who may read the
+ * namespace named in X-Namespace (read, write or admin on it, or on `temporal-system`): 401 for a
+ * missing, expired or foreign token, 403 without that permission, 503 while the IdP's keys cannot
+ * be fetched, all before the body is read. The person's subject is logged with each call.
  *
  * CORS is answered for the configured Temporal Web origins only, preflight included (Temporal Web
  * sends Content-Type, X-Namespace and, when configured to pass its access token, Authorization;
@@ -36,19 +37,9 @@ import type { Payload } from '@temporalio/common';
 import { AesGcmCodec, PayloadDecryptionError } from './aes-gcm-codec';
 import { type KeyRing, toKeyRing } from './keys';
 import { bearerToken, secretDigest, secretMatches } from '../auth/secrets';
-import type * as JoseNs from 'jose' with { 'resolution-mode': 'import' };
+import { mayRead, type PersonTokenSettings, PersonTokens } from '../auth/person-tokens';
 
-/** People's access tokens (the identity provider's JWTs for the Temporal API) accepted by the plain routes. */
-export interface PersonTokenSettings {
-  /** The IdP's issuer URL (`iss` of its tokens). */
-  issuer: string;
-  /** The audience people's access tokens carry (the Temporal API's). */
-  audience: string;
-  /** The IdP's JWKS (`jwks_uri` of its discovery document); https, or http on loopback only. */
-  jwksUrl: string;
-  /** The claim listing `<namespace>:<role>` permissions; default `permissions`. */
-  permissionsClaim?: string;
-}
+export type { PersonTokenSettings } from '../auth/person-tokens';
 
 export interface CodecServerOptions {
   /** PAYLOAD_ENCRYPTION_KEYS (or a parsed ring). */
@@ -63,43 +54,28 @@ export interface CodecServerOptions {
   personTokens?: PersonTokenSettings;
 }
 
-const READ_ROLES = new Set(['read', 'write', 'admin']);
-const isLoopback = (u: URL) => ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
-
-type PersonCheck = { ok: true; subject: string } | { ok: false; status: 401 | 403; error: string };
+type PersonCheck = { ok: true; subject: string } | { ok: false; status: 401 | 403 | 503; error: string };
 
 /**
- * A verifier of people's access tokens: signature (the IdP's JWKS, fetched and cached by jose),
- * issuer, audience and lifetime, then a permission to read `namespace`.
+ * A verifier of people's access tokens (../auth/person-tokens: signature by the IdP's JWKS,
+ * issuer, audience, lifetime), then a permission to read `namespace`: read, write or admin on it,
+ * or on the whole cluster (`temporal-system:<role>`); with no namespace named, only
+ * `temporal-system:admin`. An IdP whose keys cannot be fetched is 503.
  */
 export function personTokenVerifier(settings: PersonTokenSettings): (token: string, namespace: string | undefined) => Promise<PersonCheck> {
-  const jwksUrl = new URL(settings.jwksUrl);
-  if (jwksUrl.protocol !== 'https:' && !(jwksUrl.protocol === 'http:' && isLoopback(jwksUrl))) {
-    throw new Error(`codec server: the JWKS URL ${settings.jwksUrl} must be https (plain http only on loopback)`);
+  let tokens: PersonTokens;
+  try {
+    tokens = new PersonTokens(settings);
+  } catch (e) {
+    throw new Error(`codec server: ${(e as Error).message}`, { cause: e });
   }
-  const claim = settings.permissionsClaim ?? 'permissions';
-  let jwks: Promise<{ jose: typeof JoseNs; keys: ReturnType<typeof JoseNs.createRemoteJWKSet> }> | undefined;
-  const load = () => (jwks ??= import('jose').then((jose: typeof JoseNs) => ({ jose, keys: jose.createRemoteJWKSet(jwksUrl) })));
   return async (token, namespace) => {
-    const { jose, keys } = await load();
-    let payload: JoseNs.JWTPayload;
-    try {
-      ({ payload } = await jose.jwtVerify(token, keys, { issuer: settings.issuer, audience: settings.audience }));
-    } catch (e) {
-      const why = e instanceof jose.errors.JWTExpired ? 'expired' : e instanceof jose.errors.JWKSNoMatchingKey ? 'not signed by the identity provider' : 'invalid';
-      return { ok: false, status: 401, error: `unauthorized: the access token is ${why}; sign in again` };
+    const v = await tokens.verify(token);
+    if (!v.ok) return { ok: false, status: v.status, error: v.error };
+    if (!mayRead(v.person.permissions, namespace)) {
+      return { ok: false, status: 403, error: `forbidden: ${v.person.subject} may not read namespace ${namespace ?? '(none named: send X-Namespace)'}` };
     }
-    const subject = typeof payload.sub === 'string' ? payload.sub : '';
-    const granted = Array.isArray(payload[claim]) ? (payload[claim] as unknown[]).filter((p): p is string => typeof p === 'string') : [];
-    const may = granted.some((p) => {
-      const i = p.lastIndexOf(':');
-      const [scope, role] = [p.slice(0, i), p.slice(i + 1)];
-      return (scope === 'temporal-system' && role === 'admin') || (namespace !== undefined && scope === namespace && READ_ROLES.has(role));
-    });
-    if (!subject || !may) {
-      return { ok: false, status: 403, error: `forbidden: ${subject || 'this token'} may not read namespace ${namespace ?? '(none named: send X-Namespace)'}` };
-    }
-    return { ok: true, subject };
+    return { ok: true, subject: v.person.subject };
   };
 }
 
@@ -168,8 +144,10 @@ const CODEC_OPENAPI_BODY = { required: true, content: { 'application/json': { sc
 const CODEC_OPENAPI_RESPONSES = {
   '200': { description: 'The payloads, encoded or decoded, in the same order', content: { 'application/json': { schema: CODEC_PAYLOADS_JSON } } },
   '400': { description: 'The body is not a list of payloads', content: { 'application/json': { schema: CODEC_ERROR_JSON } } },
-  '401': { description: 'Missing or wrong codec token', content: { 'application/json': { schema: CODEC_ERROR_JSON } } },
+  '401': { description: "Missing or wrong codec token (or person's access token: expired, forged, another issuer's)", content: { 'application/json': { schema: CODEC_ERROR_JSON } } },
+  '403': { description: "A person's access token without read on the namespace named in X-Namespace", content: { 'application/json': { schema: CODEC_ERROR_JSON } } },
   '422': { description: 'A payload cannot be decrypted with these keys', content: { 'application/json': { schema: CODEC_ERROR_JSON } } },
+  '503': { description: "The identity provider's keys cannot be fetched, so a person's access token cannot be checked now (the codec token still works)", content: { 'application/json': { schema: CODEC_ERROR_JSON } } },
 };
 
 /** Adds the codec routes to `app` (the gateway mounts it; see also startCodecServer). */
@@ -193,7 +171,7 @@ export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptio
   };
 
   const person = opts.personTokens ? personTokenVerifier(opts.personTokens) : undefined;
-  const denied = (status: 401 | 403, error: string): PersonCheck => ({ ok: false, status, error });
+  const denied = (status: 401 | 403 | 503, error: string): PersonCheck => ({ ok: false, status, error });
   const codecTokenRefused = denied(401, 'unauthorized: send Authorization: Bearer <codec token>');
   const authorised = {
     bearer: async (req: FastifyRequest): Promise<PersonCheck> => {
@@ -231,6 +209,7 @@ export function registerCodecServer(app: FastifyInstance, opts: CodecServerOptio
         // The unread body is not wanted: close the connection after this answer.
         reply.header('Connection', 'close');
         if (checked.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="codec"');
+        if (checked.status === 503) reply.header('Retry-After', '5');
         return reply.code(checked.status).send({ error: checked.error });
       };
       const web = url.includes('/web/');

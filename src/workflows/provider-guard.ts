@@ -131,10 +131,11 @@ export class GuardBook {
 
   /**
    * When a trial is over without an outcome: a claimed one at its `until`; one nobody claimed
-   * after a cool-down (no call of the class was waiting or came: nothing to release at once).
+   * after a cool-down, and never before TRIAL_SLACK_MS (held calls retry and readers read every
+   * second or so: a call that was waiting has claimed it by then), when nothing was waiting.
    */
   private trialEndsAt(t: NonNullable<ClassState['trial']>): number {
-    return t.until !== undefined ? Date.parse(t.until) : Date.parse(t.since) + this.view.settings.cooldown_ms;
+    return t.until !== undefined ? Date.parse(t.until) : Date.parse(t.since) + Math.max(this.view.settings.cooldown_ms, TRIAL_SLACK_MS);
   }
 
   /** The half-open classes whose trial is over without an outcome. */

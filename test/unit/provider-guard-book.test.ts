@@ -116,7 +116,7 @@ describe('the provider guard book', () => {
     assert.match(silent.view.breakers.initiate.reason!, /not answered in time/);
   });
 
-  test('a trial nobody claims for a cool-down closes the breaker: no call of its class was waiting', () => {
+  test('a trial nobody claims for a cool-down (at least the slack) closes the breaker: no call of its class was waiting', () => {
     const b = new GuardBook({}, T0);
     b.report(report('create', { ambiguous: 3 }), T0);
     b.halfOpen(T0 + 30_000);
@@ -124,6 +124,12 @@ describe('the provider guard book', () => {
     assert.deepEqual(b.expiredTrials(T0 + 59_999), []);
     b.expireTrials(T0 + 60_000);
     assert.equal(b.view.breakers.create.state, 'closed');
+    const quick = new GuardBook({}, T0);
+    quick.report({ counts: { create: { ok: 0, ambiguous: 3, throttled: 0 } }, settings: { ...DEFAULT_BREAKER, cooldown_ms: 2_000 } }, T0);
+    quick.halfOpen(T0 + 2_000);
+    quick.probed(['create'], true, T0 + 2_000, 'ok', true);
+    assert.deepEqual(quick.expiredTrials(T0 + 2_000 + TRIAL_SLACK_MS - 1), [], 'a short cool-down still leaves waiting calls time to claim it');
+    assert.deepEqual(quick.expiredTrials(T0 + 2_000 + TRIAL_SLACK_MS), ['create']);
   });
 
   test('a pause holds every class and is recorded with who and why; resume clears it', () => {

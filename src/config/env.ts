@@ -150,6 +150,18 @@ const EnvVariables = z.object({
    * port, so it can stay on an internal interface; unset = no metrics listener.
    */
   GATEWAY_METRICS_ADDRESS: listenAddress,
+  /**
+   * People sign in at the gateway's operator routes (/v1/admin/*) and its /codec with their
+   * identity provider's access token (`Authorization: Bearer <JWT>`): the IdP's issuer URL (`iss`
+   * of its tokens; https, http only on loopback). Unset = off: API keys only. Needs GATEWAY_OIDC_AUDIENCE.
+   */
+  GATEWAY_OIDC_ISSUER: optionalNonEmpty,
+  /** The audience (`aud`) people's access tokens must carry, e.g. the Temporal API's (`urn:merchant-payment-flows:temporal` in `mpf cluster up`). Needs GATEWAY_OIDC_ISSUER. */
+  GATEWAY_OIDC_AUDIENCE: optionalNonEmpty,
+  /** The IdP's JWKS URL, when it is not the `jwks_uri` of the issuer's discovery document (https, http only on loopback); unset = discovered. */
+  GATEWAY_OIDC_JWKS_URL: httpUrl.optional(),
+  /** The claim of the access token listing Temporal's `<namespace>:<role>` permissions (Entra ID app roles: `roles`); default `permissions`. */
+  GATEWAY_OIDC_PERMISSIONS_CLAIM: z.string().regex(/^[A-Za-z0-9_:./-]{1,100}$/, 'must be a claim name (letters, digits, _ : . / -)').default('permissions'),
   /** Live Idempotency-Key records (each a workflow kept 24 h) one API key may hold; past it, a new key is 429 (default 1000). */
   GATEWAY_IDEMPOTENCY_MAX_LIVE_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   /** Where the worker serves GET /metrics (the SDK's and ours), /healthz and /readyz; unset = none. */
@@ -235,6 +247,7 @@ export const EnvSchema = EnvVariables.superRefine((env, ctx) => {
       message: 'is simulator, which NODE_ENV=production never runs: set MPS_BASE_URL to the provider (with MPS_LIVE=1 for a non-loopback address) and its credentials',
     });
   }
+  checkGatewayOidc(env, ctx);
   if (env.MPS_SIMULATOR_UPSTREAM) checkSimulatorUpstream(env, ctx);
   if (env.MPS_BASE_URL && !isLoopbackUrl(env.MPS_BASE_URL) && !env.MPS_LIVE) {
     ctx.addIssue({
@@ -268,6 +281,33 @@ function checkSimulatorUpstream(env: AppEnv, ctx: z.RefinementCtx): void {
   }
   if (new URL(env.MPS_SIMULATOR_UPSTREAM as string).pathname !== '/') {
     ctx.addIssue({ code: 'custom', path: ['MPS_SIMULATOR_UPSTREAM'], message: 'must be an origin (scheme, host and port), without a path' });
+  }
+}
+
+/** People's tokens at the gateway: the issuer and the audience come together, each an IdP URL https off loopback. */
+function checkGatewayOidc(env: AppEnv, ctx: z.RefinementCtx): void {
+  const issuer = env.GATEWAY_OIDC_ISSUER;
+  if (issuer && !env.GATEWAY_OIDC_AUDIENCE) {
+    ctx.addIssue({ code: 'custom', path: ['GATEWAY_OIDC_AUDIENCE'], message: "is required with GATEWAY_OIDC_ISSUER: the audience (aud) people's access tokens carry" });
+  }
+  for (const name of ['GATEWAY_OIDC_AUDIENCE', 'GATEWAY_OIDC_JWKS_URL', 'GATEWAY_OIDC_PERMISSIONS_CLAIM'] as const) {
+    if (!issuer && env[name] !== undefined && (name !== 'GATEWAY_OIDC_PERMISSIONS_CLAIM' || env[name] !== 'permissions')) {
+      ctx.addIssue({ code: 'custom', path: [name], message: 'is set but GATEWAY_OIDC_ISSUER is not: set the identity provider\'s issuer too, or unset it' });
+    }
+  }
+  for (const name of ['GATEWAY_OIDC_ISSUER', 'GATEWAY_OIDC_JWKS_URL'] as const) {
+    const v = env[name];
+    if (v === undefined) continue;
+    let u: URL | undefined;
+    try {
+      u = new URL(v);
+    } catch {
+      ctx.addIssue({ code: 'custom', path: [name], message: 'must be a URL' });
+      continue;
+    }
+    if (u.protocol !== 'https:' && !(u.protocol === 'http:' && isLoopbackUrl(v))) {
+      ctx.addIssue({ code: 'custom', path: [name], message: 'must be https (plain http only on loopback)' });
+    }
   }
 }
 

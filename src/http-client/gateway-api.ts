@@ -1503,7 +1503,7 @@ export interface components {
             outcome: "confirmed" | "paid" | "failed";
             /** @description the provider's reference checked out of band (e.g. the payment_ref, a statement line) */
             provider_reference: string;
-            /** @description who decided, in words; the audit record's operator is always the API key that resolved it (its id and label), and this name is kept in the note */
+            /** @description who decided, in words; the audit record's operator is always the credential that resolved it (the API key's id and label, or the person's name and subject), and this name is kept in the note */
             operator?: string;
             /** @description what was checked and done (fulfilled, refunded, …); no tokens or secrets */
             note: string;
@@ -1800,7 +1800,7 @@ export interface components {
          */
         Unavailable: {
             /** @enum {string} */
-            error: "worker_unavailable" | "temporal_unavailable" | "temporal_persistence_unavailable" | "pin_budget_unavailable";
+            error: "worker_unavailable" | "temporal_unavailable" | "temporal_persistence_unavailable" | "pin_budget_unavailable" | "identity_provider_unavailable";
             message: string;
             flow_id?: string;
             /** @description the last state the flow published (search attribute MpfState) */
@@ -2849,7 +2849,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            /** @description Forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2928,7 +2928,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Forbidden: the API key's role lacks this route's access (`message` names the role needed) */
+            /** @description Forbidden */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3689,8 +3689,19 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or wrong codec token */
+            /** @description Missing or wrong codec token (or person's access token: expired, forged, another issuer's) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A person's access token without read on the namespace named in X-Namespace */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3720,6 +3731,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The identity provider's keys cannot be fetched, so a person's access token cannot be checked now (the codec token still works) */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
                 };
             };
         };
@@ -3775,8 +3799,19 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or wrong codec token */
+            /** @description Missing or wrong codec token (or person's access token: expired, forged, another issuer's) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A person's access token without read on the namespace named in X-Namespace */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3806,6 +3841,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The identity provider's keys cannot be fetched, so a person's access token cannot be checked now (the codec token still works) */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
                 };
             };
         };
@@ -3859,8 +3907,19 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or wrong codec token */
+            /** @description Missing or wrong codec token (or person's access token: expired, forged, another issuer's) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A person's access token without read on the namespace named in X-Namespace */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3890,6 +3949,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The identity provider's keys cannot be fetched, so a person's access token cannot be checked now (the codec token still works) */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
                 };
             };
         };
@@ -3945,8 +4017,19 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or wrong codec token */
+            /** @description Missing or wrong codec token (or person's access token: expired, forged, another issuer's) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A person's access token without read on the namespace named in X-Namespace */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3976,6 +4059,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The identity provider's keys cannot be fetched, so a person's access token cannot be checked now (the codec token still works) */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
                 };
             };
         };

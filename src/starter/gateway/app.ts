@@ -2,18 +2,20 @@
  * The HTTP gateway's fastify app: zod schemas for validation and the OpenAPI document
  * (GET /openapi.json), the backend's API-key routes, the PIN-entry page and its pin_token routes
  * (rate-limited), the provider's notification webhook, health checks, and the codec server at
- * /codec for Temporal Web. Built without listening, so tests drive it with `app.inject`; main.ts
+ * /codec for Temporal Web. With `personTokens` (GATEWAY_OIDC_ISSUER), the operator routes and
+ * /codec also take a person's access token from the identity provider (auth/person-tokens.ts). Built without listening, so tests drive it with `app.inject`; main.ts
  * listens and is the `mpf gateway` process.
  */
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerCodecServer } from '../../codec/codec-server';
 import type { MpfClient } from '../client/mpf-client';
-import { type KeyringSource, KeyringSource as Keyrings, ROLE_ACCESS, ROLE_FOR } from '../../auth/keyring';
-import { checkRequestKey } from './auth';
+import { type Access, type KeyringSource, KeyringSource as Keyrings, ROLE_ACCESS, ROLE_FOR } from '../../auth/keyring';
+import { bearerToken, checkRequestKey } from './auth';
+import { describePermissions, gatewayRoleOf, looksLikeJwt, type PersonTokenSettings, PersonTokens, SYSTEM_SCOPE } from '../../auth/person-tokens';
 import type { GatewayContext } from './context';
 import { frameworkErrors, installErrorHandlers, sendError } from './errors';
 import { NotificationGuard } from './notification-guard';
@@ -44,6 +46,13 @@ export interface GatewayAppOptions {
   keyring?: KeyringSource;
   /** Mounts the codec server at /codec (its own Bearer token; exempt from the API key). */
   codec?: { keys: string; authToken: string; corsOrigins: string[] };
+  /**
+   * GATEWAY_OIDC_*: people's access tokens (`Authorization: Bearer <JWT>` of the identity
+   * provider) on the operator routes (/v1/admin/*), mapped to a role from the permissions claim on
+   * `namespace` (default the client's): admin on it or `temporal-system:admin` -> operator, read or
+   * write -> read_only; and on /codec (read on the namespace named in X-Namespace). Unset: API keys only.
+   */
+  personTokens?: PersonTokenSettings & { namespace?: string };
   /**
    * PIN submissions per swap and client address that passed the pin_token check (requests with a
    * missing or wrong token are not counted, so they cannot lock the owner out); default 5 per minute.
@@ -129,15 +138,59 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
     },
   });
 
+  const persons = opts.personTokens ? new PersonTokens(opts.personTokens) : undefined;
+  const personNamespace = opts.personTokens?.namespace ?? opts.mpf.temporal.options.namespace;
+
+  /**
+   * A person's access token on an API-key route: only on the operator routes (access admin); its
+   * role from the permissions claim. Refusals name what is missing; the token is never logged.
+   */
+  const authorisePerson = async (req: FastifyRequest, reply: FastifyReply, token: string, need: Access | undefined): Promise<FastifyReply | undefined> => {
+    const invalid = (code: string, message: string) => {
+      reply.header('www-authenticate', 'Bearer realm="gateway", error="invalid_token"');
+      return sendError(reply, 401, code, message);
+    };
+    if (!persons) return invalid('unauthorized', "the API key is not valid (a person's access token is accepted only when the gateway is configured with GATEWAY_OIDC_ISSUER)");
+    if (need !== 'admin') return invalid('unauthorized', "this route takes an API key (x-api-key or Authorization: Bearer); a person's access token is accepted on the operator routes (/v1/admin/*) only");
+    const v = await persons.verify(token);
+    if (!v.ok) {
+      const message = v.error.replace(/^\w+: /, '');
+      if (v.status === 503) {
+        reply.header('retry-after', '5');
+        req.log.warn({ issuer: persons.issuer }, 'identity provider unavailable: a person\'s access token could not be checked');
+        return sendError(reply, 503, v.code, message);
+      }
+      return invalid(v.code === 'token_expired' ? 'token_expired' : 'unauthorized', message);
+    }
+    const role = gatewayRoleOf(v.person.permissions, personNamespace);
+    if (!role || !ROLE_ACCESS[role].includes(need)) {
+      reply.header('www-authenticate', 'Bearer realm="gateway", error="insufficient_scope"');
+      return sendError(
+        reply,
+        403,
+        'forbidden',
+        `this route needs the role operator: a person needs ${personNamespace}:admin or ${SYSTEM_SCOPE}:admin in the access token's ${persons.claim} claim; ` +
+          `person ${v.person.subject} holds ${describePermissions(v.person)} (role ${role ?? 'none'})`,
+      );
+    }
+    req.person = { ...v.person, role };
+    req.log = req.log.child({ person_sub: v.person.subject });
+    return undefined;
+  };
+
   // Deny by default: an API-key route needs a known, unexpired key whose role allows the access
   // the route declares; a route that declares none is refused. The key's public id goes on the
   // request (logs, metrics, audit records); the secret never leaves this hook.
   app.addHook('onRequest', async (req, reply) => {
     if (!req.routeOptions.config?.apiKey) return undefined;
     const verdict = checkRequestKey(keyring, req);
+    // Not a key of the keyring but a JWT in Authorization: a person's access token.
+    const bearer = req.headers['x-api-key'] === undefined ? bearerToken(req) : undefined;
+    if (verdict.kind === 'unknown' && looksLikeJwt(bearer)) return authorisePerson(req, reply, bearer, req.routeOptions.config.access);
     if (verdict.kind === 'missing' || verdict.kind === 'unknown') {
       reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
-      return sendError(reply, 401, 'unauthorized', verdict.kind === 'missing' ? 'send the API key as x-api-key or Authorization: Bearer' : 'the API key is not valid');
+      const send = persons && req.routeOptions.config.access === 'admin' ? "send the API key as x-api-key or Authorization: Bearer, or a person's access token as Authorization: Bearer" : 'send the API key as x-api-key or Authorization: Bearer';
+      return sendError(reply, 401, 'unauthorized', verdict.kind === 'missing' ? send : 'the API key is not valid');
     }
     if (verdict.kind === 'expired') {
       reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
@@ -163,7 +216,10 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   registerProviderRoutes(app, ctx);
   registerOperationRoutes(app, ctx);
   await app.register(notificationRoutes, ctx);
-  if (opts.codec) registerCodecServer(app, { ...opts.codec, prefix: '/codec' });
+  if (opts.codec) {
+    const { namespace: _ns, ...personTokens } = opts.personTokens ?? {};
+    registerCodecServer(app, { ...opts.codec, prefix: '/codec', ...(opts.personTokens ? { personTokens: personTokens as PersonTokenSettings } : {}) });
+  }
 
   await app.ready();
   return app;

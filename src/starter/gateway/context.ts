@@ -1,6 +1,7 @@
 /** What every route module of the gateway gets, and the small helpers they share. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Access, KeyIdentity } from '../../auth/keyring';
+import type { Access, KeyIdentity, Role } from '../../auth/keyring';
+import { type PersonIdentity, personActor } from '../../auth/person-tokens';
 import type { MpfClient } from '../client/mpf-client';
 import { FlowNotFoundError } from '../client/errors';
 import { Reference } from '../../contract/provider';
@@ -15,6 +16,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The API key this request was authorised with (public identity only). */
     apiKey?: KeyIdentity;
+    /** The person this request was authorised for by their access token (operator routes, GATEWAY_OIDC_ISSUER), and the role it maps to. */
+    person?: PersonIdentity & { role: Role };
   }
   interface FastifyContextConfig {
     /** The route needs an API key (checked in one onRequest hook). */
@@ -39,7 +42,19 @@ export interface GatewayContext {
 }
 
 export const API_KEY_SECURITY: Array<Record<string, string[]>> = [{ apiKey: [] }, { apiKeyBearer: [] }];
+/** The operator routes (/v1/admin/*): an API key of role operator, or a person's access token (when GATEWAY_OIDC_ISSUER is set). */
+export const ADMIN_SECURITY: Array<Record<string, string[]>> = [...API_KEY_SECURITY, { personToken: [] }];
 export const PIN_TOKEN_SECURITY: Array<Record<string, string[]>> = [{ pinToken: [] }];
+
+/**
+ * Who did it, as an audit record names them: `key <id> (<label>)` for an API key, `person <name>
+ * (sub <subject>)` for a person's access token (../../auth/person-tokens).
+ */
+export function actorOfRequest(req: FastifyRequest): string {
+  if (req.person) return personActor(req.person);
+  const key = req.apiKey;
+  return key ? `key ${key.id}${key.label ? ` (${key.label})` : ''}`.slice(0, 200) : 'gateway key';
+}
 
 /** A flow id of `kind` whose reference passes the contract's Reference rule. */
 const isFlowId = (id: string, kind: FlowKind): boolean => flowKindOf(id) === kind && Reference.safeParse(id.slice(FLOW_ID_PREFIX[kind].length)).success;

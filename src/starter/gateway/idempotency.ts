@@ -75,7 +75,8 @@ export const MERCHANT_SCOPE = 'merchant';
  * records are counted under it (the cap of live Idempotency-Key records per key).
  */
 export function keyIdOf(req: FastifyRequest): string {
-  return req.apiKey?.id ?? 'unknown';
+  // A person (operator routes) is counted under their subject.
+  return req.apiKey?.id ?? (req.person ? `person:${req.person.subject}` : 'unknown');
 }
 
 /** Seconds a caller past the cap waits before trying a new key again (records expire one by one). */

@@ -5,9 +5,10 @@
  *   const gw = await startGateway({ mpf, apiKey, port: 0 });   // gw.url, gw.app, gw.close()
  */
 import { KeyringSource, LEGACY_KEY_ID } from '../../auth/keyring';
+import { type PersonTokenSettings, PersonTokens } from '../../auth/person-tokens';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { ConfigError, fileVariable, isSetDirectly, loadEnv, requireKeys } from '../../config/env';
+import { type AppEnv, ConfigError, fileVariable, isSetDirectly, loadEnv, requireKeys } from '../../config/env';
 import { mpfClientFromEnv } from '../client/from-env';
 import { localUrl } from '../client/urls';
 import { buildGateway, type GatewayAppOptions } from './app';
@@ -94,6 +95,7 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
     console.error(`gateway: WARNING: GATEWAY_API_KEY is one key of role operator (id ${LEGACY_KEY_ID}) that holds every right, reconciliation included; give each caller a key of its own role in GATEWAY_API_KEYS_FILE (mpf keys new)`);
   }
   const keys = requireKeys(env);
+  const personTokens = personTokensFromEnv(env);
   const port = opts.port ?? env.GATEWAY_PORT;
   const host = opts.host ?? env.GATEWAY_HOST ?? '127.0.0.1';
   const warning = checkPublicAddresses(host, env); // throws under NODE_ENV=production
@@ -112,6 +114,7 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
       trustProxy: env.GATEWAY_TRUST_PROXY,
       metricsAddress: env.GATEWAY_METRICS_ADDRESS,
       codec: env.CODEC_AUTH_TOKEN ? { keys, authToken: env.CODEC_AUTH_TOKEN, corsOrigins: env.CODEC_CORS_ORIGINS } : undefined,
+      ...(personTokens ? { personTokens: { ...personTokens, namespace: env.TEMPORAL_NAMESPACE } } : {}),
       logger: env.LOG_LEVEL === 'silent' ? false : { level: env.LOG_LEVEL, stream: process.stderr },
     });
   } catch (err) {
@@ -127,12 +130,41 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
     if (gateway.metricsUrl) console.error(`gateway: metrics on ${gateway.metricsUrl}/metrics`);
+    if (personTokens) void announcePersonTokens(personTokens, env.TEMPORAL_NAMESPACE, Boolean(env.CODEC_AUTH_TOKEN));
     process.stdout.write(`listening on ${gateway.url}\n`);
   });
   await gateway.close();
   keyring.close();
   await connection.close();
   await tracing?.shutdown();
+}
+
+/** GATEWAY_OIDC_*: people's access tokens on the operator routes and /codec; undefined when GATEWAY_OIDC_ISSUER is unset. */
+export function personTokensFromEnv(env: AppEnv): PersonTokenSettings | undefined {
+  if (!env.GATEWAY_OIDC_ISSUER || !env.GATEWAY_OIDC_AUDIENCE) return undefined;
+  const settings: PersonTokenSettings = {
+    issuer: env.GATEWAY_OIDC_ISSUER,
+    audience: env.GATEWAY_OIDC_AUDIENCE,
+    permissionsClaim: env.GATEWAY_OIDC_PERMISSIONS_CLAIM,
+    ...(env.GATEWAY_OIDC_JWKS_URL ? { jwksUrl: env.GATEWAY_OIDC_JWKS_URL } : {}),
+  };
+  try {
+    new PersonTokens(settings); // the same checks as the gateway's, named by variable
+  } catch (e) {
+    throw new ConfigError(`GATEWAY_OIDC_ISSUER / GATEWAY_OIDC_JWKS_URL: ${(e as Error).message}`, { cause: e });
+  }
+  return settings;
+}
+
+/**
+ * Says at start-up where people's tokens are taken, and whether the IdP's keys can be fetched now.
+ * An IdP that cannot be reached does not stop the gateway: API keys keep working, and people's
+ * tokens are answered 503 until it can be reached (fail closed, never let through).
+ */
+async function announcePersonTokens(settings: PersonTokenSettings, namespace: string, codec: boolean): Promise<void> {
+  console.error(`gateway: people's access tokens from ${settings.issuer} (audience ${settings.audience}, claim ${settings.permissionsClaim ?? 'permissions'}, namespace ${namespace}) accepted on /v1/admin/*${codec ? ' and /codec' : ''}`);
+  const why = await new PersonTokens(settings).check();
+  if (why) console.error(`gateway: WARNING: the identity provider ${settings.issuer} is unavailable: ${why}; people's access tokens are answered 503 until it is reachable; API keys keep working`);
 }
 
 /** Tracing from OTEL_EXPORTER_OTLP_ENDPOINT (else off). */

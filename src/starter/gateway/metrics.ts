@@ -82,7 +82,8 @@ export class GatewayMetrics {
       const route = req.routeOptions.url ?? 'unmatched';
       const tags = { method: req.method, route, status_code: String(reply.statusCode) };
       // The key's public id (never the secret): bounded by the number of keys the keyring holds.
-      this.httpRequests.inc({ ...tags, key_id: req.apiKey?.id ?? 'none' });
+      // People (their access tokens) are counted together as `person`: bounded whoever signs in.
+      this.httpRequests.inc({ ...tags, key_id: req.apiKey?.id ?? (req.person ? 'person' : 'none') });
       this.httpDuration.observe(tags, reply.elapsedTime / 1000);
       if (route === NOTIFICATION_ROUTE) {
         const kind = kindOfNotificationSegment((req.params as { kind?: string }).kind ?? '') ?? 'unknown';

@@ -145,7 +145,8 @@ function normaliseOperations(doc: Json): void {
     if (secured && !responses['401']) responses['401'] = { description: STATUS_DESCRIPTIONS['401'], content: errorContent('Error') };
     // API-key routes: a key whose role lacks the route's access (docs/security.md).
     if (secured && (op.security as Json[]).some((s) => 'apiKey' in s) && !responses['403']) {
-      responses['403'] = { description: "Forbidden: the API key's role lacks this route's access (`message` names the role needed)", content: errorContent('Error') };
+      const who = (op.security as Json[]).some((s) => 'personToken' in s) ? "the API key's role, or the person's permissions," : "the API key's role";
+      responses['403'] = { description: `Forbidden: ${who} lacks this route's access (\`message\` names the role needed)`, content: errorContent('Error') };
     }
     if (!isRateLimitExempt(path) && !responses['429']) responses['429'] = { description: STATUS_DESCRIPTIONS['429'], content: errorContent('Error') };
     if (path.startsWith('/v1/') && !responses['503']) responses['503'] = { description: STATUS_DESCRIPTIONS['503'], content: errorContent('Unavailable') };
@@ -261,7 +262,19 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'GATEWAY_API_KEY' },
           apiKeyBearer: { type: 'http', scheme: 'bearer', description: 'GATEWAY_API_KEY as a Bearer token' },
           pinToken: { type: 'http', scheme: 'bearer', description: "the swap's pin_token (from POST /v1/swaps)" },
-          codecToken: { type: 'http', scheme: 'bearer', description: 'CODEC_AUTH_TOKEN' },
+          codecToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: "CODEC_AUTH_TOKEN; with GATEWAY_OIDC_ISSUER set, also a person's access token (Temporal Web's passAccessToken) with read on the namespace named in X-Namespace",
+          },
+          personToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description:
+              "A person's access token from the identity provider (GATEWAY_OIDC_ISSUER, GATEWAY_OIDC_AUDIENCE), on the operator routes only: " +
+              'admin on the namespace or temporal-system:admin in its permissions claim acts as the operator role; the action is recorded as person <name> (sub <subject>)',
+          },
         },
       },
     },

@@ -67,7 +67,7 @@ export const PendingBody = z
  */
 export const WorkerUnavailableBody = z
   .object({
-    error: z.enum(['worker_unavailable', 'temporal_unavailable', 'temporal_persistence_unavailable', 'pin_budget_unavailable']),
+    error: z.enum(['worker_unavailable', 'temporal_unavailable', 'temporal_persistence_unavailable', 'pin_budget_unavailable', 'identity_provider_unavailable']),
     message: z.string(),
     flow_id: z.string().optional(),
     last_known_state: z.string().optional().describe('the last state the flow published (search attribute MpfState)'),

@@ -3,14 +3,15 @@
  * breaker, the thresholds and the last operator actions), `POST /v1/admin/provider/pause` and
  * `/resume`. A pause stops every money-moving call deployment-wide without stopping the workers
  * (reads, timers, notifications and views go on) and survives restarts of every process: it is
- * kept in Temporal. Each action is recorded with the API key that did it.
+ * kept in Temporal. Each action is recorded with who did it: the API key (its id and label), or
+ * the person whose access token it was (`person <name> (sub <subject>)`).
  */
 import type { KeyIdentity } from '../../../auth/keyring';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { closedGuardView, DEFAULT_BREAKER } from '../../../contract/provider-guard';
-import { API_KEY_SECURITY, type GatewayContext } from '../context';
+import { actorOfRequest, ADMIN_SECURITY, type GatewayContext } from '../context';
 import { ErrorBody, WorkerUnavailableBody } from '../schemas';
 
 const TAGS = ['provider guard'];
@@ -49,7 +50,7 @@ export const GuardViewSchema = z
 
 const PauseBody = z.object({ reason: z.string().min(1).max(500).describe('why (kept with the pause, shown to whoever is refused)') }).meta({ id: 'ProviderPause' });
 
-/** The identity an action is recorded under: the API key's id and label. */
+/** The identity an action by an API key is recorded under: its id and label (a person's: actorOfRequest). */
 export function actorOf(key: KeyIdentity | undefined): string {
   return key ? `key ${key.id}${key.label ? ` (${key.label})` : ''}`.slice(0, 200) : 'gateway key';
 }
@@ -69,7 +70,7 @@ export function registerProviderRoutes(root: FastifyInstance, ctx: GatewayContex
         summary: 'The provider guard: pause and breakers',
         operationId: 'getProviderGuard',
         description: 'Whether money-moving calls are paused, each breaker (initiate, confirm, create), its thresholds and the last operator actions.',
-        security: API_KEY_SECURITY,
+        security: ADMIN_SECURITY,
         response: responses,
       },
     },
@@ -88,12 +89,12 @@ export function registerProviderRoutes(root: FastifyInstance, ctx: GatewayContex
           'Deployment-wide and at once (workers read it every second): no swap initiation, confirmation or link creation is sent. ' +
           'New swaps and links get 503 provider_unavailable; a PIN that arrives waits inside its swap\'s window (a swap whose window ' +
           'closes while paused expires, nothing sent); reads, timers, notifications and views keep working. Survives restarts.',
-        security: API_KEY_SECURITY,
+        security: ADMIN_SECURITY,
         body: PauseBody,
         response: { ...responses, 400: ErrorBody },
       },
     },
-    async (req) => mpf.pauseProvider(actorOf(req.apiKey), req.body.reason),
+    async (req) => mpf.pauseProvider(actorOfRequest(req), req.body.reason),
   );
 
   app.post(
@@ -105,11 +106,11 @@ export function registerProviderRoutes(root: FastifyInstance, ctx: GatewayContex
         summary: 'Resume money-moving calls',
         operationId: 'resumeProvider',
         description: 'Ends the pause; held confirmations still inside their window go on. An open breaker stays open until its probe succeeds.',
-        security: API_KEY_SECURITY,
+        security: ADMIN_SECURITY,
         response: responses,
       },
     },
-    async (req) => mpf.resumeProvider(actorOf(req.apiKey)),
+    async (req) => mpf.resumeProvider(actorOfRequest(req)),
   );
 }
 

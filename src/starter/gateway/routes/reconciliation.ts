@@ -1,17 +1,18 @@
 /**
- * Reconciliation for operators (API key): the flows in needs_reconciliation, and `resolve`, which
+ * Reconciliation for operators (an API key of role operator, or a person's access token): the flows in needs_reconciliation, and `resolve`, which
  * records what was checked at the provider and moves the flow to `reconciled` with an audit record
  * in its view (the workflow's `resolve` update; the same one Temporal Web and `mpf reconcile
  * resolve` send).
  */
 import type { KeyIdentity } from '../../../auth/keyring';
+import { type PersonIdentity, personActor } from '../../../auth/person-tokens';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { InputError } from '../../client/errors';
 import { ListQueryDoc } from '../../client/lists';
 import { NotResolvableError } from '../../client/errors';
-import { API_KEY_SECURITY, type GatewayContext } from '../context';
+import { ADMIN_SECURITY, type GatewayContext } from '../context';
 import { IDEMPOTENCY_RESPONSES, IdempotencyHeaders, IdempotencyInUseBody, idempotent } from '../idempotency';
 import { ErrorBody, LinkViewSchema, SwapViewSchema, WorkerUnavailableBody } from '../schemas';
 import { FlowPageSchema } from './lists';
@@ -27,7 +28,7 @@ export const ResolveBody = z
       .min(1)
       .max(100)
       .optional()
-      .describe("who decided, in words; the audit record's operator is always the API key that resolved it (its id and label), and this name is kept in the note"),
+      .describe("who decided, in words; the audit record's operator is always the credential that resolved it (the API key's id and label, or the person's name and subject), and this name is kept in the note"),
     note: z.string().min(1).max(1000).describe('what was checked and done (fulfilled, refunded, …); no tokens or secrets'),
   })
   .meta({ id: 'Resolve' });
@@ -51,9 +52,9 @@ export function registerReconciliationRoutes(root: FastifyInstance, ctx: Gateway
         description:
           'Swaps and payment links in needs_reconciliation (money may have moved and nothing settled it), newest first; ' +
           'kind=swap|payment_link narrows it; limit and page_token as in the lists.',
-        security: API_KEY_SECURITY,
+        security: ADMIN_SECURITY,
         querystring: ListQueryDoc.extend({ kind: z.enum(['swap', 'payment_link']).optional() }),
-        response: { 200: FlowPageSchema, 400: ErrorBody, 401: ErrorBody, 503: WorkerUnavailableBody },
+        response: { 200: FlowPageSchema, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 503: WorkerUnavailableBody },
       },
     },
     async (req) => {
@@ -75,7 +76,7 @@ export function registerReconciliationRoutes(root: FastifyInstance, ctx: Gateway
           'audit record (outcome, provider_reference, operator, note, resolved_at) in its view. 409 not_resolvable when the flow ' +
           'is in another state (with its view); 400 naming the field for a bad resolution. Temporal Web and the CLI send the same ' +
           '`resolve` update.',
-        security: API_KEY_SECURITY,
+        security: ADMIN_SECURITY,
         params: FlowParams,
         headers: IdempotencyHeaders,
         body: ResolveBody,
@@ -83,6 +84,7 @@ export function registerReconciliationRoutes(root: FastifyInstance, ctx: Gateway
           200: z.union([SwapViewSchema, LinkViewSchema]),
           400: ErrorBody,
           401: ErrorBody,
+          403: ErrorBody,
           404: ErrorBody,
           409: z.union([NotResolvableBody, IdempotencyInUseBody]),
           ...IDEMPOTENCY_RESPONSES,
@@ -97,7 +99,7 @@ export function registerReconciliationRoutes(root: FastifyInstance, ctx: Gateway
         fields: () => ({ flow_id: flowId, ...req.body }),
         run: async () => {
           try {
-            return { status: 200, body: await mpf.resolveFlow(flowId, asResolvedBy(req.body, req.apiKey)) };
+            return { status: 200, body: await mpf.resolveFlow(flowId, asResolvedBy(req.body, req.apiKey, req.person)) };
           } catch (err) {
             if (!(err instanceof NotResolvableError)) throw err;
             return { status: 409, body: { error: 'not_resolvable', message: err.message, [err.kind === 'swap' ? 'swap' : 'link']: err.view } };
@@ -110,12 +112,14 @@ export function registerReconciliationRoutes(root: FastifyInstance, ctx: Gateway
 
 /**
  * Operators are named by their credential: the audit record's `operator` (and so the flow's
- * `*.reconciled` event) is the API key that resolved it, `key <id> (<label>)`; a name given in the
- * body stays, as words, in the note.
+ * `*.reconciled` event) is the API key that resolved it, `key <id> (<label>)`, or the person whose
+ * access token it was, `person <name> (sub <subject>)`; a name given in the body stays, as words,
+ * in the note.
  */
-export function asResolvedBy(body: z.infer<typeof ResolveBody>, key: KeyIdentity | undefined): Record<string, unknown> {
+export function asResolvedBy(body: z.infer<typeof ResolveBody>, key: KeyIdentity | undefined, person?: PersonIdentity): Record<string, unknown> {
   const { operator: said, ...rest } = body;
-  const operator = key ? `key ${key.id}${key.label ? ` (${key.label})` : ''}`.slice(0, 100) : (said ?? '');
-  const note = said && key ? `${rest.note} [named in the request: ${said}]`.slice(0, 1000) : rest.note;
+  const credential = person ? personActor(person) : key ? `key ${key.id}${key.label ? ` (${key.label})` : ''}` : undefined;
+  const operator = credential ? credential.slice(0, 100) : (said ?? '');
+  const note = said && credential ? `${rest.note} [named in the request: ${said}]`.slice(0, 1000) : rest.note;
   return { ...rest, operator, note };
 }

@@ -175,6 +175,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
     }
     req.person = { ...v.person, role };
     req.log = req.log.child({ person_sub: v.person.subject });
+    req.log.info({ person_sub: v.person.subject, role }, "a person's access token authorised this request");
     return undefined;
   };
 

@@ -3,12 +3,14 @@
  * (provider-guard-link.ts) and gateways (starter/client/provider-guard.ts) take it: the view the
  * guard keeps in its memo, by a describe, which the server answers with no worker. A killed worker
  * therefore no longer leaves every reader without a reading while the guard's workflow task moves
- * to another worker. The reading is trusted while the guard's workflow task has not waited more
- * than GUARD_TASK_STALE_MS for a worker (outcomes and pauses then wait unprocessed). A guard that
+ * to another worker. The reading is trusted unless the guard's workflow task is failing (attempt 2
+ * or more: a nondeterminism error, say) or has waited more than GUARD_TASK_STALE_MS for a worker:
+ * outcomes and pauses sent to it then wait unprocessed, so its memo may be behind (fail closed). A guard that
  * keeps no memo yet (started before mpf-guard-memo-v1) is queried instead.
  */
 import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
+import type { google } from '@temporalio/proto';
 import { GUARD_MEMO_KEY, GUARD_TASK_STALE_MS, type GuardView } from '../contract/provider-guard';
 import { guardQuery } from '../workflows/provider-guard';
 
@@ -22,6 +24,19 @@ export class GuardStalledError extends Error {
   override name = 'GuardStalledError';
 }
 
+type Timestamp = google.protobuf.ITimestamp;
+
+/** What the guard's pending workflow task (if any) shows of a guard not deciding: undefined when it is fine. */
+export function guardStall(pending: { scheduledTime?: Timestamp | null; originalScheduledTime?: Timestamp | null; attempt?: number | null } | null | undefined, now: number): string | undefined {
+  if (!pending) return undefined;
+  // A failed or timed-out task is retried with attempt + 1 and a new scheduled time: a task failing
+  // in a loop (a nondeterminism error) never grows old, so its attempt is what tells.
+  if ((pending.attempt ?? 1) >= 2) return `has a workflow task failing or timing out (attempt ${pending.attempt})`;
+  const since = optionalTsToMs(pending.originalScheduledTime ?? pending.scheduledTime);
+  if (since !== undefined && now - since > GUARD_TASK_STALE_MS) return `has waited ${Math.round((now - since) / 1000)} s for a worker`;
+  return undefined;
+}
+
 /**
  * The guard's view. Throws WorkflowNotFoundError (no guard yet), GuardClosedError, GuardStalledError,
  * or what the describe or query threw (deadline, connection).
@@ -30,11 +45,8 @@ export async function readGuard(client: Client, workflowId: string, deadlineMs: 
   const handle = client.workflow.getHandle(workflowId);
   const desc = await client.withDeadline(Date.now() + deadlineMs, () => handle.describe());
   if (desc.status.name !== 'RUNNING') throw new GuardClosedError(`the provider guard ${workflowId} is ${desc.status.name.toLowerCase()}`);
-  const pending = desc.raw.pendingWorkflowTask;
-  const waitingSince = optionalTsToMs(pending?.originalScheduledTime ?? pending?.scheduledTime);
-  if (waitingSince !== undefined && Date.now() - waitingSince > GUARD_TASK_STALE_MS) {
-    throw new GuardStalledError(`the provider guard ${workflowId} has waited ${Math.round((Date.now() - waitingSince) / 1000)} s for a worker`);
-  }
+  const stalled = guardStall(desc.raw.pendingWorkflowTask, Date.now());
+  if (stalled) throw new GuardStalledError(`the provider guard ${workflowId} ${stalled}`);
   const view = desc.memo?.[GUARD_MEMO_KEY] as GuardView | undefined;
   if (view) return view;
   return client.withDeadline(Date.now() + deadlineMs, () => handle.query(guardQuery));

@@ -1,4 +1,5 @@
-# One image for the worker, the gateway, the provider simulator and the events receiver:
+# One image for the worker, the gateway, the provider simulator, the events receiver and the
+# identity provider (docker/idp.ts, node-oidc-provider as `mpf cluster up` runs it):
 #   docker run IMAGE node bin/mpf.cjs worker | gateway --port 8080 | simulator --port 8090 --checkout-port 8091
 # (docker-compose.yml runs them, and the one-shot secrets, certificate and API-key jobs).
 # Build: npm ci + tsc (tsconfig.build.json -> dist/). dist/simulator/forwarder.js is what
@@ -13,6 +14,10 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
 RUN npm run build && npm prune --omit=dev
+# docker-compose.yml's identity provider and admin-token job: `mpf cluster up`'s IdP code
+# (tools/cluster/idp-server.ts, idp.ts and what they import), run through tsx as natively.
+COPY tools/cluster/*.ts tools/cluster/versions.json ./tools/cluster/
+COPY docker/*.ts ./docker/
 
 FROM node:22-slim AS runtime
 # The release's commit (the image has no .git): part of the workers' build id, their Worker
@@ -29,6 +34,8 @@ COPY --from=build --chown=root:root /app/bin ./bin
 # The sources stay beside dist/ so stack traces and the workflow bundler can point at them.
 COPY --from=build --chown=root:root /app/src ./src
 COPY --from=build --chown=root:root /app/tsconfig.json /app/tsconfig.build.json ./
+COPY --from=build --chown=root:root /app/tools ./tools
+COPY --from=build --chown=root:root /app/docker ./docker
 # openssl: docker-compose.yml's temporal-certs job makes the certificates of mTLS to Temporal with
 # it, and its secrets job the secrets (openssl rand).
 RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
@@ -37,7 +44,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -
 # so the named volume mounted on it is writable.
 RUN mkdir -p /var/lib/mpf-simulator && chown node:node /var/lib/mpf-simulator
 USER node
-# gateway 8080; simulator: provider API 8090, hosted checkout 8091; events receiver 8787; metrics 9464
-EXPOSE 8080 8090 8091 8787 9464
+# gateway 8080; simulator: provider API 8090, hosted checkout 8091; events receiver 8787; metrics 9464; IdP 9443
+EXPOSE 8080 8090 8091 8787 9443 9464
 # docker-compose.yml gives each service its command: node bin/mpf.cjs worker | gateway | simulator …
 CMD ["node", "bin/mpf.cjs", "--help"]

@@ -24,10 +24,18 @@ import { buildProgram } from '../../src/starter/cli/program';
 import { generateSecret } from '../../tools/cluster/secrets';
 import { temporalServerConfig, temporalServerTls } from '../../tools/cluster/temporal-server';
 import { uiConfig, uiEnvironment } from '../../tools/cluster/ui';
+import { randomBytes, createPrivateKey } from 'node:crypto';
+import { tokenSettingsFromEnv } from '../../src/temporal/tokens';
+import { writeAdminToken } from '../../docker/admin-token';
+import { composeIdpConfig } from '../../docker/idp';
+import { passwordMatches } from '../../tools/cluster/idp-server';
+import { IDP_MACHINE_CLIENTS, IDP_PEOPLE, idpSecretFiles, idpServerConfig, PERMISSIONS_CLAIM, TEMPORAL_AUDIENCE, UI_CLIENT_ID, DEFAULT_IDP_TTL } from '../../tools/cluster/idp';
+import { AUTH_DYNAMIC_CONFIG, temporalServerAuthorization } from '../../tools/cluster/temporal-server';
 import {
-  API_KEYS, apiKeysJob, APP_ENV, appCommand, appEnvironment, COMPOSE_SECRET_VOLUMES, DEFAULT_REPLICAS, EVENTS_RECEIVER, KEYRING_FILE, HISTORY_SHARDS, IMAGE_ENV, IMAGES,
-  METRICS_PORT, namespaceJob, schemaJob, SECRET_FILES, SECRET_RECIPES, secretsJob, SIMULATOR_PROVIDER, TEMPORAL_SERVER_ENV, TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv,
-  temporalUiTlsEnv, tlsComponents, tlsJob, VERSIONS, WORKER_ENTRYPOINT,
+  API_KEYS, apiKeysJob, APP_ENV, appCommand, appEnvironment, AUTH_SWITCH, COMPOSE_IDP, COMPOSE_IDP_SECRET_NAMES, COMPOSE_IDP_SECRET_RECIPES, COMPOSE_SECRET_VOLUMES, COMPOSE_TLS_COMPONENTS,
+  composeAppEntrypoint, composeSecretFile, DEFAULT_REPLICAS, EVENTS_RECEIVER, KEYRING_FILE, HISTORY_SHARDS, IMAGE_ENV, IMAGES,
+  METRICS_PORT, namespaceJob, OIDC_CLIENT_ENV_NAMES, schemaJob, SECRET_FILES, SECRET_RECIPES, secretsJob, SIMULATOR_PROVIDER, TEMPORAL_SERVER_ENV, TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv,
+  temporalUiTlsEnv, tlsJob, VERSIONS,
   type AddressKey, type AppRole, type JobStep, type SecretName,
 } from '../../tools/cluster/topology';
 
@@ -97,8 +105,8 @@ function env(name: string, dotEnv: Record<string, string> = {}): Record<string, 
 function withSecrets(e: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(e)) {
-    const secret = /^\/run\/secrets\/([a-z0-9_]+)$/.exec(v)?.[1];
-    if (k.endsWith('_FILE') && secret) out[k.slice(0, -'_FILE'.length)] = generateSecret(secret as SecretName);
+    const secret = /^\/run\/secrets\/([a-z0-9_-]+)$/.exec(v)?.[1];
+    if (k.endsWith('_FILE') && secret) out[k.slice(0, -'_FILE'.length)] = secret in SECRET_RECIPES ? generateSecret(secret as SecretName) : randomBytes(32).toString('hex');
     else if (!k.endsWith('_FILE')) out[k] = v;
   }
   return out;
@@ -181,21 +189,24 @@ describe('docker-compose.yml', () => {
       if (name === 'secrets') continue; // the job that makes them (below)
       const read = new Set<string>();
       for (const [key, value] of Object.entries(e)) {
-        if (!key.endsWith('_FILE') || key === 'GATEWAY_API_KEYS_FILE') continue;
-        const match = /^\/run\/secrets\/([a-z0-9_]+)$/.exec(value);
+        // Not secrets: the keyring (digests only) and the CA bundle Go reads (SSL_CERT_FILE, a certificate).
+        if (!key.endsWith('_FILE') || key === 'GATEWAY_API_KEYS_FILE' || key === 'SSL_CERT_FILE') continue;
+        const match = /^\/run\/secrets\/([a-z0-9_-]+)$/.exec(value);
         assert.ok(match, `${name}.${key} is not a /run/secrets path`);
         read.add(match[1] as string);
       }
-      for (const m of JSON.stringify([s.command, s.entrypoint]).matchAll(/\/run\/secrets\/([a-z0-9_]+)/g)) read.add(m[1] as string);
+      for (const m of JSON.stringify([s.command, s.entrypoint]).matchAll(/\/run\/secrets\/([a-z0-9_-]+)/g)) read.add(m[1] as string);
       const mounts = (s.volumes ?? []).filter((v) => String(v).startsWith('secrets'));
       const own = volumeOf(name);
+      // The identity provider reads its whole directory (docker/idp.ts: IDP_SECRETS_DIR), every file by idp.ts's name.
+      if (e.IDP_SECRETS_DIR === '/run/secrets') for (const n of own?.secrets ?? []) read.add(composeSecretFile(n));
       if (read.size === 0 && !own) {
         assert.deepEqual(mounts, [], `${name} reads no secret but mounts ${mounts.join(', ')}`);
         continue;
       }
       assert.ok(own, `${name} reads ${[...read].join(', ')} but has no secrets volume`);
       assert.deepEqual(mounts, [`${own.volume}:/run/secrets:ro`], `${name} mounts another secrets volume`);
-      assert.deepEqual([...read].sort(), [...own.secrets].map((n) => SECRET_FILES[n]).sort(), `${name}'s volume holds other secrets than it reads`);
+      assert.deepEqual([...read].sort(), [...own.secrets].map(composeSecretFile).sort(), `${name}'s volume holds other secrets than it reads`);
       assert.equal((s.depends_on as Record<string, { condition: string }>)?.secrets?.condition, 'service_completed_successfully', `${name} starts before its secrets exist`);
     }
     // The job's own volume, every secret there, is mounted by the job alone.
@@ -226,19 +237,26 @@ describe('docker-compose.yml', () => {
       const first = run();
       assert.equal(first.status, 0, first.stderr);
       const master = at('/secrets');
-      const made = Object.fromEntries(Object.values(SECRET_FILES).map((f) => [f, fs.readFileSync(path.join(master, f), 'utf8')]));
+      const made = Object.fromEntries([...Object.values(SECRET_FILES), ...COMPOSE_IDP_SECRET_NAMES].map((f) => [f, fs.readFileSync(path.join(master, f), 'utf8')]));
       for (const [name, r] of Object.entries(SECRET_RECIPES) as Array<[SecretName, (typeof SECRET_RECIPES)[SecretName]]>) {
         const value = made[SECRET_FILES[name]]!.trim();
         assert.ok(value.startsWith(r.prefix ?? ''), name);
         assert.equal(Buffer.from(value.slice((r.prefix ?? '').length), r.encoding).length, r.bytes, `${name}: ${r.bytes} random bytes`);
         assert.equal(fs.statSync(path.join(master, SECRET_FILES[name])).mode & 0o777, 0o600, name);
       }
+      // The IdP's: a P-256 signing key (PEM), the rest random bytes as idp.ts draws them natively; each 0600.
+      for (const [name, r] of Object.entries(COMPOSE_IDP_SECRET_RECIPES)) {
+        const value = made[name]!.trim();
+        if ('ecP256' in r) assert.equal(createPrivateKey(value).asymmetricKeyDetails?.namedCurve, 'prime256v1', name);
+        else assert.equal(Buffer.from(value, r.encoding).length, r.bytes, `${name}: ${r.bytes} random bytes`);
+        assert.equal(fs.statSync(path.join(master, name)).mode & 0o777, 0o600, name);
+      }
       assert.equal(secretProblem(made.merchant_webhook_secret!.trim()), undefined, 'a signing secret the workers accept');
       assert.doesNotThrow(() => loadEnv({ PAYLOAD_ENCRYPTION_KEYS: made.payload_encryption_keys!.trim(), CODEC_AUTH_TOKEN: made.codec_auth_token!.trim() }));
       for (const v of COMPOSE_SECRET_VOLUMES) {
         const dir = at(`/run/mpf-secrets/${v.volume}`);
         assert.equal(fs.statSync(dir).mode & 0o777, 0o700, v.volume);
-        assert.deepEqual(fs.readdirSync(dir).sort(), v.secrets.map((n) => SECRET_FILES[n]).sort(), v.volume);
+        assert.deepEqual(fs.readdirSync(dir).sort(), v.secrets.map(composeSecretFile).sort(), v.volume);
         for (const f of fs.readdirSync(dir)) {
           const st = fs.statSync(path.join(dir, f));
           assert.equal(st.mode & 0o777, 0o600, `${v.volume}/${f}`);
@@ -248,7 +266,7 @@ describe('docker-compose.yml', () => {
       }
       const again = run();
       assert.equal(again.status, 0, again.stderr);
-      for (const f of Object.values(SECRET_FILES)) assert.equal(fs.readFileSync(path.join(master, f), 'utf8'), made[f], `${f} was made anew`);
+      for (const f of Object.keys(made)) assert.equal(fs.readFileSync(path.join(master, f), 'utf8'), made[f], `${f} was made anew`);
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }
@@ -289,7 +307,7 @@ describe('docker-compose.yml', () => {
     assert.equal(argOf(svc('simulator').command as string[], '--host'), '0.0.0.0');
     assert.equal(e.TEMPORAL_ADDRESS, 'temporal:7233');
     // The entrypoint is the topology's, compose's `$$` aside; the forwarder it runs is in the image's dist/.
-    assert.deepEqual([worker.entrypoint ?? []].flat().map((a) => interpolate(a)), [...WORKER_ENTRYPOINT]);
+    assert.deepEqual([worker.entrypoint ?? []].flat().map((a) => interpolate(a)), composeAppEntrypoint('worker'));
     assert.ok(fs.existsSync(path.join(root, 'src', 'simulator', 'forwarder.ts')), 'the forwarder compiled to dist/simulator/forwarder.js');
   });
 
@@ -517,7 +535,9 @@ describe('docker-compose.yml and the mpf CLI', () => {
   });
 
   test('sets only variables the application reads, with values it accepts', () => {
-    const known = new Set([...Object.keys(EnvSchema.shape), 'NODE_ENV']);
+    // Besides the application's: Node's own NODE_ENV and NODE_EXTRA_CA_CERTS (the stack's CA, for the IdP's
+    // https), and compose's switch MPF_CLUSTER_AUTH, which only the entrypoints read.
+    const known = new Set([...Object.keys(EnvSchema.shape), 'NODE_ENV', 'NODE_EXTRA_CA_CERTS', AUTH_SWITCH]);
     for (const role of [...appServices, 'events']) {
       const e = env(role);
       for (const key of Object.keys(e)) {
@@ -616,6 +636,26 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
   /** A service's environment with no `.env` (compose's defaults). */
   const composeEnv = (c: Compose, name: string): Record<string, string> =>
     Object.fromEntries(Object.entries(rawEnv(c, name)).map(([k, v]) => [k, interpolate(v)]));
+  /** What compose adds to a worker's or gateway's environment for authorisation (the switch, the token settings, the IdP's CA). */
+  const AUTH_APP_ENV = new Set<string>([AUTH_SWITCH, ...OIDC_CLIENT_ENV_NAMES, 'NODE_EXTRA_CA_CERTS']);
+  const withoutAuth = (e: Record<string, string>) => Object.fromEntries(Object.entries(e).filter(([k]) => !AUTH_APP_ENV.has(k)));
+  /** Temporal Web's sign-in settings (the temporalio/ui image's variables), used with the switch only. */
+  const UI_AUTH_ENV_NAMES = [AUTH_SWITCH, 'TEMPORAL_AUTH_TYPE', 'TEMPORAL_AUTH_LABEL', 'TEMPORAL_AUTH_PROVIDER_URL', 'TEMPORAL_AUTH_ISSUER_URL', 'TEMPORAL_AUTH_CLIENT_ID', 'TEMPORAL_AUTH_CALLBACK_URL', 'TEMPORAL_AUTH_SCOPES', 'SSL_CERT_FILE'];
+  /** The Temporal server's authorisation settings (the image's config template's variables, and the audience of docker_mpf.yaml). */
+  const TEMPORAL_AUTH_ENV = {
+    [AUTH_SWITCH]: '0',
+    TEMPORAL_JWT_KEY_SOURCE1: COMPOSE_IDP.jwksUrl,
+    TEMPORAL_JWT_KEY_REFRESH: '1m',
+    TEMPORAL_JWT_PERMISSIONS_CLAIM: PERMISSIONS_CLAIM,
+    TEMPORAL_JWT_AUDIENCE: TEMPORAL_AUDIENCE,
+    SSL_CERT_FILE: '/tls/frontend/ca.pem',
+  };
+  /** Each machine client's service: its client id and secret file, as `mpf cluster up` gives them (up.ts, clusterAuth). */
+  const CLIENT_OF: Record<string, string> = { worker: 'mpf-worker', gateway: 'mpf-gateway', 'admin-token': 'mpf-admin-tools' };
+  const oidcEnv = (client: string) => ({
+    TEMPORAL_OIDC_ISSUER: COMPOSE_IDP.issuer, TEMPORAL_OIDC_CLIENT_ID: client,
+    TEMPORAL_OIDC_CLIENT_SECRET_FILE: `/run/secrets/${idpSecretFiles.clientSecret(client as 'mpf-worker')}`, TEMPORAL_OIDC_AUDIENCE: TEMPORAL_AUDIENCE,
+  });
   /** The lines of a job's script (compose's `$$` read as the shell's `$`), but `set -eu`. */
   const scriptLines = (c: Compose, name: string): string[] => jobScript(c, name).split('\n').map((l) => l.trim()).filter((l) => l && l !== 'set -eu');
 
@@ -625,7 +665,9 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     const same = (what: string, actual: unknown, expected: unknown) => {
       if (JSON.stringify(actual) !== JSON.stringify(expected)) problems.push(`${what}: compose has ${JSON.stringify(actual)}, the topology ${JSON.stringify(expected)}`);
     };
-    same('temporal image', c.services.temporal?.image, IMAGES.temporal);
+    // The server: the project's build on the image of the topology's version (docker/temporal-server.Dockerfile).
+    same('temporal build', c.services.temporal?.build, { context: '.', dockerfile: 'docker/temporal-server.Dockerfile', args: { TEMPORAL_SERVER_VERSION: VERSIONS.temporalServer } });
+    same('temporal image', c.services.temporal?.image, `merchant-payment-flows-temporal:${VERSIONS.temporalServer}`);
     same('temporal-ui image', c.services['temporal-ui']?.image, IMAGES.temporalUi);
     for (const job of ['temporal-schema', 'temporal-namespace']) same(`${job} image`, c.services[job]?.image, IMAGES.adminTools);
     for (const [k, v] of Object.entries(TEMPORAL_SERVER_ENV)) same(`temporal ${k}`, composeEnv(c, 'temporal')[k], v);
@@ -633,28 +675,41 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     same('temporal-schema commands', jobSteps(c, 'temporal-schema', 'temporal-sql-tool'), schemaJob({ host: 'postgresql', port: 5432, schemaDir: SCHEMA_DIR }));
     same('temporal-namespace commands', jobSteps(c, 'temporal-namespace', 'temporal'), namespaceJob(COMPOSE_ADDRESSES.temporalAddress));
     same('worker command', c.services.worker?.command, appCommand('worker'));
-    same('worker entrypoint', [c.services.worker?.entrypoint ?? []].flat().map((a) => interpolate(a)), [...WORKER_ENTRYPOINT]);
+    for (const role of ['worker', 'gateway'] as const) same(`${role} entrypoint`, [c.services[role]?.entrypoint ?? []].flat().map((a) => interpolate(a)), composeAppEntrypoint(role));
     for (const role of ['worker', 'gateway']) same(`${role} replicas`, c.services[role]?.deploy?.replicas, DEFAULT_REPLICAS);
     same('events command', c.services.events?.command, [...EVENTS_RECEIVER.command]);
     same('gateway command', c.services.gateway?.command, appCommand('gateway', { port: 8080, host: '0.0.0.0' }));
     same('simulator command', c.services.simulator?.command, appCommand('simulator', { port: 8090, checkoutPort: 8091, host: '0.0.0.0' }));
     for (const role of ['worker', 'gateway', 'simulator'] as AppRole[]) {
-      same(`${role} variables`, Object.keys(composeEnv(c, role)).sort(), Object.keys(APP_ENV[role]).sort());
-      same(`${role} environment`, composeEnv(c, role), appEnvironment(role, COMPOSE_ADDRESSES, '/run/secrets', '/tls', '/run/keys'));
+      same(`${role} variables`, Object.keys(withoutAuth(composeEnv(c, role))).sort(), Object.keys(APP_ENV[role]).sort());
+      same(`${role} environment`, withoutAuth(composeEnv(c, role)), appEnvironment(role, COMPOSE_ADDRESSES, '/run/secrets', '/tls', '/run/keys'));
     }
-    same('temporal-ui variables', Object.keys(composeEnv(c, 'temporal-ui')).sort(), [...TEMPORAL_UI_ENV_NAMES].sort());
+    // Authorisation: each machine client's token settings (as `mpf cluster up` gives them), the switch, the IdP's CA.
+    for (const service of ['worker', 'gateway', 'admin-token']) {
+      const e = composeEnv(c, service);
+      const sorted = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+      same(`${service} token settings`, sorted(Object.fromEntries(Object.entries(e).filter(([k]) => AUTH_APP_ENV.has(k)))), sorted({ [AUTH_SWITCH]: '0', ...oidcEnv(CLIENT_OF[service]!), NODE_EXTRA_CA_CERTS: '/tls/ca.pem' }));
+    }
+    same('temporal authorisation settings', Object.fromEntries(Object.entries(composeEnv(c, 'temporal')).filter(([k]) => k in TEMPORAL_AUTH_ENV)), TEMPORAL_AUTH_ENV);
+    same('temporal-ui variables', Object.keys(composeEnv(c, 'temporal-ui')).sort(), [...TEMPORAL_UI_ENV_NAMES, ...UI_AUTH_ENV_NAMES].sort());
+    same('temporal-ui sign-in client', composeEnv(c, 'temporal-ui').TEMPORAL_AUTH_CLIENT_ID, UI_CLIENT_ID);
+    same('temporal-ui callback', composeEnv(c, 'temporal-ui').TEMPORAL_AUTH_CALLBACK_URL, `${composeEnv(c, 'temporal-ui').TEMPORAL_CORS_ORIGINS}/auth/sso/callback`);
+    same('idp callback', composeEnv(c, 'idp').IDP_UI_CALLBACK_URLS, composeEnv(c, 'temporal-ui').TEMPORAL_AUTH_CALLBACK_URL);
+    same('idp issuer', composeEnv(c, 'idp').IDP_ISSUER, COMPOSE_IDP.issuer);
+    same('idp command', c.services.idp?.command, ['node', '--require', 'tsx/cjs', 'docker/idp.ts']);
     // mTLS: the certificate job's commands, the server's TLS settings, each client's certificate volume.
-    same('temporal-certs commands', jobSteps(c, 'temporal-certs', 'openssl'), tlsJob(tlsComponents({ workers: ['worker'], gateways: ['gateway'] })));
+    same('temporal-certs commands', jobSteps(c, 'temporal-certs', 'openssl'), tlsJob(COMPOSE_TLS_COMPONENTS));
     const tlsOf = (env: Record<string, string>) => Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('TEMPORAL_TLS_')));
     same('temporal TLS settings', tlsOf(composeEnv(c, 'temporal')), temporalServerTlsEnv('/tls'));
     same('temporal-ui TLS settings', tlsOf(composeEnv(c, 'temporal-ui')), temporalUiTlsEnv('/tls'));
     same('temporal-namespace TLS settings', tlsOf(composeEnv(c, 'temporal-namespace')), temporalClientTlsEnv('/tls'));
     same('api-keys commands', jobSteps(c, 'api-keys', 'node'), apiKeysJob('/keyring', '/keys').map((argv) => ({ argv })));
     same('gateway certificate volume and keyring', c.services.gateway?.volumes, ['tls-gateway:/tls:ro', 'gateway-keyring:/run/keys:ro', 'secrets-gateway:/run/secrets:ro']);
-    for (const [service, volume] of [['worker', 'tls-worker'], ['temporal-ui', 'tls-temporal-ui'], ['temporal-namespace', 'tls-operator']]) {
+    for (const [service, volume] of [['worker', 'tls-worker'], ['temporal-ui', 'tls-temporal-ui'], ['idp', 'tls-idp'], ['admin-token', 'tls-operator']]) {
       const own = COMPOSE_SECRET_VOLUMES.find((v) => v.services.includes(service as string));
-      same(`${service} certificate volume`, c.services[service as string]?.volumes, [`${volume}:/tls:ro`, ...(own ? [`${own.volume}:/run/secrets:ro`] : [])]);
+      same(`${service} certificate volume`, (c.services[service as string]?.volumes ?? []).slice(0, own ? 2 : 1), [`${volume}:/tls:ro`, ...(own ? [`${own.volume}:/run/secrets:ro`] : [])]);
     }
+    same('temporal-namespace certificate volume and token', c.services['temporal-namespace']?.volumes, ['tls-operator:/tls:ro', 'admin-token:/run/admin-token:ro']);
     same('temporal certificate volumes', c.services.temporal?.volumes, ['tls-frontend:/tls/frontend:ro', 'tls-internode:/tls/internode:ro', 'secrets-temporal:/run/secrets:ro']);
     // Secrets: the job's script is the topology's (the recipes `mpf cluster up` makes them with, each reader's copy).
     same('secrets commands', scriptLines(c, 'secrets'), secretsJob('/secrets', '/run/mpf-secrets'));
@@ -692,11 +747,21 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     // The forwarder bypassed, and one worker only.
     changed.services.worker!.entrypoint = ['/bin/sh', '-c', 'exec "$$@"', 'worker'];
     changed.services.worker!.deploy = { replicas: 1 };
+    // Authorisation drifted: the upstream server image (no authorizer), the worker holding the gateway's client,
+    // another audience, the gateway's switch bypassed, Temporal Web's callback moved, the IdP's certificate gone.
+    changed.services.temporal!.build = undefined;
+    changed.services.temporal!.image = IMAGES.temporal;
+    changed.services.worker!.environment = { ...changed.services.worker!.environment, TEMPORAL_OIDC_CLIENT_ID: 'mpf-gateway' };
+    changed.services.temporal!.environment = { ...changed.services.temporal!.environment, TEMPORAL_JWT_AUDIENCE: 'urn:another' };
+    changed.services.gateway!.entrypoint = undefined;
+    changed.services['temporal-ui']!.environment = { ...changed.services['temporal-ui']!.environment, TEMPORAL_AUTH_CALLBACK_URL: 'http://localhost:9999/cb' };
+    changed.services['temporal-certs']!.command = [String(changed.services['temporal-certs']!.command).replace('subjectAltName=DNS:idp.localhost', 'subjectAltName=DNS:idp')];
     const problems = drift(changed);
     for (const what of [
       'temporal-ui image', 'temporal NUM_HISTORY_SHARDS', 'gateway command', 'worker variables', 'temporal-namespace commands',
       'temporal TLS settings', 'temporal-certs commands', 'gateway certificate volume and keyring', 'api-keys commands',
       'secrets commands', 'simulator secrets volume', 'worker entrypoint', 'worker replicas',
+      'temporal build', 'temporal image', 'worker token settings', 'temporal authorisation settings', 'gateway entrypoint', 'temporal-ui callback', 'idp callback',
     ]) {
       assert.ok(problems.some((p) => p.startsWith(`${what}:`)), `${what} not noticed: ${problems.join('\n')}`);
     }
@@ -740,5 +805,248 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     assert.equal(t.refreshInterval, e.TEMPORAL_TLS_REFRESH_INTERVAL);
     const ui = uiConfig(uiEnvironment({ temporalAddress: 'x:1', origin: 'http://x', codecEndpoint: 'http://x/codec', tlsDir: '/s/tls/temporal-ui' }), 1) as { tls: Record<string, unknown> };
     assert.deepEqual(ui.tls, { caFile: '/s/tls/temporal-ui/ca.pem', certFile: '/s/tls/temporal-ui/cert.pem', keyFile: '/s/tls/temporal-ui/key.pem', serverName: 'temporal', enableHostVerification: true });
+  });
+});
+
+/**
+ * Authorisation, as `mpf cluster up` runs it with MPF_CLUSTER_AUTH=1 (issue 29): the identity
+ * provider, the Temporal server's authorizer, the machine clients' tokens and Temporal Web's sign-in,
+ * behind the same switch (compose's `.env`), off by default. The entrypoints' shells run here with
+ * stand-ins of the images' programs; what they start is compared with the native topology's.
+ */
+describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf cluster up` runs it', () => {
+  const ON = { [AUTH_SWITCH]: '1' };
+  const tmp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  /** The `secrets` job's script run under `dir` (its volumes there); returns where a volume's files are. */
+  function runSecretsJob(dir: string): (volume: string) => string {
+    const job = svc('secrets');
+    let script = jobScript(compose, 'secrets');
+    const mounts = (job.volumes ?? []).map((v) => String(v).split(':')[1] as string).sort((a, b) => b.length - a.length);
+    for (const mount of mounts) {
+      fs.mkdirSync(path.join(dir, mount), { recursive: true });
+      script = script.replace(new RegExp(`(^|\\s)${mount}(?=[/\\s]|$)`, 'gm'), `$1${path.join(dir, mount)}`);
+    }
+    if (process.getuid?.() !== 0) script = script.replace(/chown -R \d+:\d+/g, `chown -R ${process.getuid?.()}:${process.getgid?.()}`);
+    const r = spawnSync('/bin/sh', ['-c', script], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return (volume) => path.join(dir, volume === 'secrets' ? '/secrets' : `/run/mpf-secrets/${volume}`);
+  }
+  /** A stand-in program that prints its arguments and the environment it was given, as JSON. */
+  function standIn(file: string): void {
+    fs.writeFileSync(file, `#!/bin/sh\nexec "${process.execPath}" -e 'console.log(JSON.stringify({ args: process.argv.slice(1), env: process.env }))' -- "$@"\n`, { mode: 0o755 });
+  }
+  const printed = (r: ReturnType<typeof spawnSync>) => {
+    assert.equal(r.status, 0, String(r.stderr));
+    return JSON.parse(String(r.stdout).trim().split('\n').at(-1) as string) as { args: string[]; env: Record<string, string> };
+  };
+
+  test("names the IdP's secret files as `mpf cluster up` does, and the secrets job gives each only to its readers", () => {
+    const native = [
+      idpSecretFiles.signingKey, idpSecretFiles.cookieKey, ...IDP_PEOPLE.map((p) => idpSecretFiles.password(p.id)),
+      ...[...IDP_MACHINE_CLIENTS.map((c) => c.id), UI_CLIENT_ID].map((c) => idpSecretFiles.clientSecret(c as typeof UI_CLIENT_ID)),
+    ];
+    assert.deepEqual([...COMPOSE_IDP_SECRET_NAMES].sort(), native.sort());
+    const holders = (file: string) => COMPOSE_SECRET_VOLUMES.filter((v) => v.secrets.map(composeSecretFile).includes(file)).flatMap((v) => v.services).sort();
+    assert.deepEqual(holders(idpSecretFiles.signingKey), ['idp'], 'the signing key is the IdP\'s alone');
+    for (const p of IDP_PEOPLE) assert.deepEqual(holders(idpSecretFiles.password(p.id)), ['idp'], `${p.id}'s password`);
+    assert.deepEqual(holders(idpSecretFiles.clientSecret('mpf-worker')), ['idp', 'worker']);
+    assert.deepEqual(holders(idpSecretFiles.clientSecret('mpf-gateway')), ['gateway', 'idp']);
+    assert.deepEqual(holders(idpSecretFiles.clientSecret('mpf-admin-tools')), ['admin-token', 'idp']);
+    assert.deepEqual(holders(idpSecretFiles.clientSecret(UI_CLIENT_ID)), ['idp', 'temporal-ui']);
+  });
+
+  test("runs `mpf cluster up`'s identity provider: idp-server.ts with idp.ts's people and machine clients, from the secrets job's files, over https at the one name containers and browsers share", () => {
+    const dir = tmp('mpf-compose-idp-');
+    try {
+      const volume = runSecretsJob(dir);
+      const e = env('idp');
+      assert.deepEqual(svc('idp').command, ['node', '--require', 'tsx/cjs', 'docker/idp.ts']);
+      assert.ok(fs.existsSync(path.join(root, 'docker', 'idp.ts')));
+      const cfg = composeIdpConfig({ ...e, IDP_SECRETS_DIR: volume('secrets-idp') });
+      const read = (f: string) => fs.readFileSync(path.join(volume('secrets-idp'), f), 'utf8').trim();
+      const native = idpServerConfig({
+        issuer: cfg.issuer, port: cfg.port, ttl: DEFAULT_IDP_TTL, uiCallbackUrls: (e.IDP_UI_CALLBACK_URLS ?? '').split(','),
+        secrets: { signingKey: {}, cookieKey: read(idpSecretFiles.cookieKey), passwords: { viewer: 'x', operator: 'x', administrator: 'x' }, clientSecrets: Object.fromEntries([...IDP_MACHINE_CLIENTS.map((c) => c.id), UI_CLIENT_ID].map((c) => [c, read(idpSecretFiles.clientSecret(c as typeof UI_CLIENT_ID))])) as never },
+      });
+      // The same people with the same permissions, the same clients with the same grants, audience and lifetimes.
+      const person = (p: (typeof cfg.people)[number]) => ({ ...p, passwordHash: undefined });
+      assert.deepEqual(cfg.people.map(person), native.people.map(person));
+      assert.deepEqual(cfg.clients, native.clients);
+      assert.deepEqual([cfg.audience, cfg.ttl, cfg.cookieKeys], [TEMPORAL_AUDIENCE, DEFAULT_IDP_TTL, native.cookieKeys]);
+      // Each person signs in with the password the job made (only its scrypt hash reaches the library).
+      for (const p of cfg.people) assert.ok(passwordMatches(read(idpSecretFiles.password(p.id as 'viewer')), p.passwordHash), p.id);
+      // The signing key: the job's P-256 key as a JWK, with a kid that stays across restarts.
+      const jwk = cfg.jwks[0] as Record<string, string>;
+      assert.deepEqual([jwk.kty, jwk.crv, jwk.alg, jwk.use, typeof jwk.d], ['EC', 'P-256', 'ES256', 'sig', 'string']);
+      assert.equal((composeIdpConfig({ ...e, IDP_SECRETS_DIR: volume('secrets-idp') }).jwks[0] as Record<string, string>).kid, jwk.kid);
+      // https, every address of the container, at the name of its network alias, its certificate and its published port.
+      const issuer = new URL(COMPOSE_IDP.issuer);
+      assert.equal(issuer.protocol, 'https:');
+      assert.equal(cfg.issuer, COMPOSE_IDP.issuer);
+      assert.equal(cfg.host, '0.0.0.0');
+      assert.equal(cfg.port, Number(issuer.port));
+      assert.equal(hostPort('idp', cfg.port), cfg.port, 'the browser reaches the issuer at the same port');
+      assert.ok(issuer.hostname.endsWith('.localhost'), 'browsers resolve *.localhost to loopback');
+      assert.deepEqual((svc('idp').networks as { default: { aliases: string[] } }).default.aliases, [issuer.hostname]);
+      assert.deepEqual(COMPOSE_TLS_COMPONENTS.find((c) => c.name === 'idp'), { name: 'idp', kind: 'server', names: [issuer.hostname] });
+      assert.equal(e.IDP_TLS_DIR, '/tls');
+      assert.ok(JSON.stringify(svc('idp').healthcheck?.test).includes(`servername:'${issuer.hostname}'`));
+      assert.throws(() => composeIdpConfig({ ...e, IDP_ISSUER: 'http://idp.localhost:9443', IDP_SECRETS_DIR: volume('secrets-idp') }), /must be https/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("gives workers and gateways `mpf cluster up`'s token settings, each its own client and role, only when MPF_CLUSTER_AUTH=1 (their entrypoints' shell, run here)", () => {
+    // The names `mpf cluster up` gives its machine clients (up.ts, clusterAuth).
+    const upTs = readFileSync(path.join(root, 'tools', 'cluster', 'up.ts'), 'utf8');
+    const block = /clientEnv: \(client\) => \(\{([\s\S]*?)\}\)/.exec(upTs)?.[1] ?? '';
+    assert.deepEqual([...block.matchAll(/(TEMPORAL_OIDC_[A-Z_]+):/g)].map((m) => m[1]).sort(), [...OIDC_CLIENT_ENV_NAMES].sort());
+    const printOidc = ['node', '-e', "console.log(JSON.stringify(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('TEMPORAL_OIDC_')))))"];
+    for (const [role, client] of [['worker', 'mpf-worker'], ['gateway', 'mpf-gateway']] as const) {
+      const entry = [svc(role).entrypoint ?? []].flat().map((a) => interpolate(a));
+      const run = (dotEnv: Record<string, string>) => {
+        // (The worker's forwarder is another test's: here the worker runs itself.)
+        const r = spawnSync(entry[0] as string, [...entry.slice(1), ...printOidc], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env(role, dotEnv), MPS_SIMULATOR_UPSTREAM: '' } });
+        assert.equal(r.status, 0, r.stderr);
+        return JSON.parse(r.stdout.trim()) as Record<string, string>;
+      };
+      for (const off of [{}, { [AUTH_SWITCH]: '0' }, { [AUTH_SWITCH]: 'yes' }] as Array<Record<string, string>>) assert.deepEqual(run(off), {}, `${role} with ${JSON.stringify(off)}`);
+      const on = run(ON);
+      assert.deepEqual(on, {
+        TEMPORAL_OIDC_ISSUER: COMPOSE_IDP.issuer, TEMPORAL_OIDC_CLIENT_ID: client,
+        TEMPORAL_OIDC_CLIENT_SECRET_FILE: `/run/secrets/${idpSecretFiles.clientSecret(client)}`, TEMPORAL_OIDC_AUDIENCE: TEMPORAL_AUDIENCE,
+      });
+      // What the process makes of them: a client of the IdP for the Temporal API's audience, trusting the stack's CA.
+      const settings = tokenSettingsFromEnv(withSecrets(on));
+      assert.deepEqual([settings?.issuer, settings?.clientId, settings?.audience], [COMPOSE_IDP.issuer, client, TEMPORAL_AUDIENCE]);
+      assert.equal(env(role, ON).NODE_EXTRA_CA_CERTS, `/tls/${'ca.pem'}`);
+      assert.doesNotThrow(() => loadEnv({ ...withSecrets(env(role, ON)), NODE_ENV: 'production' }), `${role}'s environment with the switch on is refused`);
+    }
+    // The roles of those clients: the worker works and writes, the gateway only writes (never terminates).
+    const permissions = (id: string) => IDP_MACHINE_CLIENTS.find((c) => c.id === id)?.permissions;
+    assert.deepEqual(permissions('mpf-worker'), ['default:worker', 'default:write']);
+    assert.deepEqual(permissions('mpf-gateway'), ['default:write']);
+    assert.deepEqual(permissions('mpf-admin-tools'), ['temporal-system:admin']);
+  });
+
+  test("starts the Temporal server as `mpf cluster up` does: without the switch no authorizer; with it the `mpf` authorizer and claim mapper on the IdP's keys, audience and claim, the refusals' dynamic config and the internal frontend (its entrypoint's shell, run here)", () => {
+    const dir = tmp('mpf-compose-temporal-');
+    try {
+      for (const p of ['temporal-server', 'getent']) standIn(path.join(dir, p));
+      fs.writeFileSync(path.join(dir, 'getent'), '#!/bin/sh\necho "10.1.2.3  $2"\n', { mode: 0o755 });
+      fs.writeFileSync(path.join(dir, 'postgres_password'), 'pw-from-the-secret\n', { mode: 0o600 });
+      const script = interpolate([svc('temporal').entrypoint ?? []].flat()[2] as string).replace('/run/secrets/postgres_password', path.join(dir, 'postgres_password'));
+      const run = (dotEnv: Record<string, string>) => printed(spawnSync('/bin/sh', ['-c', script], { encoding: 'utf8', env: { PATH: `${dir}:${process.env.PATH}`, ...env('temporal', dotEnv) } }));
+      const off = run({});
+      assert.deepEqual(off.args, ['--root', '/etc/temporal', '--config', 'config', '--env', 'docker', '--allow-no-auth', 'start']);
+      for (const k of ['TEMPORAL_AUTH_AUTHORIZER', 'TEMPORAL_AUTH_CLAIM_MAPPER', 'USE_INTERNAL_FRONTEND', 'TEMPORAL_AVAILABILITY_ZONE']) assert.equal(off.env[k], undefined, k);
+      assert.equal(off.env.POSTGRES_PWD, 'pw-from-the-secret');
+      assert.equal(off.env.TEMPORAL_BROADCAST_ADDRESS, '10.1.2.3');
+      const on = run(ON);
+      // tools/cluster/temporal-server.ts: these services, no --allow-no-auth.
+      assert.deepEqual(on.args, ['--root', '/etc/temporal', '--config', 'config', '--env', 'docker', 'start', ...['frontend', 'internal-frontend', 'history', 'matching', 'worker'].flatMap((s) => ['--service', s])]);
+      // global.authorization as the image's template renders these variables, and the zone file its audience.
+      const dockerfile = readFileSync(path.join(root, 'docker', 'temporal-server.Dockerfile'), 'utf8');
+      const zoneFile = `/etc/temporal/config/docker_${on.env.TEMPORAL_AVAILABILITY_ZONE}.yaml`;
+      assert.match(dockerfile, new RegExp(`^COPY .*docker/temporal/docker_mpf\\.yaml ${zoneFile.replace(/\./g, '\\.')}$`, 'm'), 'the zone file is where the server looks for it');
+      const overlay = parse(readFileSync(path.join(root, 'docker', 'temporal', 'docker_mpf.yaml'), 'utf8').replace(/\{\{ env "([A-Z_0-9]+)" \}\}/g, (_m, k: string) => on.env[k] ?? '')) as { global: { authorization: { audience: string } } };
+      const e = on.env;
+      assert.deepEqual({
+        jwtKeyProvider: { keySourceURIs: [e.TEMPORAL_JWT_KEY_SOURCE1], refreshInterval: e.TEMPORAL_JWT_KEY_REFRESH },
+        permissionsClaimName: e.TEMPORAL_JWT_PERMISSIONS_CLAIM, authorizer: e.TEMPORAL_AUTH_AUTHORIZER, claimMapper: e.TEMPORAL_AUTH_CLAIM_MAPPER,
+        audience: overlay.global.authorization.audience,
+      }, temporalServerAuthorization({ jwksUrl: COMPOSE_IDP.jwksUrl, audience: TEMPORAL_AUDIENCE, permissionsClaimName: PERMISSIONS_CLAIM }));
+      assert.equal(e.USE_INTERNAL_FRONTEND, 'true');
+      // The dynamic config `mpf cluster up` writes, at the path the server is told.
+      const copied = new RegExp(`^COPY .*docker/temporal/dynamicconfig-auth\\.yaml ${String(e.DYNAMIC_CONFIG_FILE_PATH).replace(/\./g, '\\.')}$`, 'm');
+      assert.match(dockerfile, copied);
+      assert.deepEqual(parse(readFileSync(path.join(root, 'docker', 'temporal', 'dynamicconfig-auth.yaml'), 'utf8')), AUTH_DYNAMIC_CONFIG);
+      // It trusts the stack's CA for the IdP's https (the frontend's copy of it), and waits for the IdP.
+      assert.equal(e.SSL_CERT_FILE, '/tls/frontend/ca.pem');
+      assert.equal((svc('temporal').depends_on as Record<string, { condition: string }>).idp?.condition, 'service_healthy');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('builds that server from tools/cluster/temporal-server with Go from the official image and the module proxy, at the version go.mod pins, on the temporalio/server image of that version', () => {
+    const dockerfile = readFileSync(path.join(root, 'docker', 'temporal-server.Dockerfile'), 'utf8');
+    const froms = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
+    assert.match(froms[0] ?? '', /^golang:\d+\.\d+(-bookworm)?$/);
+    assert.equal(froms.at(-1), 'temporalio/server:${TEMPORAL_SERVER_VERSION}');
+    assert.equal(/^ARG TEMPORAL_SERVER_VERSION=(\S+)$/m.exec(dockerfile)?.[1], VERSIONS.temporalServer);
+    assert.equal(IMAGES.temporal, `temporalio/server:${VERSIONS.temporalServer}`);
+    assert.match(dockerfile, /GOPROXY=https:\/\/proxy\.golang\.org/);
+    assert.match(dockerfile, /-mod=readonly/);
+    assert.match(dockerfile, /CGO_ENABLED=0/);
+    assert.match(dockerfile, /^COPY tools\/cluster\/temporal-server\/go\.mod tools\/cluster\/temporal-server\/go\.sum/m);
+    assert.match(dockerfile, /^COPY tools\/cluster\/temporal-server\/\*\.go/m);
+    assert.match(dockerfile, /--version \| grep -q " \$\{TEMPORAL_SERVER_VERSION\}\\\$"/, 'the build is the pinned version');
+    assert.match(dockerfile, /^COPY --from=build .*\/out\/temporal-server \/usr\/local\/bin\/temporal-server$/m);
+    const goMod = readFileSync(path.join(root, 'tools', 'cluster', 'temporal-server', 'go.mod'), 'utf8');
+    assert.match(goMod, new RegExp(`go\\.temporal\\.io/server v${VERSIONS.temporalServer.replace(/\./g, '\\.')}$`, 'm'));
+    // Go as go.mod asks for it (the `go` line's minor version).
+    const goLine = /^go (\d+\.\d+)/m.exec(goMod)?.[1];
+    assert.equal(/^golang:(\d+\.\d+)/.exec(froms[0] ?? '')?.[1], goLine);
+    // Nothing of it leaves the build context's allowed files.
+    const ignore = readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+    for (const p of ['tools', 'docker', 'tools/cluster']) assert.ok(!ignore.includes(p), `${p} is outside the build context`);
+  });
+
+  test('signs people in to Temporal Web as tools/cluster/ui.ts configures it, only when MPF_CLUSTER_AUTH=1 (its entrypoint\'s shell, run here)', () => {
+    const dir = tmp('mpf-compose-ui-');
+    try {
+      standIn(path.join(dir, 'start-ui-server.sh'));
+      fs.writeFileSync(path.join(dir, 'secret'), 'the-ui-client-secret\n', { mode: 0o600 });
+      const script = interpolate([svc('temporal-ui').entrypoint ?? []].flat()[2] as string).replace('/run/secrets/idp_client_secret_temporal-ui', path.join(dir, 'secret'));
+      const run = (dotEnv: Record<string, string>) => printed(spawnSync('/bin/sh', ['-c', script], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, ...env('temporal-ui', dotEnv) } })).env;
+      const off = run({});
+      assert.equal(off.TEMPORAL_AUTH_ENABLED, undefined);
+      assert.equal(off.TEMPORAL_AUTH_CLIENT_SECRET, undefined);
+      const e = run(ON);
+      // The image's config template (ui-server config/docker.yaml) renders these into `auth`.
+      const rendered = {
+        enabled: e.TEMPORAL_AUTH_ENABLED === 'true',
+        providers: [{
+          label: e.TEMPORAL_AUTH_LABEL, type: e.TEMPORAL_AUTH_TYPE, providerUrl: e.TEMPORAL_AUTH_PROVIDER_URL, issuerUrl: e.TEMPORAL_AUTH_ISSUER_URL,
+          clientId: e.TEMPORAL_AUTH_CLIENT_ID, clientSecret: e.TEMPORAL_AUTH_CLIENT_SECRET, scopes: (e.TEMPORAL_AUTH_SCOPES ?? '').split(','), callbackUrl: e.TEMPORAL_AUTH_CALLBACK_URL,
+        }],
+      };
+      const native = uiConfig(uiEnvironment({ temporalAddress: 'x:1', origin: e.TEMPORAL_CORS_ORIGINS as string, codecEndpoint: 'http://x/codec', tlsDir: '/tls' }), 8080, { issuer: COMPOSE_IDP.issuer, clientId: UI_CLIENT_ID, clientSecret: 'the-ui-client-secret' }) as {
+        auth: unknown; cors: { cookieInsecure: boolean };
+      };
+      assert.deepEqual(rendered, native.auth);
+      assert.equal(e.TEMPORAL_CSRF_COOKIE_INSECURE === 'true', native.cors.cookieInsecure);
+      // The IdP sends people back to that callback, at Temporal Web's published origin; the UI trusts the stack's CA.
+      assert.equal(env('idp').IDP_UI_CALLBACK_URLS, e.TEMPORAL_AUTH_CALLBACK_URL);
+      assert.equal(e.TEMPORAL_CORS_ORIGINS, `http://localhost:${hostPort('temporal-ui', 8080)}`);
+      assert.equal(e.SSL_CERT_FILE, '/tls/ca.pem');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("gives the namespace job the admin tools' token (client credentials of mpf-admin-tools, as `mpf cluster up`'s) only with the switch; without it no token file", async () => {
+    const job = svc('admin-token');
+    const out = argOf(job.command as string[], 'docker/admin-token.ts') ?? '';
+    assert.equal(out, '/run/admin-token/token');
+    assert.ok((job.volumes ?? []).includes('admin-token:/run/admin-token'));
+    assert.match(jobScript(compose, 'temporal-namespace'), /if \[ -s \/run\/admin-token\/token \]; then TEMPORAL_API_KEY="\$\(cat \/run\/admin-token\/token\)"; export TEMPORAL_API_KEY; fi/);
+    assert.equal((svc('temporal-namespace').depends_on as Record<string, { condition: string }>)['admin-token']?.condition, 'service_completed_successfully');
+    const dir = tmp('mpf-compose-token-');
+    try {
+      const file = path.join(dir, 'token');
+      fs.writeFileSync(file, 'an old token\n');
+      assert.equal(await writeAdminToken(file, env('admin-token'), () => undefined), false);
+      assert.equal(fs.existsSync(file), false, 'a token of an earlier run with the switch on is removed');
+      // With the switch, an IdP that cannot be reached stops the job naming the setting (never an empty token).
+      const secret = path.join(dir, 'secret');
+      fs.writeFileSync(secret, 'x'.repeat(64));
+      await assert.rejects(writeAdminToken(file, { ...env('admin-token', ON), TEMPORAL_OIDC_ISSUER: 'https://127.0.0.1:9', TEMPORAL_OIDC_CLIENT_SECRET_FILE: secret }, () => undefined), /TEMPORAL_OIDC_ISSUER: cannot reach the identity provider/);
+      assert.equal(fs.existsSync(file), false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

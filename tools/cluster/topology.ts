@@ -163,6 +163,49 @@ export const SECRET_RECIPES: Record<SecretName, { bytes: number; encoding: 'hex'
   merchant_webhook_secret: { bytes: 32, encoding: 'base64', prefix: 'whsec_' },
 };
 
+// ---- compose's identity provider (the `idp` service; natively tools/cluster/idp.ts) -----------
+
+/**
+ * compose's IdP is the same node-oidc-provider code (tools/cluster/idp-server.ts, its people and
+ * clients from idp.ts), served over https (workers and gateways take a token only from an https
+ * issuer off loopback) with a certificate of the stack's CA for the name below. `idp.localhost` is
+ * the one name both sides reach: the containers through its network alias, the operator's browser
+ * because browsers resolve every *.localhost name to loopback, where compose publishes the port.
+ */
+export const COMPOSE_IDP = {
+  host: 'idp.localhost',
+  port: 9443,
+  issuer: 'https://idp.localhost:9443',
+  jwksUrl: 'https://idp.localhost:9443/jwks',
+  tokenUrl: 'https://idp.localhost:9443/token',
+} as const;
+
+/**
+ * The IdP's secrets as compose's `secrets` job makes them, named as idp.ts's idpSecretFiles names
+ * them natively (test/e2e/compose.test.ts compares the names): the signing key (a P-256 key in
+ * PEM, which the idp service publishes as a JWK; natively a JWK file), the cookie key, one
+ * password per person, one secret per client. Recipes as prepareIdpSecrets draws them.
+ */
+export const COMPOSE_IDP_SECRET_NAMES = [
+  'idp_signing_key', 'idp_cookie_key',
+  'idp_password_viewer', 'idp_password_operator', 'idp_password_administrator',
+  'idp_client_secret_mpf-worker', 'idp_client_secret_mpf-gateway', 'idp_client_secret_mpf-admin-tools', 'idp_client_secret_temporal-ui',
+] as const;
+export type ComposeIdpSecretName = (typeof COMPOSE_IDP_SECRET_NAMES)[number];
+export type ComposeSecretName = SecretName | ComposeIdpSecretName;
+export type IdpSecretRecipe = { ecP256: true } | { bytes: number; encoding: 'hex' | 'base64' };
+export const COMPOSE_IDP_SECRET_RECIPES: Record<ComposeIdpSecretName, IdpSecretRecipe> = {
+  idp_signing_key: { ecP256: true },
+  idp_cookie_key: { bytes: 32, encoding: 'hex' },
+  idp_password_viewer: { bytes: 18, encoding: 'base64' },
+  idp_password_operator: { bytes: 18, encoding: 'base64' },
+  idp_password_administrator: { bytes: 18, encoding: 'base64' },
+  'idp_client_secret_mpf-worker': { bytes: 32, encoding: 'hex' },
+  'idp_client_secret_mpf-gateway': { bytes: 32, encoding: 'hex' },
+  'idp_client_secret_mpf-admin-tools': { bytes: 32, encoding: 'hex' },
+  'idp_client_secret_temporal-ui': { bytes: 32, encoding: 'hex' },
+};
+
 /**
  * compose's secrets: each reading service mounts a volume of its own at /run/secrets, holding only
  * the secrets it reads, each file 0600 and owned by the image's user (`uid`: the app image's
@@ -170,14 +213,22 @@ export const SECRET_RECIPES: Record<SecretName, { bytes: number; encoding: 'hex'
  * `secrets` job makes every secret once into a volume only it mounts, and copies them into these
  * volumes on every run (so a secret edited there reaches its readers at the next `up`).
  */
-export const COMPOSE_SECRET_VOLUMES: Array<{ volume: string; services: string[]; uid: number; secrets: SecretName[] }> = [
+export const COMPOSE_SECRET_VOLUMES: Array<{ volume: string; services: string[]; uid: number; secrets: ComposeSecretName[] }> = [
   { volume: 'secrets-postgresql', services: ['postgresql'], uid: 999, secrets: ['postgres_password'] },
   { volume: 'secrets-temporal', services: ['temporal-schema', 'temporal'], uid: 1000, secrets: ['postgres_password'] },
-  { volume: 'secrets-worker', services: ['worker'], uid: 1000, secrets: ['payload_encryption_keys', 'mps_secret_key', 'mps_access_token', 'merchant_webhook_secret'] },
-  { volume: 'secrets-gateway', services: ['gateway'], uid: 1000, secrets: ['payload_encryption_keys', 'codec_auth_token'] },
+  { volume: 'secrets-worker', services: ['worker'], uid: 1000, secrets: ['payload_encryption_keys', 'mps_secret_key', 'mps_access_token', 'merchant_webhook_secret', 'idp_client_secret_mpf-worker'] },
+  { volume: 'secrets-gateway', services: ['gateway'], uid: 1000, secrets: ['payload_encryption_keys', 'codec_auth_token', 'idp_client_secret_mpf-gateway'] },
   { volume: 'secrets-simulator', services: ['simulator'], uid: 1000, secrets: ['mps_secret_key', 'mps_access_token'] },
   { volume: 'secrets-events', services: ['events'], uid: 1000, secrets: ['merchant_webhook_secret'] },
+  // The identity provider: its signing and cookie keys, the people's passwords, every client's secret.
+  { volume: 'secrets-idp', services: ['idp'], uid: 1000, secrets: [...COMPOSE_IDP_SECRET_NAMES] },
+  // The admin tools' client (the namespace job's token, as `mpf cluster up`'s), read by the one-shot job that fetches it.
+  { volume: 'secrets-admin-token', services: ['admin-token'], uid: 1000, secrets: ['idp_client_secret_mpf-admin-tools'] },
+  { volume: 'secrets-temporal-ui', services: ['temporal-ui'], uid: 1000, secrets: ['idp_client_secret_temporal-ui'] },
 ];
+
+/** A compose secret's file name (SECRET_FILES' for the apps' secrets; the IdP's are named as idp.ts names them). */
+export const composeSecretFile = (name: ComposeSecretName): string => (name in SECRET_FILES ? SECRET_FILES[name as SecretName] : name);
 
 /**
  * compose's `secrets` job, as its shell runs it (`$(…)`; the compose file writes `$$(…)`): each
@@ -187,11 +238,15 @@ export const COMPOSE_SECRET_VOLUMES: Array<{ volume: string; services: string[];
 export function secretsJob(dir: string, into: string): string[] {
   const make = (Object.entries(SECRET_RECIPES) as Array<[SecretName, (typeof SECRET_RECIPES)[SecretName]]>).map(([name, r]) =>
     `[ -s ${SECRET_FILES[name]} ] || printf '${r.prefix ?? ''}%s\\n' "$(openssl rand -${r.encoding} ${r.bytes})" > ${SECRET_FILES[name]}`);
+  const makeIdp = (Object.entries(COMPOSE_IDP_SECRET_RECIPES) as Array<[ComposeIdpSecretName, IdpSecretRecipe]>).map(([name, r]) =>
+    'ecP256' in r
+      ? `[ -s ${name} ] || openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out ${name}`
+      : `[ -s ${name} ] || printf '%s\\n' "$(openssl rand -${r.encoding} ${r.bytes})" > ${name}`);
   const copy = COMPOSE_SECRET_VOLUMES.map(({ volume, uid, secrets }) => {
     const d = `${into}/${volume}`;
-    return `cp ${secrets.map((n) => SECRET_FILES[n]).join(' ')} ${d}/ && chown -R ${uid}:${uid} ${d} && chmod 700 ${d} && chmod 600 ${d}/*`;
+    return `cp ${secrets.map(composeSecretFile).join(' ')} ${d}/ && chown -R ${uid}:${uid} ${d} && chmod 700 ${d} && chmod 600 ${d}/*`;
   });
-  return ['umask 077', `cd ${dir}`, ...make, ...copy];
+  return ['umask 077', `cd ${dir}`, ...make, ...makeIdp, ...copy];
 }
 
 // ---- The gateway's API keys -------------------------------------------------------------------
@@ -247,10 +302,12 @@ export const TLS_NAMES = {
 } as const;
 
 /** A component's certificate: the frontend's and the internode one are servers, the rest clients. */
-export type TlsKind = 'frontend' | 'internode' | 'client';
+export type TlsKind = 'frontend' | 'internode' | 'client' | 'server';
 export interface TlsComponent {
   name: string;
   kind: TlsKind;
+  /** A `server`'s DNS names (compose's identity provider). */
+  names?: string[];
 }
 
 /** Lifetimes: the CA 10 years, a component's certificate 825 days (the longest browsers accept). */
@@ -278,10 +335,11 @@ export function tlsComponentJob(c: TlsComponent, d = c.name): JobStep[] {
   const names =
     c.kind === 'frontend' ? `DNS:${TLS_NAMES.frontend},DNS:localhost,IP:127.0.0.1`
       : c.kind === 'internode' ? `DNS:${TLS_NAMES.internode},IP:127.0.0.1`
-        : `DNS:${c.name}`;
+        : c.kind === 'server' ? (c.names ?? [c.name]).map((n) => `DNS:${n}`).join(',')
+          : `DNS:${c.name}`;
   // The frontend's and internode certificates are clients too: the server's internal worker and
   // services present them when they call the frontend or each other.
-  const usage = c.kind === 'client' ? 'clientAuth' : 'serverAuth,clientAuth';
+  const usage = c.kind === 'client' ? 'clientAuth' : c.kind === 'server' ? 'serverAuth' : 'serverAuth,clientAuth';
   return [
     { argv: newKey(`${d}/${TLS_FILES.key}`) },
     {
@@ -309,6 +367,12 @@ export function tlsComponents(o: { workers: string[]; gateways: string[] }): Tls
     ...[...o.workers, ...o.gateways, 'temporal-ui', 'operator'].map((name) => ({ name, kind: 'client' as const })),
   ];
 }
+
+/** compose's certificates: `mpf cluster up`'s for one worker and one gateway service, then the identity provider's (https, its one name). */
+export const COMPOSE_TLS_COMPONENTS: TlsComponent[] = [
+  ...tlsComponents({ workers: ['worker'], gateways: ['gateway'] }),
+  { name: 'idp', kind: 'server', names: [COMPOSE_IDP.host] },
+];
 
 /** The whole certificate job: the CA, then each component. */
 export function tlsJob(components: TlsComponent[]): JobStep[] {
@@ -525,3 +589,21 @@ export const TEMPORAL_UI_ENV_NAMES = [
   'TEMPORAL_ADDRESS', 'TEMPORAL_CORS_ORIGINS', 'TEMPORAL_CODEC_ENDPOINT',
   'TEMPORAL_TLS_CA', 'TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_TLS_ENABLE_HOST_VERIFICATION',
 ] as const;
+
+// ---- compose's switch of authorisation ---------------------------------------------------------
+
+/**
+ * compose's switch, in its `.env`, read as `mpf cluster up` reads its environment (main.ts): on only
+ * when exactly `1`, off by default. The identity provider runs either way (as natively); the switch
+ * decides whether the Temporal server authorises calls, whether Temporal Web signs people in, and
+ * whether workers and gateways fetch tokens: each of their containers' entrypoints drops the token
+ * settings (the names `mpf cluster up` gives them: up.ts, clusterAuth) before the command runs
+ * when it is off.
+ */
+export const AUTH_SWITCH = 'MPF_CLUSTER_AUTH';
+export const OIDC_CLIENT_ENV_NAMES = ['TEMPORAL_OIDC_ISSUER', 'TEMPORAL_OIDC_CLIENT_ID', 'TEMPORAL_OIDC_CLIENT_SECRET_FILE', 'TEMPORAL_OIDC_AUDIENCE'] as const;
+const AUTH_SWITCH_SHELL = `[ "\${${AUTH_SWITCH}:-0}" = 1 ] || unset ${OIDC_CLIENT_ENV_NAMES.join(' ')}`;
+/** compose's worker and gateway entrypoints (the command is appended): the switch, then the worker's forwarder choice (WORKER_ENTRYPOINT) or the command. */
+export function composeAppEntrypoint(role: 'worker' | 'gateway'): string[] {
+  return ['/bin/sh', '-c', `${AUTH_SWITCH_SHELL}; ${role === 'worker' ? WORKER_ENTRYPOINT[2] : 'exec "$@"'}`, role];
+}

@@ -27,6 +27,7 @@ import { uiConfig, uiEnvironment } from '../../tools/cluster/ui';
 import { randomBytes, createPrivateKey } from 'node:crypto';
 import { tokenSettingsFromEnv } from '../../src/temporal/tokens';
 import { writeAdminToken } from '../../docker/admin-token';
+import { personTokensFromEnv } from '../../docker/codec';
 import { composeIdpConfig } from '../../docker/idp';
 import { passwordMatches } from '../../tools/cluster/idp-server';
 import { IDP_MACHINE_CLIENTS, IDP_PEOPLE, idpSecretFiles, idpServerConfig, PERMISSIONS_CLAIM, TEMPORAL_AUDIENCE, UI_CLIENT_ID, DEFAULT_IDP_TTL } from '../../tools/cluster/idp';
@@ -640,7 +641,7 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
   const AUTH_APP_ENV = new Set<string>([AUTH_SWITCH, ...OIDC_CLIENT_ENV_NAMES, 'NODE_EXTRA_CA_CERTS']);
   const withoutAuth = (e: Record<string, string>) => Object.fromEntries(Object.entries(e).filter(([k]) => !AUTH_APP_ENV.has(k)));
   /** Temporal Web's sign-in settings (the temporalio/ui image's variables), used with the switch only. */
-  const UI_AUTH_ENV_NAMES = [AUTH_SWITCH, 'TEMPORAL_AUTH_TYPE', 'TEMPORAL_AUTH_LABEL', 'TEMPORAL_AUTH_PROVIDER_URL', 'TEMPORAL_AUTH_ISSUER_URL', 'TEMPORAL_AUTH_CLIENT_ID', 'TEMPORAL_AUTH_CALLBACK_URL', 'TEMPORAL_AUTH_SCOPES', 'SSL_CERT_FILE'];
+  const UI_AUTH_ENV_NAMES = [AUTH_SWITCH, 'TEMPORAL_AUTH_TYPE', 'TEMPORAL_AUTH_LABEL', 'TEMPORAL_AUTH_PROVIDER_URL', 'TEMPORAL_AUTH_ISSUER_URL', 'TEMPORAL_AUTH_CLIENT_ID', 'TEMPORAL_AUTH_CALLBACK_URL', 'TEMPORAL_AUTH_SCOPES', 'SSL_CERT_FILE', 'MPF_PERSON_CODEC_ENDPOINT'];
   /** The Temporal server's authorisation settings (the image's config template's variables, and the audience of docker_mpf.yaml). */
   const TEMPORAL_AUTH_ENV = {
     [AUTH_SWITCH]: '0',
@@ -1004,6 +1005,8 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
       const off = run({});
       assert.equal(off.TEMPORAL_AUTH_ENABLED, undefined);
       assert.equal(off.TEMPORAL_AUTH_CLIENT_SECRET, undefined);
+      assert.equal(off.TEMPORAL_CODEC_PASS_ACCESS_TOKEN, undefined);
+      assert.equal(off.TEMPORAL_CODEC_ENDPOINT, env('temporal-ui').TEMPORAL_CODEC_ENDPOINT, 'without the switch, the gateways\' codec as before');
       const e = run(ON);
       // The image's config template (ui-server config/docker.yaml) renders these into `auth`.
       const rendered = {
@@ -1013,10 +1016,14 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
           clientId: e.TEMPORAL_AUTH_CLIENT_ID, clientSecret: e.TEMPORAL_AUTH_CLIENT_SECRET, scopes: (e.TEMPORAL_AUTH_SCOPES ?? '').split(','), callbackUrl: e.TEMPORAL_AUTH_CALLBACK_URL,
         }],
       };
-      const native = uiConfig(uiEnvironment({ temporalAddress: 'x:1', origin: e.TEMPORAL_CORS_ORIGINS as string, codecEndpoint: 'http://x/codec', tlsDir: '/tls' }), 8080, { issuer: COMPOSE_IDP.issuer, clientId: UI_CLIENT_ID, clientSecret: 'the-ui-client-secret' }) as {
-        auth: unknown; cors: { cookieInsecure: boolean };
+      const native = uiConfig(uiEnvironment({ temporalAddress: 'x:1', origin: e.TEMPORAL_CORS_ORIGINS as string, codecEndpoint: e.MPF_PERSON_CODEC_ENDPOINT as string, tlsDir: '/tls' }), 8080, { issuer: COMPOSE_IDP.issuer, clientId: UI_CLIENT_ID, clientSecret: 'the-ui-client-secret' }) as {
+        auth: unknown; cors: { cookieInsecure: boolean }; codec: unknown;
       };
       assert.deepEqual(rendered, native.auth);
+      // It decodes through the codec endpoint that checks the person's token, passing it (as natively).
+      const codec = { endpoint: e.TEMPORAL_CODEC_ENDPOINT, passAccessToken: e.TEMPORAL_CODEC_PASS_ACCESS_TOKEN === 'true', includeCredentials: (e.TEMPORAL_CODEC_INCLUDE_CREDENTIALS ?? 'false') === 'true' };
+      assert.deepEqual(codec, native.codec);
+      assert.equal(new URL(e.TEMPORAL_CODEC_ENDPOINT as string).protocol, 'https:', 'Temporal Web passes a token only to https');
       assert.equal(e.TEMPORAL_CSRF_COOKIE_INSECURE === 'true', native.cors.cookieInsecure);
       // The IdP sends people back to that callback, at Temporal Web's published origin; the UI trusts the stack's CA.
       assert.equal(env('idp').IDP_UI_CALLBACK_URLS, e.TEMPORAL_AUTH_CALLBACK_URL);
@@ -1048,5 +1055,23 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test("runs the codec endpoint that checks the signed-in person's token as `mpf cluster up`'s codec process: the IdP's issuer, keys, audience and claim, https at the address Temporal Web is given, for Temporal Web's origin", () => {
+    const e = env('codec');
+    assert.deepEqual(svc('codec').command, ['node', '--require', 'tsx/cjs', 'docker/codec.ts']);
+    // up.ts (startPersonCodecComponent): { issuer, audience, jwksUrl, permissionsClaim } of the IdP.
+    assert.deepEqual(personTokensFromEnv(e), { issuer: COMPOSE_IDP.issuer, audience: TEMPORAL_AUDIENCE, jwksUrl: COMPOSE_IDP.jwksUrl, permissionsClaim: PERMISSIONS_CLAIM });
+    assert.throws(() => personTokensFromEnv({ ...e, CODEC_PERSON_AUDIENCE: '' }), /CODEC_PERSON_AUDIENCE: not set/);
+    const endpoint = new URL(env('temporal-ui').MPF_PERSON_CODEC_ENDPOINT ?? '');
+    assert.equal(endpoint.pathname, '/codec');
+    assert.equal(hostPort('codec', Number(e.CODEC_PORT)), Number(endpoint.port), 'the browser reaches it where Temporal Web is told');
+    assert.deepEqual(COMPOSE_TLS_COMPONENTS.find((c) => c.name === 'codec')?.names, [endpoint.hostname], 'its certificate names the host the browser calls');
+    assert.deepEqual(e.CODEC_CORS_ORIGINS?.split(','), [env('temporal-ui').TEMPORAL_CORS_ORIGINS]);
+    assert.deepEqual([e.CODEC_TLS_DIR, e.NODE_EXTRA_CA_CERTS], ['/tls', '/tls/ca.pem']);
+    assert.ok((svc('codec').volumes ?? []).includes('tls-codec:/tls:ro'));
+    // The same keys and static codec token the gateways decode with (each its own copy).
+    assert.equal(e.PAYLOAD_ENCRYPTION_KEYS_FILE, env('gateway').PAYLOAD_ENCRYPTION_KEYS_FILE);
+    assert.equal(e.CODEC_AUTH_TOKEN_FILE, env('gateway').CODEC_AUTH_TOKEN_FILE);
   });
 });

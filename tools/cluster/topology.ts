@@ -225,6 +225,8 @@ export const COMPOSE_SECRET_VOLUMES: Array<{ volume: string; services: string[];
   // The admin tools' client (the namespace job's token, as `mpf cluster up`'s), read by the one-shot job that fetches it.
   { volume: 'secrets-admin-token', services: ['admin-token'], uid: 1000, secrets: ['idp_client_secret_mpf-admin-tools'] },
   { volume: 'secrets-temporal-ui', services: ['temporal-ui'], uid: 1000, secrets: ['idp_client_secret_temporal-ui'] },
+  // Temporal Web's codec endpoint behind sign-in (as `mpf cluster up`'s codec process reads them).
+  { volume: 'secrets-codec', services: ['codec'], uid: 1000, secrets: ['payload_encryption_keys', 'codec_auth_token'] },
 ];
 
 /** A compose secret's file name (SECRET_FILES' for the apps' secrets; the IdP's are named as idp.ts names them). */
@@ -368,10 +370,12 @@ export function tlsComponents(o: { workers: string[]; gateways: string[] }): Tls
   ];
 }
 
-/** compose's certificates: `mpf cluster up`'s for one worker and one gateway service, then the identity provider's (https, its one name). */
+/** compose's certificates: `mpf cluster up`'s for one worker and one gateway service, then the identity provider's and the person codec's (https). */
 export const COMPOSE_TLS_COMPONENTS: TlsComponent[] = [
   ...tlsComponents({ workers: ['worker'], gateways: ['gateway'] }),
   { name: 'idp', kind: 'server', names: [COMPOSE_IDP.host] },
+  // Temporal Web's codec endpoint behind sign-in, which the operator's browser calls at localhost (natively `codec/`, for 127.0.0.1).
+  { name: 'codec', kind: 'server', names: ['localhost'] },
 ];
 
 /** The whole certificate job: the CA, then each component. */

@@ -42,7 +42,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -
 # Unprivileged; the code is owned by root and read-only for this user.
 # The simulator's state (SIMULATOR_STATE_FILE in compose): a directory the unprivileged user owns,
 # so the named volume mounted on it is writable.
-RUN mkdir -p /var/lib/mpf-simulator && chown node:node /var/lib/mpf-simulator
+# So is compose's admin-token job's (/run/admin-token): a new named volume takes the owner of the
+# directory it is mounted on.
+RUN mkdir -p /var/lib/mpf-simulator /run/admin-token && chown node:node /var/lib/mpf-simulator /run/admin-token
 USER node
 # gateway 8080; simulator: provider API 8090, hosted checkout 8091; events receiver 8787; metrics 9464; IdP 9443
 EXPOSE 8080 8090 8091 8787 9443 9464

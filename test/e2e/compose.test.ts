@@ -1039,6 +1039,9 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
     const out = argOf(job.command as string[], 'docker/admin-token.ts') ?? '';
     assert.equal(out, '/run/admin-token/token');
     assert.ok((job.volumes ?? []).includes('admin-token:/run/admin-token'));
+    // The job runs as the image's unprivileged user: the directory its new volume is mounted on is that user's.
+    assert.equal(job.user, undefined);
+    assert.match(readFileSync(path.join(root, 'Dockerfile'), 'utf8'), /^RUN mkdir -p .*\/run\/admin-token && chown node:node .*\/run\/admin-token$/m);
     assert.match(jobScript(compose, 'temporal-namespace'), /if \[ -s \/run\/admin-token\/token \]; then TEMPORAL_API_KEY="\$\(cat \/run\/admin-token\/token\)"; export TEMPORAL_API_KEY; fi/);
     assert.equal((svc('temporal-namespace').depends_on as Record<string, { condition: string }>)['admin-token']?.condition, 'service_completed_successfully');
     const dir = tmp('mpf-compose-token-');

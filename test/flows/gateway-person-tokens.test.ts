@@ -194,6 +194,14 @@ describe('people sign in at the gateway\'s operator routes with their access tok
     assert.equal(status.json.paused, undefined, 'nothing was paused');
   });
 
+  test("the mpf CLI's x-api-key header carries a person's token too (MPF_API_KEY set to it), checked the same way", async () => {
+    const listed = await asKey(tokens.operator, 'GET', '/v1/admin/reconciliations');
+    assert.equal(listed.status, 200, listed.text);
+    const viewer = await asKey(tokens.viewer, 'GET', '/v1/admin/reconciliations');
+    assert.equal(viewer.status, 403, viewer.text);
+    assert.match(viewer.json.message, /person viewer holds default:read/);
+  });
+
   test('forged, tampered, expired, other-issuer and other-audience tokens are refused with 401 naming why', async () => {
     const other = (await jose.generateKeyPair('ES256')).privateKey;
     const [header, , signature] = tokens.viewer.split('.');

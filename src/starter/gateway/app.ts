@@ -14,7 +14,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { registerCodecServer } from '../../codec/codec-server';
 import type { MpfClient } from '../client/mpf-client';
 import { type Access, type KeyringSource, KeyringSource as Keyrings, ROLE_ACCESS, ROLE_FOR } from '../../auth/keyring';
-import { bearerToken, checkRequestKey } from './auth';
+import { checkRequestKey, presentedApiKey } from './auth';
 import { describePermissions, gatewayRoleOf, looksLikeJwt, type PersonTokenSettings, PersonTokens, SYSTEM_SCOPE } from '../../auth/person-tokens';
 import type { GatewayContext } from './context';
 import { frameworkErrors, installErrorHandlers, sendError } from './errors';
@@ -185,9 +185,10 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   app.addHook('onRequest', async (req, reply) => {
     if (!req.routeOptions.config?.apiKey) return undefined;
     const verdict = checkRequestKey(keyring, req);
-    // Not a key of the keyring but a JWT in Authorization: a person's access token.
-    const bearer = req.headers['x-api-key'] === undefined ? bearerToken(req) : undefined;
-    if (verdict.kind === 'unknown' && looksLikeJwt(bearer)) return authorisePerson(req, reply, bearer, req.routeOptions.config.access);
+    // Not a key of the keyring but a JWT (Authorization: Bearer, or x-api-key as the mpf CLI sends
+    // MPF_API_KEY): a person's access token.
+    const presented = presentedApiKey(req);
+    if (verdict.kind === 'unknown' && looksLikeJwt(presented)) return authorisePerson(req, reply, presented, req.routeOptions.config.access);
     if (verdict.kind === 'missing' || verdict.kind === 'unknown') {
       reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
       const send = persons && req.routeOptions.config.access === 'admin' ? "send the API key as x-api-key or Authorization: Bearer, or a person's access token as Authorization: Bearer" : 'send the API key as x-api-key or Authorization: Bearer';

@@ -241,7 +241,8 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
         description:
           'Durable wallet swaps and hosted bank-transfer payment links on Temporal. Errors are ' +
           '{ error, message, field? }; a bad body is 400 invalid_request naming the field and starts nothing. ' +
-          'Backend routes take the API key (x-api-key, or Authorization: Bearer); the PIN routes take the ' +
+          'Backend routes take the API key (x-api-key, or Authorization: Bearer); the operator routes (/v1/admin/*) also take a ' +
+          "person's access token from the identity provider when GATEWAY_OIDC_ISSUER is set; the PIN routes take the " +
           "swap's pin_token; the provider's notifications carry a per-flow token in their URL. 429 and 503 " +
           'answers carry Retry-After. The merchant events your endpoints receive are listed under webhooks.',
       },

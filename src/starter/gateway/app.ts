@@ -139,7 +139,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   });
 
   const persons = opts.personTokens ? new PersonTokens(opts.personTokens) : undefined;
-  const personNamespace = opts.personTokens?.namespace ?? opts.mpf.temporal.options.namespace;
+  const personNamespace = opts.personTokens ? (opts.personTokens.namespace ?? opts.mpf.temporal?.options.namespace ?? 'default') : 'default';
 
   /**
    * A person's access token on an API-key route: only on the operator routes (access admin); its

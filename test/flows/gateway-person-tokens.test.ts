@@ -10,7 +10,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,62 +24,18 @@ import { loadEnv } from '../../src/config/env';
 import { buildGateway } from '../../src/starter/gateway/app';
 import { personTokensFromEnv } from '../../src/starter/gateway/main';
 import { freePort } from '../../src/temporal/ports';
-import { DEFAULT_IDP_TTL, idpServerConfig, prepareIdpSecrets, TEMPORAL_AUDIENCE, type IdpSecrets, type PersonId } from '../../tools/cluster/idp';
+import { prepareIdpSecrets, TEMPORAL_AUDIENCE, type PersonId } from '../../tools/cluster/idp';
 import { personLogin } from '../../tools/cluster/login';
 import { linkBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, type GatewayHarness, http, startGatewayStack, stopOwnTemporal } from '../helpers/gateway';
+import { IdpProcess } from '../helpers/idp-process';
 import { eventually } from '../helpers/stack';
 import type * as JoseNs from 'jose' with { 'resolution-mode': 'import' };
 
-const ROOT = path.join(__dirname, '..', '..');
 const CODEC_TOKEN = 'gateway-person-codec-token-0123456789';
 const operatorKey = newKey({ id: 'ops-key', role: 'operator', label: 'on call' });
 const backendKey = newKey({ id: 'shop-backend', role: 'backend' });
 const JWT = /eyJ[\w-]{10,}\.[\w-]{10,}\./;
-
-/** The topology's IdP as a process of its own, on `port`, with `secrets` (the same keys across restarts). */
-class IdpProcess {
-  private child?: ChildProcess;
-  output = '';
-  running = false;
-  constructor(readonly dir: string, readonly port: number, readonly secrets: IdpSecrets) {}
-  get issuer(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-  async start(): Promise<void> {
-    this.output = '';
-    const file = path.join(this.dir, 'idp.json');
-    fs.rmSync(file, { force: true });
-    fs.writeFileSync(file, JSON.stringify(idpServerConfig({ issuer: this.issuer, port: this.port, secrets: this.secrets, ttl: DEFAULT_IDP_TTL, uiCallbackUrls: ['http://127.0.0.1:1/auth/sso/callback'] })), { mode: 0o600 });
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'tools', 'cluster', 'idp-server.ts'), file], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the IdP did not start in 60 s:\n${this.output}`)), 60_000);
-      const seen = (chunk: Buffer) => {
-        this.output += chunk.toString();
-        if (!this.running && this.output.includes(`idp: listening on ${this.issuer}`)) {
-          this.running = true;
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout!.on('data', seen);
-      child.stderr!.on('data', seen);
-      child.once('exit', (code) => {
-        this.running = false;
-        clearTimeout(timer);
-        reject(new Error(`the IdP exited (${code}):\n${this.output}`));
-      });
-    });
-  }
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || !this.running) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
-}
 
 describe('people sign in at the gateway\'s operator routes with their access token', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-gw-person-'));

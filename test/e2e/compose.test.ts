@@ -35,7 +35,7 @@ import { AUTH_DYNAMIC_CONFIG, temporalServerAuthorization } from '../../tools/cl
 import {
   API_KEYS, apiKeysJob, APP_ENV, appCommand, appEnvironment, AUTH_SWITCH, COMPOSE_IDP, COMPOSE_IDP_SECRET_NAMES, COMPOSE_IDP_SECRET_RECIPES, COMPOSE_SECRET_VOLUMES, COMPOSE_TLS_COMPONENTS,
   composeAppEntrypoint, composeSecretFile, DEFAULT_REPLICAS, EVENTS_RECEIVER, KEYRING_FILE, HISTORY_SHARDS, IMAGE_ENV, IMAGES,
-  METRICS_PORT, namespaceJob, OIDC_CLIENT_ENV_NAMES, schemaJob, SECRET_FILES, SECRET_RECIPES, secretsJob, SIMULATOR_PROVIDER, TEMPORAL_SERVER_ENV, TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv,
+  GATEWAY_OIDC_ENV_NAMES, METRICS_PORT, namespaceJob, OIDC_CLIENT_ENV_NAMES, schemaJob, SECRET_FILES, SECRET_RECIPES, secretsJob, SIMULATOR_PROVIDER, TEMPORAL_SERVER_ENV, TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv,
   temporalUiTlsEnv, tlsJob, VERSIONS,
   type AddressKey, type AppRole, type JobStep, type SecretName,
 } from '../../tools/cluster/topology';
@@ -638,7 +638,7 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
   const composeEnv = (c: Compose, name: string): Record<string, string> =>
     Object.fromEntries(Object.entries(rawEnv(c, name)).map(([k, v]) => [k, interpolate(v)]));
   /** What compose adds to a worker's or gateway's environment for authorisation (the switch, the token settings, the IdP's CA). */
-  const AUTH_APP_ENV = new Set<string>([AUTH_SWITCH, ...OIDC_CLIENT_ENV_NAMES, 'NODE_EXTRA_CA_CERTS']);
+  const AUTH_APP_ENV = new Set<string>([AUTH_SWITCH, ...OIDC_CLIENT_ENV_NAMES, ...GATEWAY_OIDC_ENV_NAMES, 'NODE_EXTRA_CA_CERTS']);
   const withoutAuth = (e: Record<string, string>) => Object.fromEntries(Object.entries(e).filter(([k]) => !AUTH_APP_ENV.has(k)));
   /** Temporal Web's sign-in settings (the temporalio/ui image's variables), used with the switch only. */
   const UI_AUTH_ENV_NAMES = [AUTH_SWITCH, 'TEMPORAL_AUTH_TYPE', 'TEMPORAL_AUTH_LABEL', 'TEMPORAL_AUTH_PROVIDER_URL', 'TEMPORAL_AUTH_ISSUER_URL', 'TEMPORAL_AUTH_CLIENT_ID', 'TEMPORAL_AUTH_CALLBACK_URL', 'TEMPORAL_AUTH_SCOPES', 'SSL_CERT_FILE', 'MPF_PERSON_CODEC_ENDPOINT'];
@@ -656,6 +656,8 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
   const oidcEnv = (client: string) => ({
     TEMPORAL_OIDC_ISSUER: COMPOSE_IDP.issuer, TEMPORAL_OIDC_CLIENT_ID: client,
     TEMPORAL_OIDC_CLIENT_SECRET_FILE: `/run/secrets/${idpSecretFiles.clientSecret(client as 'mpf-worker')}`, TEMPORAL_OIDC_AUDIENCE: TEMPORAL_AUDIENCE,
+    // The gateways also take people's access tokens (up.ts clusterAuth).
+    ...(client === 'mpf-gateway' ? { GATEWAY_OIDC_ISSUER: COMPOSE_IDP.issuer, GATEWAY_OIDC_AUDIENCE: TEMPORAL_AUDIENCE } : {}),
   });
   /** The lines of a job's script (compose's `$$` read as the shell's `$`), but `set -eu`. */
   const scriptLines = (c: Compose, name: string): string[] => jobScript(c, name).split('\n').map((l) => l.trim()).filter((l) => l && l !== 'set -eu');
@@ -903,7 +905,8 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
     const upTs = readFileSync(path.join(root, 'tools', 'cluster', 'up.ts'), 'utf8');
     const block = /clientEnv: \(client\) => \(\{([\s\S]*?)\}\)/.exec(upTs)?.[1] ?? '';
     assert.deepEqual([...block.matchAll(/(TEMPORAL_OIDC_[A-Z_]+):/g)].map((m) => m[1]).sort(), [...OIDC_CLIENT_ENV_NAMES].sort());
-    const printOidc = ['node', '-e', "console.log(JSON.stringify(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('TEMPORAL_OIDC_')))))"];
+    assert.deepEqual([...upTs.matchAll(/(GATEWAY_OIDC_[A-Z_]+):/g)].map((m) => m[1]).sort(), [...GATEWAY_OIDC_ENV_NAMES].sort(), 'the gateways also take people\'s tokens');
+    const printOidc = ['node', '-e', "console.log(JSON.stringify(Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(TEMPORAL|GATEWAY)_OIDC_/.test(k)))))"];
     for (const [role, client] of [['worker', 'mpf-worker'], ['gateway', 'mpf-gateway']] as const) {
       const entry = [svc(role).entrypoint ?? []].flat().map((a) => interpolate(a));
       const run = (dotEnv: Record<string, string>) => {
@@ -917,6 +920,7 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
       assert.deepEqual(on, {
         TEMPORAL_OIDC_ISSUER: COMPOSE_IDP.issuer, TEMPORAL_OIDC_CLIENT_ID: client,
         TEMPORAL_OIDC_CLIENT_SECRET_FILE: `/run/secrets/${idpSecretFiles.clientSecret(client)}`, TEMPORAL_OIDC_AUDIENCE: TEMPORAL_AUDIENCE,
+        ...(role === 'gateway' ? { GATEWAY_OIDC_ISSUER: COMPOSE_IDP.issuer, GATEWAY_OIDC_AUDIENCE: TEMPORAL_AUDIENCE } : {}),
       });
       // What the process makes of them: a client of the IdP for the Temporal API's audience, trusting the stack's CA.
       const settings = tokenSettingsFromEnv(withSecrets(on));

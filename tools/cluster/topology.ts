@@ -606,7 +606,9 @@ export const TEMPORAL_UI_ENV_NAMES = [
  */
 export const AUTH_SWITCH = 'MPF_CLUSTER_AUTH';
 export const OIDC_CLIENT_ENV_NAMES = ['TEMPORAL_OIDC_ISSUER', 'TEMPORAL_OIDC_CLIENT_ID', 'TEMPORAL_OIDC_CLIENT_SECRET_FILE', 'TEMPORAL_OIDC_AUDIENCE'] as const;
-const AUTH_SWITCH_SHELL = `[ "\${${AUTH_SWITCH}:-0}" = 1 ] || unset ${OIDC_CLIENT_ENV_NAMES.join(' ')}`;
+/** What the gateways also get with the switch: people's access tokens on their operator routes and /codec. */
+export const GATEWAY_OIDC_ENV_NAMES = ['GATEWAY_OIDC_ISSUER', 'GATEWAY_OIDC_AUDIENCE'] as const;
+const AUTH_SWITCH_SHELL = `[ "\${${AUTH_SWITCH}:-0}" = 1 ] || unset ${[...OIDC_CLIENT_ENV_NAMES, ...GATEWAY_OIDC_ENV_NAMES].join(' ')}`;
 /** compose's worker and gateway entrypoints (the command is appended): the switch, then the worker's forwarder choice (WORKER_ENTRYPOINT) or the command. */
 export function composeAppEntrypoint(role: 'worker' | 'gateway'): string[] {
   return ['/bin/sh', '-c', `${AUTH_SWITCH_SHELL}; ${role === 'worker' ? WORKER_ENTRYPOINT[2] : 'exec "$@"'}`, role];

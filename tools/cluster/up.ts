@@ -406,6 +406,8 @@ async function clusterAuth(run: Run, base: RunBase, idp: RunningIdp): Promise<vo
       TEMPORAL_OIDC_CLIENT_ID: client,
       TEMPORAL_OIDC_CLIENT_SECRET_FILE: path.join(secretsDir(run.stateDir), idpSecretFiles.clientSecret(client)),
       TEMPORAL_OIDC_AUDIENCE: TEMPORAL_AUDIENCE,
+      // The gateways also take people's access tokens on their operator routes and /codec.
+      ...(client === 'mpf-gateway' ? { GATEWAY_OIDC_ISSUER: idp.issuer, GATEWAY_OIDC_AUDIENCE: TEMPORAL_AUDIENCE } : {}),
     }),
   };
   run.info.auth = true;

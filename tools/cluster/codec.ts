@@ -3,8 +3,8 @@
  * signed-in person's token (codec-process.ts) instead of the gateways' capability URL: a process
  * of its own on 127.0.0.1, over https (Temporal Web sends a token only to an https endpoint) with a
  * certificate of the cluster's CA — the operator's browser must trust that CA — started before
- * Temporal Web (whose config names it). The gateways'
- * own /codec routes stay as they are (their settings do not pass `personTokens` yet).
+ * Temporal Web (whose config names it). The gateways' own /codec also take people's tokens
+ * (GATEWAY_OIDC_*), but they serve plain http here, to which Temporal Web sends no token.
  */
 import fs from 'node:fs';
 import path from 'node:path';

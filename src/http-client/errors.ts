@@ -175,6 +175,8 @@ export class MpfLimitUnavailableError extends MpfApiError {}
 export class MpfNotDeliverableError extends MpfApiError {}
 /** 503 provider_unavailable: money-moving calls are paused or the provider's breaker is open; nothing was started (Retry-After). */
 export class MpfProviderUnavailableError extends MpfApiError {}
+/** 503 identity_provider_unavailable: a person's token could not be checked (the IdP's keys cannot be fetched); API keys keep working (Retry-After). */
+export class MpfIdentityProviderUnavailableError extends MpfApiError {}
 /** 504: started (or the PIN was sent) but no answer yet: look the flow up by `flowId`. */
 export class MpfPendingError extends MpfApiError {}
 
@@ -207,6 +209,7 @@ export const ERROR_CLASSES = {
   pin_budget_unavailable: MpfPinBudgetUnavailableError,
   limit_unavailable: MpfLimitUnavailableError,
   provider_unavailable: MpfProviderUnavailableError,
+  identity_provider_unavailable: MpfIdentityProviderUnavailableError,
   not_deliverable: MpfNotDeliverableError,
   pending: MpfPendingError,
 } as const satisfies Record<string, typeof MpfApiError>;

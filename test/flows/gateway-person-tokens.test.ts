@@ -1,5 +1,5 @@
 /**
- * People at the gateway's operator routes (issue 29, item 4): with GATEWAY_OIDC_* set, a person
+ * People at the gateway's operator routes: with GATEWAY_OIDC_* set, a person
  * signed in at the identity provider acts on /v1/admin/* with their access token and is recorded
  * by their subject; the token's permissions claim decides (admin on the namespace: operator; read:
  * read_only, refused); forged, tampered, expired and other-issuer tokens are 401; an IdP whose keys

@@ -2,12 +2,12 @@
  * A worker's link to the deployment's provider guard (workflows/provider-guard.ts): it reads the
  * guard every second (its memo, by describe: provider-guard-reading.ts), answers `admit` from
  * that reading without a round trip (but for a half-open breaker's trial, which it claims with the
- * `claimTrial` update), and reports the outcomes of this process's money-moving calls (the `outcomes` signal, at most once a second,
- * only when there is something to say; at once for a call unanswered past `slow_ms`, and for an
- * answer while a breaker is half-open).
+ * `claimTrial` update), and reports the outcomes of this process's money-moving calls (the
+ * `outcomes` signal, at most once a second, only when there is something to say; at once for a
+ * call unanswered past `slow_ms`, and for an answer while a breaker is half-open).
  *
- * It fails closed: a reading older than `staleMs` (Temporal unreachable, or the guard's workflow
- * task waiting too long for a worker) holds every money-moving call, as a pause would, and says
+ * It fails closed: a reading older than `staleMs` (Temporal unreachable, the guard's workflow task
+ * failing or waiting too long for a worker) holds every money-moving call, as a pause would, and says
  * why. The first reading starts the guard when there is none.
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';

@@ -25,8 +25,8 @@ import {
   trialClaimable,
 } from '../contract/provider-guard';
 import type { ProviderEndpoint } from '../contract/provider';
-import { guardClaimTrialUpdate, guardOutcomesSignal } from '../workflows/provider-guard';
-import { GuardClosedError, readGuard } from './provider-guard-reading';
+import { guardOutcomesSignal } from '../workflows/provider-guard';
+import { claimGuardTrial, GuardClosedError, readGuard } from './provider-guard-reading';
 
 /** What a provider call came to, as the guard counts it (from the provider client's observer). */
 export interface GuardedCall {
@@ -115,9 +115,7 @@ export class ProviderGuardLink {
     const view = this.current();
     if (view && key !== undefined && trialClaimable(view, cls)) {
       try {
-        const claim = await this.opts.client.withDeadline(Date.now() + 3_000, () =>
-          this.opts.client.workflow.getHandle(this.workflowId).executeUpdate(guardClaimTrialUpdate, { args: [{ cls, key }] }),
-        );
+        const claim = await claimGuardTrial(this.opts.client, this.workflowId, cls, key, 3_000);
         [this.view, this.readAt] = [claim.view, Date.now()]; // the other held calls see it claimed at once
       } catch (err) {
         this.lastError = err instanceof Error ? err.message.slice(0, 200) : String(err);

@@ -1,18 +1,19 @@
 /**
  * One reading of the deployment's provider guard (workflows/provider-guard.ts), as workers
- * (provider-guard-link.ts) and gateways (starter/client/provider-guard.ts) take it: the view the
- * guard keeps in its memo, by a describe, which the server answers with no worker. A killed worker
- * therefore no longer leaves every reader without a reading while the guard's workflow task moves
- * to another worker. The reading is trusted unless the guard's workflow task is failing (attempt 2
- * or more: a nondeterminism error, say) or has waited more than GUARD_TASK_STALE_MS for a worker:
- * outcomes and pauses sent to it then wait unprocessed, so its memo may be behind (fail closed). A guard that
- * keeps no memo yet (started before mpf-guard-memo-v1) is queried instead.
+ * (provider-guard-link.ts) and gateways (starter/client/provider-guard.ts) take it, and their
+ * claim of a half-open breaker's trial call (claimGuardTrial). The reading is the view the guard
+ * keeps in its memo, by a describe, which the server answers with no worker: a killed worker no
+ * longer leaves every reader without a reading while the guard's workflow task moves to another.
+ * It is trusted unless the guard's workflow task is failing (attempt 2 or more: a nondeterminism
+ * error, say) or has waited more than GUARD_TASK_STALE_MS for a worker: outcomes and pauses sent
+ * to it then wait unprocessed, so its memo may be behind (fail closed). A guard that keeps no memo
+ * yet (started before mpf-guard-memo-v1) is queried instead.
  */
 import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { google } from '@temporalio/proto';
-import { GUARD_MEMO_KEY, GUARD_TASK_STALE_MS, type GuardView } from '../contract/provider-guard';
-import { guardQuery } from '../workflows/provider-guard';
+import { GUARD_MEMO_KEY, GUARD_TASK_STALE_MS, type GuardView, type MoneyClass, type TrialClaim } from '../contract/provider-guard';
+import { guardClaimTrialUpdate, guardQuery } from '../workflows/provider-guard';
 
 /** The guard's run is closed (terminated, failed): nobody decides for it until it is started again. */
 export class GuardClosedError extends Error {
@@ -50,4 +51,12 @@ export async function readGuard(client: Client, workflowId: string, deadlineMs: 
   const view = desc.memo?.[GUARD_MEMO_KEY] as GuardView | undefined;
   if (view) return view;
   return client.withDeadline(Date.now() + deadlineMs, () => handle.query(guardQuery));
+}
+
+/**
+ * Claims a half-open class's trial call for the flow `key` (the `claimTrial` update, bounded): the
+ * guard's answer, granted or not, with its view. Workers claim it for a held call, gateways for a start.
+ */
+export function claimGuardTrial(client: Client, workflowId: string, cls: MoneyClass, key: string, deadlineMs: number): Promise<TrialClaim> {
+  return client.withDeadline(Date.now() + deadlineMs, () => client.workflow.getHandle(workflowId).executeUpdate(guardClaimTrialUpdate, { args: [{ cls, key }] }));
 }

@@ -15,8 +15,8 @@ import {
   retryAfterSeconds,
   trialClaimable,
 } from '../../contract/provider-guard';
-import { guardClaimTrialUpdate, guardPauseUpdate, guardQuery, guardResumeUpdate } from '../../workflows/provider-guard';
-import { readGuard } from '../../temporal/provider-guard-reading';
+import { guardPauseUpdate, guardQuery, guardResumeUpdate } from '../../workflows/provider-guard';
+import { claimGuardTrial, readGuard } from '../../temporal/provider-guard-reading';
 import { WorkerUnavailableError } from './errors';
 import type { TemporalGate } from './health';
 import { isDeadlineExceeded, isNoPoller } from './temporal-errors';
@@ -98,9 +98,7 @@ export class ProviderGuardClient {
   /** Claims a half-open class's trial for `key` (bounded); the guard's answer, or `view` unchanged when it did not answer. */
   private async claimTrial(cls: MoneyClass, key: string, view: GuardView): Promise<GuardView> {
     try {
-      const claim = await this.gate.temporal.withDeadline(Date.now() + QUERY_WAIT_MS, () =>
-        this.gate.temporal.workflow.getHandle(this.workflowId).executeUpdate(guardClaimTrialUpdate, { args: [{ cls, key }] }),
-      );
+      const claim = await claimGuardTrial(this.gate.temporal, this.workflowId, cls, key, QUERY_WAIT_MS);
       [this.view, this.readAt] = [claim.view, Date.now()];
       return claim.view;
     } catch {

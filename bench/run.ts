@@ -214,8 +214,8 @@ async function benchFlows(m: Measured, step: Step, simProcess: boolean): Promise
   const stack = await startBenchStack({
     dynamicConfig,
     temporalAddress,
-    // The cluster's frontend requires client certificates: the bench connects as its operator.
-    ...(cluster ? { temporalTls: clientTls(path.join(cluster.info.tlsDir, 'operator')) } : {}),
+    // The cluster's frontend requires client certificates and authorises every call: the bench connects as its operator (certificate, admin tools' token).
+    ...(cluster ? { temporalTls: clientTls(path.join(cluster.info.tlsDir, 'operator')), ...(cluster.auth ? { temporalToken: cluster.auth.adminToken } : {}) } : {}),
     namespace: cluster ? NAMESPACE : args.namespace,
     simulatorProcess: simProcess,
     // Parked swaps wait longer than the provider's default 5-minute window.

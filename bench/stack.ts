@@ -23,6 +23,7 @@ import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { ensureSearchAttributes } from '../src/temporal/search-attributes-admin';
 import { createMpfWorker, defaultVersioning, MPF_WORKER_TUNING, preloadWorkflowModules, WORKFLOWS_PATH } from '../src/worker';
 import { versionWorker } from '../src/temporal/deployment';
+import type { RenewingToken } from '../src/temporal/tokens';
 import * as controlActivities from './control/activities';
 
 export const BENCH_API_KEY = 'bench-gateway-api-key-0123456789';
@@ -34,6 +35,8 @@ export interface BenchStackOptions {
   temporalAddress?: string;
   /** TLS client options for `temporalAddress` (the cluster's operator certificate: its frontend requires mTLS). */
   temporalTls?: TLSConfig;
+  /** With a cluster that authorises every call: the admin tools' token (renewed by the cluster), for the bench's client and its workers. */
+  temporalToken?: RenewingToken;
   namespace?: string;
   /** Run the simulator in a process of its own (it then shares no event loop with worker and client). */
   simulatorProcess?: boolean;
@@ -115,7 +118,8 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     }
 
     const tls = opts.temporalTls ? { tls: opts.temporalTls } : {};
-    const connection = await Connection.connect({ address, ...tls });
+    const token = opts.temporalToken;
+    const connection = await Connection.connect({ address, ...tls, ...(token ? { apiKey: () => token.current() } : {}) });
     cleanups.push(() => connection.close());
     if (!server) await ensureSearchAttributes(connection, namespace);
     const client = new Client({ connection, namespace, dataConverter: clientDataConverter(keys) });
@@ -136,7 +140,8 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
 
     const provider = new ProviderClient({ baseUrl: simUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
     cleanups.push(() => provider.close());
-    const native = await NativeConnection.connect({ address, ...tls });
+    const native = await NativeConnection.connect({ address, ...tls, ...(token ? { apiKey: token.current() } : {}) });
+    token?.onRenew((t) => native.setApiKey(t));
     cleanups.push(() => native.close());
     const [ourBundle, controlBundle] = await Promise.all([
       bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, preloadModules: preloadWorkflowModules(), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger }),

@@ -127,7 +127,7 @@ export class Chaos {
   }
 
   private async connection(): Promise<Connection> {
-    this.conn ??= await Connection.connect({ address: this.o.topology.temporalAddress, connectTimeout: 2_000, tls: this.o.topology.temporalTls() });
+    this.conn ??= await Connection.connect({ address: this.o.topology.temporalAddress, connectTimeout: 2_000, ...this.o.topology.operatorConnection() });
     return this.conn;
   }
 

@@ -416,7 +416,7 @@ export function nondeterminismInLogs(logDir: string): { inTasks: number; inQueri
 export async function runReleasePhase(ctx: ReleaseContext, o: ReleaseOptions): Promise<ReleaseResult> {
   const t0 = Date.now();
   const { topology, sim } = ctx;
-  const conn = await Connection.connect({ address: topology.temporalAddress, tls: topology.temporalTls() });
+  const conn = await Connection.connect({ address: topology.temporalAddress, ...topology.operatorConnection() });
   try {
     const first = await currentBuildId(conn);
     if (!first) throw new Error(`the deployment ${DEPLOYMENT} has no Current Version`);

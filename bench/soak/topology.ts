@@ -19,7 +19,11 @@
  *   incident phase), which later restarts after a kill keep.
  *
  * Every connection to Temporal is mutual TLS with the cluster's certificates (the gateways' are
- * issued here from the cluster's CA, the soak's own connection uses the operator's).
+ * issued here from the cluster's CA, the soak's own connection uses the operator's) and, as the
+ * cluster authorises every call by default, a token: each worker and gateway started here fetches
+ * and renews its own as the cluster's machine client of its role; the soak's own connections (its
+ * readiness checks, the chaos phase's describes, the release phase's promotion) carry the admin
+ * tools' token the cluster renews (cluster.operatorConnection()).
  *
  * Every process carries the cluster's run marker (MPF_CLUSTER_RUN), so stop() can prove nothing
  * is left, and processes.ts's exit hook SIGKILLs every child still running if the soak dies.
@@ -30,11 +34,13 @@ import { Connection } from '@temporalio/client';
 import { request } from 'undici';
 import { appContextOf, startWorker, type AppContext, type RunningApp } from '../../tools/cluster/apps';
 import { Child, processesOfRun } from '../../tools/cluster/processes';
-import { clientTls, issueCertificate } from '../../tools/cluster/tls';
+import { issueCertificate } from '../../tools/cluster/tls';
 import { apiKeyFile, type ApiKeyRole, appCommand, appEnvironment, IMAGE_ENV, NAMESPACE } from '../../tools/cluster/topology';
 import { startCluster, type RunningCluster } from '../../tools/cluster/up';
 import { freePort } from '../../src/temporal/ports';
 import { PROJECT_ROOT } from '../../src/temporal/provision';
+
+export type OperatorConnection = ReturnType<RunningCluster['operatorConnection']>;
 
 export interface TopologyOptions {
   stateDir: string;
@@ -66,9 +72,9 @@ async function readyz(url: string): Promise<boolean> {
   return res.statusCode === 200;
 }
 
-/** Ready: the frontend answers (over mTLS, with `tls`) and the namespace is served (as the cluster's own readiness check). */
-async function temporalReady(address: string, tls: ReturnType<typeof clientTls>): Promise<boolean> {
-  const conn = Connection.lazy({ address, connectTimeout: 1_000, tls });
+/** Ready: the frontend answers (over mTLS, with the operator's token when calls are authorised) and the namespace is served (as the cluster's own readiness check). */
+async function temporalReady(address: string, operator: OperatorConnection): Promise<boolean> {
+  const conn = Connection.lazy({ address, connectTimeout: 1_000, ...operator });
   try {
     await conn.ensureConnected();
     await conn.workflowService.getSystemInfo({});
@@ -143,9 +149,14 @@ export class SoakTopology {
     return this.appCtx.logDir;
   }
 
-  /** The operator's connection options: every connection to the cluster's Temporal is mutual TLS. */
-  temporalTls(): ReturnType<typeof clientTls> {
-    return clientTls(path.join(this.info.tlsDir, 'operator'));
+  /** The operator's connection options: mutual TLS, and the admin tools' token when the cluster authorises calls. */
+  operatorConnection(): OperatorConnection {
+    return this.cluster.operatorConnection();
+  }
+
+  /** The token settings of a worker or gateway started here (none when the cluster authorises no call). */
+  private clientEnv(client: 'mpf-worker' | 'mpf-gateway'): Record<string, string> {
+    return this.cluster.auth?.clientEnv(client) ?? {};
   }
 
   private async spawnGateway(name: string, port?: number): Promise<GatewayProc> {
@@ -174,6 +185,7 @@ export class SoakTopology {
           this.appCtx.secretsDir,
           tlsDir,
         ),
+        ...this.clientEnv('mpf-gateway'),
         ...this.o.gatewayEnv,
       };
       const child = new Child(name, process.execPath, args, { cwd: PROJECT_ROOT, env, logFile: path.join(this.appCtx.logDir, `${name}.log`), runId: this.runId });
@@ -201,7 +213,7 @@ export class SoakTopology {
 
   /** A new worker process in the killed one's place (the cluster's startWorker, same context and extra environment). */
   async restartWorker(w: Proc): Promise<void> {
-    const app: RunningApp = await startWorker(this.appCtx, w.name, { temporalAddress: this.temporalAddress, providerBaseUrl: this.simulatorUrl, extraEnv: this.workerEnv });
+    const app: RunningApp = await startWorker(this.appCtx, w.name, { temporalAddress: this.temporalAddress, providerBaseUrl: this.simulatorUrl, extraEnv: { ...this.clientEnv('mpf-worker'), ...this.workerEnv } });
     this.mine.add(app.child);
     w.child = app.child;
   }
@@ -224,7 +236,7 @@ export class SoakTopology {
    */
   async startReleaseWorker(name: string, env: Record<string, string>): Promise<Proc> {
     if (!fs.existsSync(path.join(this.info.tlsDir, name, 'cert.pem'))) await issueCertificate(this.info.tlsDir, { name, kind: 'client' }, { logDir: this.info.logDir, runId: this.runId });
-    const app = await startWorker(this.appCtx, name, { temporalAddress: this.temporalAddress, providerBaseUrl: this.simulatorUrl, extraEnv: { ...this.workerEnv, ...env } });
+    const app = await startWorker(this.appCtx, name, { temporalAddress: this.temporalAddress, providerBaseUrl: this.simulatorUrl, extraEnv: { ...this.clientEnv('mpf-worker'), ...this.workerEnv, ...env } });
     this.mine.add(app.child);
     const p = { name, child: app.child };
     this.releaseWorkers.push(p);
@@ -252,7 +264,7 @@ export class SoakTopology {
     const child = new Child(old.name, old.command, old.args, old.opts);
     this.mine.add(child);
     this.temporal = child;
-    await child.waitUntil(() => temporalReady(this.temporalAddress, this.temporalTls()), 90_000, 'serving');
+    await child.waitUntil(() => temporalReady(this.temporalAddress, this.operatorConnection()), 90_000, 'serving');
     return Date.now() - t0;
   }
 

@@ -25,16 +25,25 @@ const RESTART_MAX_MS = 30_000;
 const RESTART_RESET_AFTER_MS = 60_000;
 
 /**
- * Authorisation of the Temporal API by the IdP's tokens, off by default until Temporal Web signs
- * people in: MPF_CLUSTER_AUTH=1 turns it on; MPF_CLUSTER_TOKEN_TTL_SECONDS shortens every token's
- * lifetime (a test of renewal).
+ * Authorisation of the Temporal API by the IdP's tokens: on by default; MPF_CLUSTER_AUTH=0 turns it
+ * off (certificates only: any certificate of the cluster's CA may do anything, which `up` says).
+ * MPF_CLUSTER_TOKEN_TTL_SECONDS shortens every token's lifetime (a test of renewal).
  */
-function authFromEnvironment(env: NodeJS.ProcessEnv): { auth?: boolean; idpTtl?: IdpTtl } {
-  const ttl = Number(env.MPF_CLUSTER_TOKEN_TTL_SECONDS);
+export function authFromEnvironment(env: NodeJS.ProcessEnv): { auth?: boolean; idpTtl?: IdpTtl } {
+  const sw = env.MPF_CLUSTER_AUTH;
+  if (sw !== undefined && sw !== '' && sw !== '0' && sw !== '1') throw new ClusterSettingError(`MPF_CLUSTER_AUTH: ${JSON.stringify(sw)} is neither 1 (every call to Temporal authorised, the default) nor 0 (certificates only)`);
+  const ttlText = env.MPF_CLUSTER_TOKEN_TTL_SECONDS;
+  const ttl = Number(ttlText);
+  if (ttlText !== undefined && ttlText !== '' && !(Number.isInteger(ttl) && ttl >= 10)) throw new ClusterSettingError(`MPF_CLUSTER_TOKEN_TTL_SECONDS: ${JSON.stringify(ttlText)} is not a whole number of seconds of at least 10`);
   return {
-    ...(env.MPF_CLUSTER_AUTH === '1' ? { auth: true } : {}),
-    ...(Number.isInteger(ttl) && ttl >= 10 ? { idpTtl: { ...DEFAULT_IDP_TTL, accessTokenSeconds: ttl, clientCredentialsSeconds: ttl } } : {}),
+    ...(sw === '0' ? { auth: false } : {}),
+    ...(ttlText ? { idpTtl: { ...DEFAULT_IDP_TTL, accessTokenSeconds: ttl, clientCredentialsSeconds: ttl } } : {}),
   };
+}
+
+/** A setting of `mpf cluster up` that cannot be used: nothing is started. */
+export class ClusterSettingError extends Error {
+  override name = 'ClusterSettingError';
 }
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -63,6 +72,13 @@ export function formatAddresses(info: ClusterInfo): string[] {
 export async function runClusterUp(o: UpOptions): Promise<number> {
   const t0 = Date.now();
   const stateDir = path.resolve(o.stateDir);
+  let authEnv: ReturnType<typeof authFromEnvironment>;
+  try {
+    authEnv = authFromEnvironment(process.env);
+  } catch (e) {
+    process.stderr.write(`mpf cluster up: ${(e as Error).message}; nothing was started\n`);
+    return 2;
+  }
   out(`mpf cluster up: the production topology on 127.0.0.1 (${o.workers} worker(s), ${o.gateways} gateway(s); state dir ${stateDir}${o.keepData ? ', keeping data' : ''})`);
   let stopRequested: NodeJS.Signals | undefined;
   let cluster: RunningCluster | undefined;
@@ -78,11 +94,12 @@ export async function runClusterUp(o: UpOptions): Promise<number> {
     wake();
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onSignal);
+  if (authEnv.auth === false) out('  MPF_CLUSTER_AUTH=0: the Temporal API authorises no call; any certificate of the cluster\'s CA may terminate, cancel or reset any flow, and Temporal Web has no sign-in');
 
   try {
     cluster = await startCluster({
       ...o, stateDir, say: (l) => out(`  ${l}`), aborted: () => stopRequested !== undefined, ...(o.appEnv && Object.keys(o.appEnv).length ? { appEnv: o.appEnv } : {}),
-      ...authFromEnvironment(process.env),
+      ...authEnv,
     });
   } catch (e) {
     if (e instanceof ClusterStartAborted) {

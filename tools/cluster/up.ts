@@ -26,7 +26,7 @@ import { PortBook } from './ports';
 import { isRunning, killGroup, processesOfRun, waitGroupGone, type Child } from './processes';
 import { provisionCluster, type ClusterBinaries } from './provision';
 import { prepareSecrets, secretsDir, type Secrets } from './secrets';
-import { prepareTls, tlsDir } from './tls';
+import { clientTls, prepareTls, tlsDir } from './tls';
 import { files, readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
 import { startTemporalServer, type RunningTemporalServer, type TemporalAuth } from './temporal-server';
 import { apiKeyFile, HISTORY_SHARDS, KEYRING_FILE, NAMESPACE, NAMESPACE_RETENTION, SECRET_FILES, TASK_QUEUE, temporalClientTlsEnv, tlsComponents, VERSIONS } from './topology';
@@ -48,8 +48,8 @@ export interface ClusterOptions {
   idpTtl?: IdpTtl;
   /**
    * The Temporal API authorises every call by the IdP's JWTs (workers and gateways fetch and renew
-   * theirs, the operator signs in). Off by default until Temporal Web signs people in too: without
-   * a login of its own, Temporal Web has no token and the frontend refuses it.
+   * theirs, people sign in to Temporal Web and the operator's shell). On unless `false`
+   * (`MPF_CLUSTER_AUTH=0`): then any certificate of the cluster's CA may do anything.
    */
   auth?: boolean;
 }
@@ -60,6 +60,15 @@ export interface RunningCluster {
   children: Array<{ name: string; child: Child }>;
   /** Starts a component again, as it was started (same ports, certificate, environment). */
   restart(name: string): Promise<Child>;
+  /**
+   * With authorisation on: the admin tools' token (client credentials of `mpf-admin-tools`, renewed
+   * until stop), for the harnesses that drive the topology as its operator (the soak, the bench),
+   * and the token settings of each machine client, for one more worker or gateway started beside
+   * the cluster's.
+   */
+  auth?: { adminToken: RenewingToken; clientEnv(client: MachineClientId): Record<string, string> };
+  /** How a harness connects to the Temporal API as the operator: the operator's certificate, and with authorisation the admin tools' token. */
+  operatorConnection(): { tls: ReturnType<typeof clientTls>; apiKey?: () => string };
   stop(): Promise<void>;
 }
 
@@ -160,7 +169,7 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
       () => 'databases temporal and temporal_visibility created and on the latest schema',
     );
     // With authorisation on, the server reads the IdP's keys as it starts: the IdP is up first.
-    if (o.auth) await clusterAuth(run, base, await idp);
+    if (o.auth !== false) await clusterAuth(run, base, await idp);
     const temporal = await startTemporalComponent(run, base, pg);
     // Temporal Web needs only the server (as in compose), so it starts beside the namespace job.
     const ui = await startUiComponent(run, base, temporal.address);
@@ -178,7 +187,9 @@ export async function startCluster(o: ClusterOptions): Promise<RunningCluster> {
     writeClientEnv(info);
     info.status = 'ready';
     writeInfo(info);
-    return { info, children: run.components.children, stop, restart: (name) => run.components.restart(name) };
+    const auth = run.auth ? { adminToken: run.auth.adminToken, clientEnv: run.auth.clientEnv } : undefined;
+    const operatorConnection = () => ({ tls: clientTls(path.join(info.tlsDir, 'operator')), ...(auth ? { apiKey: () => auth.adminToken.current() } : {}) });
+    return { info, children: run.components.children, stop, restart: (name) => run.components.restart(name), ...(auth ? { auth } : {}), operatorConnection };
   } catch (e) {
     // Steps still running in parallel register what they start; wait for them, then stop it all.
     await Promise.all(run.pending);

@@ -5,6 +5,8 @@
  * the flows parked before it still end true: the gateways and the simulator come back on their
  * ports (the notification URLs the provider holds and the pay_link the customer holds still point
  * somewhere), the simulator remembers the links it created, and PostgreSQL was stopped cleanly.
+ * The cluster runs as users run it, every call to its Temporal API authorised by the identity
+ * provider's tokens (the default): a worker or gateway started again fetches its own token again.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -76,11 +78,15 @@ describe('mpf cluster restarts: crashes, `mpf cluster restart`, and down / up --
 
   after(() => cleanUpCluster(up, stateDir));
 
-  test('cluster.json records each component with its command line, and --app-env reaches every worker and gateway', () => {
+  test('cluster.json records each component with its command line, and --app-env and the token settings of each machine client reach every worker and gateway', () => {
+    // Every call to Temporal is authorised by default: the IdP and Temporal Web's codec endpoint (people's tokens) are components too.
+    assert.equal(info.auth, true, 'cluster.json says calls are authorised');
     const names = Object.keys(info.components ?? {}).sort();
-    assert.deepEqual(names, ['gateway-1', 'gateway-2', 'idp', 'postgresql', 'simulator', 'temporal', 'temporal-ui', 'worker-1']);
+    assert.deepEqual(names, ['codec', 'gateway-1', 'gateway-2', 'idp', 'postgresql', 'simulator', 'temporal', 'temporal-ui', 'worker-1']);
     assert.deepEqual(info.components!['gateway-1']!.command.slice(1), ['bin/mpf.cjs', 'gateway', '--port', new URL(info.gateways[0]!.url).port, '--host', '127.0.0.1']);
     for (const p of [...info.workers, ...info.gateways]) assert.equal(environ(p.pid).SWAP_SETTLE_WAIT_SECONDS, '7', p.name);
+    for (const w of info.workers) assert.equal(environ(w.pid).TEMPORAL_OIDC_CLIENT_ID, 'mpf-worker', w.name);
+    for (const g of info.gateways) assert.equal(environ(g.pid).TEMPORAL_OIDC_CLIENT_ID, 'mpf-gateway', g.name);
     assert.equal(environ(info.simulator!.pid).SIMULATOR_STATE_PATH, path.join(stateDir, 'simulator', 'state.json'));
   });
 
@@ -113,7 +119,7 @@ describe('mpf cluster restarts: crashes, `mpf cluster restart`, and down / up --
     assert.ok(ledger.effects.some((e) => e.kind === 'link.created'), 'the simulator still knows the parked link');
   });
 
-  test('`mpf cluster restart gateway-1` starts it again on its own port', async () => {
+  test('`mpf cluster restart gateway-1` starts it again on its own port, with its token settings', async () => {
     const before = readInfo().components!['gateway-1']!.pid;
     const r = await runMpf(['cluster', 'restart', 'gateway-1', '--state-dir', stateDir], { ...process.env }, { timeoutMs: 200_000 });
     assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -121,6 +127,7 @@ describe('mpf cluster restarts: crashes, `mpf cluster restart`, and down / up --
     const now = readInfo();
     assert.notEqual(now.components!['gateway-1']!.pid, before);
     assert.equal(now.gateways[0]!.url, first.gateways[0]!.url);
+    assert.equal(environ(now.components!['gateway-1']!.pid).TEMPORAL_OIDC_CLIENT_ID, 'mpf-gateway', 'the restarted gateway fetches its own token');
     assert.equal((await gatewayCaller(now.gateways[0]!.url).call('GET', '/readyz')).status, 200);
     const unknown = await runMpf(['cluster', 'restart', 'gateway-9', '--state-dir', stateDir], { ...process.env }, { timeoutMs: 30_000 });
     assert.equal(unknown.code, 1);

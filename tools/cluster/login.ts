@@ -5,13 +5,16 @@
  * person's password, as a browser would. The token is a JWT for the Temporal API with the person's
  * permissions; it lives as long as the IdP's access-token lifetime, then this is run again.
  *
- *   npx tsx tools/cluster/login.ts --user operator [--state-dir .data/cluster]
- *     reads the password from stdin (or --password-file), writes <state dir>/tokens/<user> (0600),
- *     which cluster.env reads into TEMPORAL_API_KEY when a shell sources it.
+ *   mpf cluster login --user operator [--state-dir .data/cluster] [--password-file FILE]
+ *   npx tsx tools/cluster/login.ts --user operator [--state-dir .data/cluster] [--password-file FILE]
+ *     read the password from stdin (a hidden prompt on a terminal) or --password-file, and write
+ *     <state dir>/tokens/<user> (0600), which cluster.env reads into TEMPORAL_API_KEY and
+ *     MPF_ACCESS_TOKEN when a shell sources it. Both run runClusterLogin (one home).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { CLI_CLIENT_ID, CLI_REDIRECT_URI } from './idp';
+import { CLI_CLIENT_ID, CLI_REDIRECT_URI, IDP_PEOPLE, type PersonId } from './idp';
+import { DEFAULT_STATE_DIR, files, readInfo, runningUpPid } from './state';
 import type * as OpenIdClientNs from 'openid-client' with { 'resolution-mode': 'import' };
 
 type OpenIdClient = typeof OpenIdClientNs;
@@ -77,33 +80,153 @@ export async function personLogin(o: { issuer: string; user: string; password: s
 /** Where `cluster login` keeps a person's token (cluster.env reads the operator's). */
 export const tokenFile = (stateDir: string, user: string) => path.join(stateDir, 'tokens', user);
 
-async function main(argv: string[]): Promise<number> {
+/** The people who may sign in (tools/cluster/idp.ts IDP_PEOPLE). */
+export const LOGIN_USERS: readonly PersonId[] = IDP_PEOPLE.map((p) => p.id);
+
+/** Why `cluster login` cannot sign anyone in: one line naming what is wrong (exit 1, no stack trace). */
+export class LoginError extends Error {
+  override name = 'LoginError';
+}
+
+/** No answer from the IdP at all (refused, reset, timed out, DNS): not a refusal of the person. */
+function unreachable(e: unknown): string | undefined {
+  const codes: string[] = [];
+  for (let x: unknown = e, i = 0; x && i < 5; x = (x as { cause?: unknown }).cause, i++) {
+    const c = (x as { code?: unknown; name?: unknown });
+    if (typeof c.code === 'string') codes.push(c.code);
+    if (c.name === 'TimeoutError' || c.name === 'AbortError') codes.push('timed out');
+  }
+  const code = codes.find((c) => /^(E[A-Z_]+|UND_ERR_\w+|timed out)$/.test(c));
+  if (code) return code;
+  return e instanceof TypeError && /fetch failed/.test(e.message) ? 'no answer' : undefined;
+}
+
+export interface ClusterLoginOptions {
+  user: string;
+  /** The state dir of the running `mpf cluster up`. */
+  stateDir: string;
+  /** A file holding the password; without it, the password is read from stdin (a hidden prompt on a terminal). */
+  passwordFile?: string;
+}
+
+/**
+ * Signs a person in at the identity provider of the cluster running from `stateDir` and writes
+ * their access token to <stateDir>/tokens/<user> (0600). Throws LoginError naming what is wrong
+ * (an unknown person, a wrong password, no cluster running there, an IdP that does not answer);
+ * neither the password nor the token is ever in a message.
+ */
+export async function clusterLogin(o: ClusterLoginOptions, readPassword: () => Promise<string> = () => readPasswordFromStdin(o.user)): Promise<{ file: string; expiresAt: number }> {
+  if (!LOGIN_USERS.includes(o.user as PersonId)) throw new LoginError(`--user: ${JSON.stringify(o.user.slice(0, 40))} is not a person of the cluster's identity provider (one of ${LOGIN_USERS.join(', ')})`);
+  const stateDir = path.resolve(o.stateDir);
+  if (runningUpPid(stateDir) === undefined) throw new LoginError(`no cluster is running from ${stateDir} (start one with: mpf cluster up --state-dir ${stateDir}; or name its state dir with --state-dir)`);
+  const info = readInfo(stateDir);
+  if (!info?.idp) {
+    throw new LoginError(info?.auth === false || info?.status === 'ready'
+      ? `the cluster running from ${stateDir} has no identity provider (started with MPF_CLUSTER_AUTH=0: the Temporal API authorises no call); there is no one to sign in as`
+      : `the cluster running from ${stateDir} is still starting (no identity provider yet): wait for "cluster ready", then sign in`);
+  }
+  const password = o.passwordFile !== undefined ? readPasswordFile(o.passwordFile) : await readPassword();
+  if (password === '') throw new LoginError(`no password given for ${o.user} (${o.passwordFile !== undefined ? `${o.passwordFile} is empty` : 'type it at the prompt, pipe it on stdin, or use --password-file'})`);
+  let t: PersonToken;
+  try {
+    t = await personLogin({ issuer: info.idp.issuer, user: o.user, password });
+  } catch (e) {
+    if (e instanceof LoginRefused) throw new LoginError(e.message);
+    const why = unreachable(e);
+    if (why) throw new LoginError(`the identity provider at ${info.idp.issuer} does not answer (${why}): is it running? (mpf cluster restart idp --state-dir ${stateDir})`);
+    // openid-client's errors name the protocol step (its messages hold no token or password).
+    throw new LoginError(`the sign-in at ${info.idp.issuer} failed: ${((e as Error).message ?? String(e)).split('\n')[0]!.slice(0, 200)}`);
+  }
+  const file = tokenFile(stateDir, o.user);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.rmSync(file, { force: true });
+  fs.writeFileSync(file, `${t.accessToken}\n`, { mode: 0o600 });
+  return { file, expiresAt: t.expiresAt };
+}
+
+function readPasswordFile(file: string): string {
+  try {
+    return (fs.readFileSync(file, 'utf8').split(/\r?\n/)[0] ?? '').trim();
+  } catch (e) {
+    throw new LoginError(`--password-file: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+/** The password from stdin: a hidden prompt on a terminal (nothing echoed), else its first line. */
+async function readPasswordFromStdin(user: string): Promise<string> {
+  const input = process.stdin;
+  if (input.isTTY && input.setRawMode) {
+    process.stderr.write(`password of ${user}: `);
+    input.setRawMode(true);
+    input.setEncoding('utf8');
+    input.resume();
+    return new Promise((resolve, reject) => {
+      let value = '';
+      const finish = (err?: Error) => {
+        input.off('data', onData);
+        input.setRawMode(false);
+        input.pause();
+        process.stderr.write('\n');
+        if (err) reject(err);
+        else resolve(value);
+      };
+      const onData = (chunk: string) => {
+        for (const ch of chunk) {
+          if (ch === '\r' || ch === '\n' || ch === '\u0004') return finish();
+          if (ch === '\u0003') return finish(new LoginError('cancelled'));
+          if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+          else if (ch >= ' ') value += ch;
+        }
+      };
+      input.on('data', onData);
+    });
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of input) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    chunks.push(buf);
+    size += buf.length;
+    if (buf.includes(0x0a) || size >= 4096) break;
+  }
+  return (Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '').trim();
+}
+
+/**
+ * `mpf cluster login` and this script: signs `user` in, prints where the token is and how the
+ * shell uses it (never the token), and answers the exit code: 0 signed in, 1 refused or not
+ * possible (one line on stderr naming why).
+ */
+export async function runClusterLogin(o: ClusterLoginOptions, io: { out: (line: string) => void; err: (line: string) => void } = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) }): Promise<number> {
+  let done: { file: string; expiresAt: number };
+  try {
+    done = await clusterLogin(o);
+  } catch (e) {
+    io.err(`mpf cluster login: ${e instanceof LoginError ? e.message : `${(e as Error).name}: ${((e as Error).message ?? '').split('\n')[0]}`}`);
+    return 1;
+  }
+  const envFile = files(path.resolve(o.stateDir)).env;
+  io.out(`signed in as ${o.user} until ${new Date(done.expiresAt).toISOString()}; the access token is in ${done.file} (0600)`);
+  if (o.user === 'operator') {
+    io.out(`  source cluster.env again (set -a; . ${envFile}; set +a): it reads it into TEMPORAL_API_KEY (temporal, mpf) and MPF_ACCESS_TOKEN (mpf at the gateway's operator routes)`);
+  } else {
+    io.out(`  cluster.env reads the operator's; to act as ${o.user} in this shell: export TEMPORAL_API_KEY="$(cat ${done.file})" MPF_ACCESS_TOKEN="$(cat ${done.file})"`);
+  }
+  return 0;
+}
+
+function usage(): never {
+  process.stderr.write(`usage: login.ts --user <${LOGIN_USERS.join('|')}> [--state-dir DIR] [--password-file FILE] (the password on stdin otherwise)\n`);
+  process.exit(2);
+}
+
+if (require.main === module) {
+  const argv = process.argv;
   const arg = (name: string) => {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const user = arg('--user');
-  const stateDir = path.resolve(arg('--state-dir') ?? path.join(__dirname, '..', '..', '.data', 'cluster'));
-  if (!user) {
-    process.stderr.write('usage: login.ts --user <viewer|operator|administrator> [--state-dir DIR] [--password-file FILE] (the password on stdin otherwise)\n');
-    return 2;
-  }
-  const info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as { idp?: { issuer: string } };
-  if (!info.idp) throw new Error(`no identity provider in ${stateDir}/cluster.json: is mpf cluster up running there?`);
-  const pwFile = arg('--password-file');
-  const password = (pwFile ? fs.readFileSync(pwFile, 'utf8') : fs.readFileSync(0, 'utf8')).trim();
-  const t = await personLogin({ issuer: info.idp.issuer, user, password });
-  const file = tokenFile(stateDir, user);
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  fs.rmSync(file, { force: true });
-  fs.writeFileSync(file, `${t.accessToken}\n`, { mode: 0o600 });
-  process.stdout.write(`signed in as ${user} until ${new Date(t.expiresAt).toISOString()}; token in ${file} (source cluster.env again: it reads it into TEMPORAL_API_KEY)\n`);
-  return 0;
-}
-
-if (require.main === module) {
-  main(process.argv).then((code) => process.exit(code), (e: unknown) => {
-    process.stderr.write(`login: ${(e as Error).message}\n`);
-    process.exit(1);
-  });
+  const user = arg('--user') ?? usage();
+  const passwordFile = arg('--password-file');
+  void runClusterLogin({ user, stateDir: arg('--state-dir') ?? DEFAULT_STATE_DIR, ...(passwordFile !== undefined ? { passwordFile } : {}) }).then((code) => process.exit(code));
 }

@@ -590,9 +590,13 @@ function writeClientEnv(info: ClusterInfo): void {
     ...tls,
     ...(info.auth
       ? [
-        "# Every call is authorised by a person's token: sign in with `npx tsx tools/cluster/login.ts --user operator --state-dir <this dir>`",
-        '# (the password is idp_password_operator among the secrets), then source this file again.',
+        `# Every call is authorised by a person's token: sign in with \`mpf cluster login --user operator --state-dir ${info.stateDir}\``,
+        '# (the password on stdin; it is idp_password_operator among the secrets), then source this file again. The token lasts',
+        "# the IdP's access-token lifetime (15 minutes by default), then sign in again. temporal and mpf send TEMPORAL_API_KEY to Temporal;",
+        "# mpf sends MPF_ACCESS_TOKEN as Authorization: Bearer to the gateway's operator routes (mpf reconcile, mpf provider), so",
+        '# a resolution or a pause is recorded under the person; empty (not signed in), they take the operator key (MPF_API_KEY_FILE).',
         `TEMPORAL_API_KEY="$(cat '${tokenFile(info.stateDir, 'operator')}' 2>/dev/null)"`,
+        `MPF_ACCESS_TOKEN="$(cat '${tokenFile(info.stateDir, 'operator')}' 2>/dev/null)"`,
       ]
       : []),
     `TEMPORAL_NAMESPACE=${NAMESPACE}`,
@@ -600,9 +604,9 @@ function writeClientEnv(info: ClusterInfo): void {
     `TEMPORAL_UI_URL=${info.ui?.url ?? ''}`,
     `PAYLOAD_ENCRYPTION_KEYS_FILE=${s('payload_encryption_keys')}`,
     `GATEWAY_PUBLIC_URL=${info.gateways[0]?.url ?? ''}`,
-    // The operator's own key (role operator): `mpf reconcile resolve --gateway`, and `curl -H "x-api-key: $GATEWAY_API_KEY"`
-    // as the runbook writes it (read from its file when the shell sources this). The backend's and the
-    // read-only keys are beside it, for their callers; the gateways read only the keyring.
+    // The operator's own key (role operator): `mpf reconcile resolve --gateway` when no one signed in (MPF_ACCESS_TOKEN
+    // wins), and `curl -H "x-api-key: $GATEWAY_API_KEY"` as the runbook writes it (read from its file when the shell
+    // sources this). The backend's and the read-only keys are beside it, for their callers; the gateways read only the keyring.
     `MPF_API_KEY_FILE=${s(apiKeyFile('operator'))}`,
     `GATEWAY_API_KEY_FILE=${s(apiKeyFile('operator'))}`,
     `GATEWAY_API_KEY="$(cat '${s(apiKeyFile('operator'))}')"`,

@@ -6,6 +6,11 @@
  *    or `mpf --api-key-file <path>`), and the gateway's roles apply (a read_only key lists and
  *    reads and is refused a start with 403). The light HTTP client (src/http-client) retries
  *    429/503/504 and dropped connections with one Idempotency-Key per logical call.
+ *  - The gateway's operator routes (/v1/admin/*: `mpf reconcile list|resolve`, `mpf provider`)
+ *    take a person's access token instead: MPF_ACCESS_TOKEN (or MPF_ACCESS_TOKEN_FILE; `mpf cluster
+ *    login` writes one), sent as `Authorization: Bearer`, so the action is recorded under the
+ *    person. It wins over MPF_API_KEY there (`--api-key-file`, given on the command line, wins over
+ *    both); the other routes are the merchant backend's and keep taking the API key.
  *  - Otherwise Temporal directly (TEMPORAL_*, PAYLOAD_ENCRYPTION_KEYS), as before.
  *
  * Both answer the same views, so every command prints the same lines either way.
@@ -19,7 +24,9 @@ import type { EventPage, MerchantEventDetail } from '../client/events';
 import type { Redelivery } from '../client/event-redelivery';
 import type { LinkCreateRequest, SwapStartRequest } from '../client/requests';
 import type { LinkView, PinOutcome, SwapView } from '../../workflows/messages';
+import { looksLikeJwt } from '../../auth/person-tokens';
 import { cliSetting } from '../../config/cli-env';
+import { ConfigError, readVariable } from '../../config/env';
 import type * as Connect from './connect';
 import { readOptionFile } from './options';
 
@@ -69,19 +76,115 @@ export function setApiKeyFile(file: string | undefined): void {
   apiKeyFileOption = file;
 }
 
+/** The API key: `--api-key-file`, else MPF_API_KEY (or MPF_API_KEY_FILE). */
+function apiKeySetting(): { key: string; from: string } | undefined {
+  if (apiKeyFileOption) return { key: readOptionFile('--api-key-file', apiKeyFileOption), from: '--api-key-file' };
+  const key = cliSetting('MPF_API_KEY');
+  return key ? { key, from: 'MPF_API_KEY' } : undefined;
+}
+
+function requireApiKey(): string {
+  const k = apiKeySetting();
+  if (!k) {
+    const person = personAccessToken()
+      ? " (a person's access token, MPF_ACCESS_TOKEN, is taken by the gateway's operator routes only: mpf reconcile, mpf provider)"
+      : " (the operator routes, mpf reconcile and mpf provider, take a person's access token in MPF_ACCESS_TOKEN instead)";
+    throw new Error(`MPF_API_KEY: is required with MPF_GATEWAY_URL (or MPF_API_KEY_FILE, or --api-key-file): an API key of the role the command needs${person}`);
+  }
+  return k.key;
+}
+
 /** The gateway and its key when MPF_GATEWAY_URL is set; undefined for Temporal-direct. */
 export function gatewayTarget(): { url: string; apiKey: string } | undefined {
   const url = cliSetting('MPF_GATEWAY_URL');
   if (!url) return undefined;
-  const apiKey = apiKeyFileOption ? readOptionFile('--api-key-file', apiKeyFileOption) : cliSetting('MPF_API_KEY');
-  if (!apiKey) throw new Error('MPF_API_KEY: is required with MPF_GATEWAY_URL (or MPF_API_KEY_FILE, or --api-key-file): an API key of the role the command needs');
-  return { url, apiKey };
+  return { url, apiKey: requireApiKey() };
+}
+
+/**
+ * A person's access token (a JWT of the identity provider) for the gateway's operator routes:
+ * MPF_ACCESS_TOKEN, or the file MPF_ACCESS_TOKEN_FILE names; undefined when neither is set (or
+ * empty, as cluster.env leaves it before anyone signed in).
+ */
+export function personAccessToken(): string | undefined {
+  let token: string | undefined;
+  try {
+    token = readVariable('MPF_ACCESS_TOKEN');
+  } catch (e) {
+    throw new ConfigError(`${(e as Error).message}: sign in first (mpf cluster login, or your identity provider's CLI) or unset it`);
+  }
+  if (!token) return undefined;
+  if (!looksLikeJwt(token)) throw new ConfigError("MPF_ACCESS_TOKEN: is not a person's access token (a JWT from the identity provider); an API key goes in MPF_API_KEY");
+  return token;
+}
+
+/** How the CLI authenticates at the gateway's operator routes, and the setting it came from (for messages; never the value). */
+export interface GatewayCredential {
+  headers: { authorization: string } | { 'x-api-key': string };
+  from: '--api-key-file' | 'MPF_ACCESS_TOKEN' | 'MPF_API_KEY';
+  person: boolean;
+}
+
+/**
+ * The credential for the gateway's operator routes (/v1/admin/*): `--api-key-file` when given,
+ * else a person's access token (MPF_ACCESS_TOKEN, as `Authorization: Bearer`), else MPF_API_KEY.
+ */
+export function operatorCredential(): GatewayCredential | undefined {
+  if (apiKeyFileOption) return { headers: { 'x-api-key': readOptionFile('--api-key-file', apiKeyFileOption) }, from: '--api-key-file', person: false };
+  const token = personAccessToken();
+  if (token) return { headers: { authorization: `Bearer ${token}` }, from: 'MPF_ACCESS_TOKEN', person: true };
+  const key = cliSetting('MPF_API_KEY');
+  return key ? { headers: { 'x-api-key': key }, from: 'MPF_API_KEY', person: false } : undefined;
+}
+
+/** operatorCredential(), or an error naming both settings. */
+export function requireOperatorCredential(what: string): GatewayCredential {
+  const c = operatorCredential();
+  if (!c) {
+    throw new ConfigError(
+      `MPF_ACCESS_TOKEN or MPF_API_KEY: one is required for ${what} through the gateway: a person's access token (mpf cluster login; MPF_ACCESS_TOKEN or MPF_ACCESS_TOKEN_FILE) or an API key of role operator (MPF_API_KEY or MPF_API_KEY_FILE)`,
+    );
+  }
+  return c;
+}
+
+/** The gateway (MPF_GATEWAY_URL) and the credential of its operator routes; undefined for Temporal-direct. */
+export function operatorGatewayTarget(what: string): { url: string; credential: GatewayCredential } | undefined {
+  const url = cliSetting('MPF_GATEWAY_URL');
+  if (!url) return undefined;
+  return { url, credential: requireOperatorCredential(what) };
+}
+
+/** The light client of the gateway at `url`, authenticated by `credential` (its header on every request). */
+export function gatewayClientFor(url: string, credential: GatewayCredential, deadlineMs: number): MpfGateway {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const http = require('../../http-client') as typeof HttpClient;
+  if ('x-api-key' in credential.headers) return http.createMpfClient({ baseUrl: url, apiKey: credential.headers['x-api-key'], deadlineMs });
+  const { authorization } = credential.headers;
+  return http.createMpfClient({
+    baseUrl: url,
+    deadlineMs,
+    fetch: (req) => {
+      req.headers.set('authorization', authorization);
+      return fetch(req);
+    },
+  });
+}
+
+/** What a refusal of the operator's credential means, for a message: which setting was sent, and for an expired or refused person's token, how to get another. */
+export function credentialHint(c: GatewayCredential, status: number): string {
+  if (status !== 401 && status !== 403) return '';
+  return status === 401 && c.person ? ` (sent ${c.from}: sign in again, e.g. mpf cluster login, then source cluster.env again)` : ` (sent ${c.from})`;
 }
 
 /** Runs `fn` against the gateway (MPF_GATEWAY_URL) or Temporal; `waitSeconds` bounds a start's answer. */
 export async function withFace<T>(waitSeconds: number, fn: (face: Face) => Promise<T>): Promise<T> {
-  const target = gatewayTarget();
-  if (target) return fn(gatewayFace(target, waitSeconds));
+  const url = cliSetting('MPF_GATEWAY_URL');
+  if (url) {
+    // No credential at all: said before the command reads anything (a PIN, a file).
+    if (!apiKeySetting() && !personAccessToken()) requireApiKey();
+    return fn(gatewayFace(url, waitSeconds));
+  }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { withClient, answerWithin, noteGatewayPublicUrl } = require('./connect') as typeof Connect;
   return withClient(async (c) => {
@@ -130,45 +233,61 @@ export async function withFace<T>(waitSeconds: number, fn: (face: Face) => Promi
   }, waitSeconds);
 }
 
-function gatewayFace(target: { url: string; apiKey: string }, waitSeconds: number): Face {
+function gatewayFace(url: string, waitSeconds: number): Face {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const http = require('../../http-client') as typeof HttpClient;
-  const gw: MpfGateway = http.createMpfClient({ baseUrl: target.url, apiKey: target.apiKey, deadlineMs: (waitSeconds + 5) * 1000 });
-  const where = `the gateway at ${new URL(target.url).origin}`;
+  const deadlineMs = (waitSeconds + 5) * 1000;
+  // The backend routes take the API key; the operator routes the operator's credential (a person's
+  // access token first). Each is read when a command first needs it.
+  let backend: MpfGateway | undefined;
+  let operator: { gw: MpfGateway; credential: GatewayCredential } | undefined;
+  const gwClient = (): MpfGateway => (backend ??= http.createMpfClient({ baseUrl: url, apiKey: requireApiKey(), deadlineMs }));
+  const admin = () => {
+    if (!operator) {
+      const credential = requireOperatorCredential('the operator routes (mpf reconcile list)');
+      operator = { gw: gatewayClientFor(url, credential, deadlineMs), credential };
+    }
+    return operator;
+  };
+  const where = `the gateway at ${new URL(url).origin}`;
   /** The gateway's refusal in one line naming the role or field; a 409 not_cancellable with its view. */
-  const said = async <V>(p: Promise<V>): Promise<V> =>
+  const said = async <V>(p: Promise<V>, credential?: GatewayCredential): Promise<V> =>
     p.catch((err: unknown) => {
       if (!(err instanceof http.MpfApiError)) throw err;
       const e = err as HttpApiError & { body?: { swap?: { state: string }; link?: { state: string } } };
       if (e.code === 'not_cancellable') throw new NotCancellableFace(e.body?.swap ?? e.body?.link ?? { state: 'not cancellable' });
-      throw new Error(`${where} answered ${e.status} ${e.code}: ${e.message}`);
+      const hint = credential ? credentialHint(credential, e.status) : '';
+      throw new Error(`${where} answered ${e.status} ${e.code}: ${e.message}${hint}`);
     });
   const query = (filter: Record<string, unknown>) => filter as Parameters<MpfGateway['listSwaps']>[0];
   return {
     where,
     startSwap: async (body) => {
-      const s = await said(gw.startSwap(body));
+      const s = await said(gwClient().startSwap(body));
       const { pin_url, pin_token, ...swap } = s;
       return { swap: swap as unknown as SwapView, pin_url, pin_token };
     },
-    getSwap: async (id) => (await said(gw.getSwap(id))) as unknown as SwapView,
+    getSwap: async (id) => (await said(gwClient().getSwap(id))) as unknown as SwapView,
     submitPin: async (id, walletPin, pinToken) => {
       if (!pinToken) throw new Error(`--pin-token-file: is required through ${where}: a PIN is authorised by the swap's pin_token (the start's answer), never by an API key`);
-      return (await said(gw.submitPin(id, pinToken, walletPin))) as unknown as PinOutcome;
+      return (await said(gwClient().submitPin(id, pinToken, walletPin))) as unknown as PinOutcome;
     },
-    cancelSwap: async (id, reason) => (await said(gw.cancelSwap(id, { reason }))) as unknown as SwapView,
-    createLink: async (body) => (await said(gw.createLink(body as Parameters<MpfGateway["createLink"]>[0]))) as unknown as LinkView,
-    getLink: async (id) => (await said(gw.getLink(id))) as unknown as LinkView,
-    cancelLink: async (id, reason) => (await said(gw.cancelLink(id, { reason }))) as unknown as LinkView,
+    cancelSwap: async (id, reason) => (await said(gwClient().cancelSwap(id, { reason }))) as unknown as SwapView,
+    createLink: async (body) => (await said(gwClient().createLink(body as Parameters<MpfGateway["createLink"]>[0]))) as unknown as LinkView,
+    getLink: async (id) => (await said(gwClient().getLink(id))) as unknown as LinkView,
+    cancelLink: async (id, reason) => (await said(gwClient().cancelLink(id, { reason }))) as unknown as LinkView,
     listFlows: async (kind, filter) => {
-      if (kind === 'swap') return (await said(gw.listSwaps(query(filter)))) as unknown as FlowPage;
-      if (kind === 'payment_link') return (await said(gw.listLinks(query(filter)))) as unknown as FlowPage;
+      if (kind === 'swap') return (await said(gwClient().listSwaps(query(filter)))) as unknown as FlowPage;
+      if (kind === 'payment_link') return (await said(gwClient().listLinks(query(filter)))) as unknown as FlowPage;
       throw new Error(`${where}: list swaps and payment links one kind at a time (--kind swap or --kind payment_link)`);
     },
-    listCategories: async () => (await said(gw.categories())) as unknown as CategoriesResult,
-    listReconciliations: async (kind, filter) => (await said(gw.listReconciliations({ ...query(filter), ...(kind ? { kind } : {}) }))) as unknown as FlowPage,
-    listEvents: async (filter) => (await said(gw.listEvents(filter as Parameters<MpfGateway['listEvents']>[0]))) as unknown as EventPage,
-    getEvent: async (id) => (await said(gw.getEvent(id))) as unknown as EventDetail,
-    redeliverEvent: async (id) => (await said(gw.redeliverEvent(id))) as unknown as Redelivery,
+    listCategories: async () => (await said(gwClient().categories())) as unknown as CategoriesResult,
+    listReconciliations: async (kind, filter) => {
+      const { gw: a, credential } = admin();
+      return (await said(a.listReconciliations({ ...query(filter), ...(kind ? { kind } : {}) }), credential)) as unknown as FlowPage;
+    },
+    listEvents: async (filter) => (await said(gwClient().listEvents(filter as Parameters<MpfGateway['listEvents']>[0]))) as unknown as EventPage,
+    getEvent: async (id) => (await said(gwClient().getEvent(id))) as unknown as EventDetail,
+    redeliverEvent: async (id) => (await said(gwClient().redeliverEvent(id))) as unknown as Redelivery,
   };
 }

@@ -1,5 +1,5 @@
 /**
- * `mpf cluster up|down`: the production topology (docker-compose.yml's services) natively on
+ * `mpf cluster up|down|restart|login`: the production topology (docker-compose.yml's services) natively on
  * 127.0.0.1. The launcher (tools/cluster: process supervision, PostgreSQL, the Temporal server) is an
  * operator's and developer's tool, not part of the library: it lives outside src/, so the published
  * package (dist/, built from src/) has none of it, and it is loaded here only from a source
@@ -34,16 +34,32 @@ function collectAppEnv(value: string, previous: Record<string, string> = {}): Re
   return { ...previous, [name]: value.slice(i + 1) };
 }
 
+interface ClusterLogin {
+  runClusterLogin(o: { user: string; stateDir: string; passwordFile?: string }): Promise<number>;
+}
+
+/** The people of the cluster's identity provider (tools/cluster/idp.ts IDP_PEOPLE; listed here so --help loads no launcher code). */
+const LOGIN_USERS = ['viewer', 'operator', 'administrator'];
+
+function parseUser(value: string): string {
+  if (!LOGIN_USERS.includes(value)) throw new InvalidArgumentError(`must be one of ${LOGIN_USERS.join(', ')}`);
+  return value;
+}
+
 /** The launcher's sources (a checkout run through tsx); absent from the published package. */
 function main(): ClusterMain {
-  const sources = path.join(PROJECT_ROOT, 'tools', 'cluster', 'main.ts');
+  return launcher<ClusterMain>('main.ts');
+}
+
+function launcher<T>(file: string): T {
+  const sources = path.join(PROJECT_ROOT, 'tools', 'cluster', file);
   if (!fs.existsSync(sources)) {
     throw new InvalidArgumentError(
       'mpf cluster runs from a source checkout of merchant-payment-flows (git clone, npm ci, then `npx mpf cluster up`); the published package holds the library and the CLI only',
     );
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require(sources) as ClusterMain;
+  return require(sources) as T;
 }
 
 export function clusterCommand(): Command {
@@ -76,6 +92,19 @@ export function clusterCommand(): Command {
     .option('--state-dir <dir>', 'the state dir the cluster was started with', DEFAULT_STATE_DIR)
     .action(async (opts: { stateDir: string }) => {
       process.exit(await main().runClusterDown(opts));
+    });
+  cluster
+    .command('login')
+    .description(
+      "sign a person in at the cluster's identity provider and keep their access token in <state dir>/tokens/<user> (0600); " +
+        'cluster.env reads the operator\'s into TEMPORAL_API_KEY (temporal, mpf) and MPF_ACCESS_TOKEN (the gateway\'s operator routes). ' +
+        'The password is read from stdin (a hidden prompt on a terminal) or --password-file, never from an option; the token is never printed',
+    )
+    .requiredOption('--user <name>', `who signs in: ${LOGIN_USERS.join(', ')}`, parseUser)
+    .option('--state-dir <dir>', 'the state dir of the running cluster', DEFAULT_STATE_DIR)
+    .option('--password-file <file>', "a file holding the person's password (its first line); default: stdin")
+    .action(async (opts: { user: string; stateDir: string; passwordFile?: string }) => {
+      process.exit(await launcher<ClusterLogin>('login.ts').runClusterLogin(opts));
     });
   return cluster;
 }

@@ -1,7 +1,8 @@
 /**
  * `mpf provider pause|resume|status`: the deployment's kill switch and circuit breakers
- * (contract/provider-guard.ts). Through the gateway (MPF_GATEWAY_URL and an operator key, the
- * action recorded with the key's id), or Temporal directly for an operator holding the Temporal
+ * (contract/provider-guard.ts). Through the gateway (MPF_GATEWAY_URL, and a person's access token in
+ * MPF_ACCESS_TOKEN or an operator key in MPF_API_KEY: the action recorded under the person or the
+ * key's id), or Temporal directly for an operator holding the Temporal
  * credentials (recorded as `--operator`, through Temporal). A pause stops every money-moving call
  * deployment-wide without stopping the workers, and survives restarts.
  */
@@ -10,7 +11,7 @@ import { Command } from 'commander';
 import type { GuardView } from '../../../contract/provider-guard';
 import type * as HttpClient from '../../../http-client';
 import type * as Connect from '../connect';
-import { gatewayTarget } from '../face';
+import { credentialHint, gatewayClientFor, operatorGatewayTarget } from '../face';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP } from '../options';
 import { printJson, printLines } from '../output';
 
@@ -37,16 +38,16 @@ export function guardLines(view: GuardView): string[] {
 type Action = { kind: 'status' } | { kind: 'pause'; reason: string } | { kind: 'resume' };
 
 async function run(action: Action, opts: ProviderOptions): Promise<void> {
-  const target = gatewayTarget();
+  const target = operatorGatewayTarget(`mpf provider ${action.kind}`);
   let view: GuardView | undefined;
   if (target) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const http = require('../../../http-client') as typeof HttpClient;
-    const gw = http.createMpfClient({ baseUrl: target.url, apiKey: target.apiKey, deadlineMs: (DEFAULT_WAIT_SECONDS + 5) * 1000 });
+    const gw = gatewayClientFor(target.url, target.credential, (DEFAULT_WAIT_SECONDS + 5) * 1000);
     try {
       view = (action.kind === 'status' ? await gw.providerStatus() : action.kind === 'pause' ? await gw.pauseProvider(action.reason) : await gw.resumeProvider()) as GuardView;
     } catch (err) {
-      if (err instanceof http.MpfApiError) throw new Error(`the gateway at ${new URL(target.url).origin} answered ${err.status} ${err.code}: ${err.message}`, { cause: err });
+      if (err instanceof http.MpfApiError) throw new Error(`the gateway at ${new URL(target.url).origin} answered ${err.status} ${err.code}: ${err.message}${credentialHint(target.credential, err.status)}`, { cause: err });
       throw err;
     }
   } else {
@@ -62,7 +63,7 @@ async function run(action: Action, opts: ProviderOptions): Promise<void> {
 export function providerCommand(): Command {
   const provider = new Command('provider').description("the provider guard: pause and resume money-moving calls deployment-wide; the breakers' state");
   const operatorOption = '--operator <name>';
-  const operatorHelp = 'who acts, when going to Temporal directly (through a gateway the API key is recorded)';
+  const operatorHelp = 'who acts, when going to Temporal directly (through a gateway the person signed in, or the API key, is recorded)';
   provider
     .command('status')
     .description('whether money-moving calls are paused, and each breaker (initiate, confirm, create)')

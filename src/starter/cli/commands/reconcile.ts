@@ -3,9 +3,12 @@
  * (the workflows' `resolve` update) with the audit record it leaves in the flow's view.
  *
  * `resolve` goes through the gateway when one is named (`--gateway URL` or MPF_GATEWAY_URL) with
- * the operator's API key (MPF_API_KEY or MPF_API_KEY_FILE; never an option, since a command line
- * is visible to every user of the machine): the audit record then names that key, and a key of
- * another role is told it needs `operator`. Without a gateway it sends the update straight to
+ * the operator's credential (never an option, since a command line is visible to every user of
+ * the machine): a person's access token (MPF_ACCESS_TOKEN or MPF_ACCESS_TOKEN_FILE, from `mpf
+ * cluster login` or the organisation's IdP; sent as `Authorization: Bearer`), else the operator's
+ * API key (MPF_API_KEY or MPF_API_KEY_FILE). The audit record then names that person (`person
+ * <name> (sub <subject>)`) or that key, and a credential without the operator's role is told so.
+ * Without a gateway it sends the update straight to
  * Temporal, as anyone holding the Temporal credentials (in `mpf cluster up`, the operator's client
  * certificate) can: the record then names `--operator` and says it came through Temporal.
  */
@@ -16,6 +19,7 @@ import { NotResolvableError } from '../../client/errors';
 import type { LinkView, SwapView } from '../../../workflows/messages';
 import type * as Connect from '../connect';
 import type * as Face from '../face';
+import { requireOperatorCredential, type GatewayCredential } from '../face';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP, parsePositive } from '../options';
 import { printJson, printLines, rows } from '../output';
 import { pageLines } from './lists';
@@ -70,15 +74,15 @@ export function reconcileCommand(): Command {
     .argument('<flow_id>', 'swap-<txn_ref> or paylink-<txn_merchant_ref>')
     .requiredOption('--outcome <outcome>', 'confirmed | failed (swap), paid | failed (payment link): what the provider shows')
     .requiredOption('--provider-reference <ref>', "the provider's reference you checked (payment_ref, statement line)")
-    .option('--operator <name>', 'who decides, in words (required without a gateway; through one the audit record names the API key)')
+    .option('--operator <name>', "who decides, in words (required without a gateway; through one the audit record names the person's access token or the API key)")
     .requiredOption('--note <text>', 'what was checked and done (no tokens or secrets)')
-    .option('--gateway <url>', "resolve through this gateway with the operator's API key in MPF_API_KEY (default: MPF_GATEWAY_URL)")
+    .option('--gateway <url>', "resolve through this gateway as the person signed in (MPF_ACCESS_TOKEN) or with the operator's API key (MPF_API_KEY) (default: MPF_GATEWAY_URL)")
     .option('--json', JSON_HELP)
     .action(async (flowId: string, opts: ResolveOptions) => {
       const gateway = opts.gateway ?? cliSetting('MPF_GATEWAY_URL');
       const body = { outcome: opts.outcome, provider_reference: opts.providerReference, note: opts.note, ...(opts.operator ? { operator: opts.operator } : {}) };
       if (gateway) return printResolved(flowId, await resolveThroughGateway(gateway, flowId, body), opts.json);
-      if (!opts.operator) throw new Error('--operator: is required without a gateway (who decides); or resolve through the gateway with --gateway and an operator key in MPF_API_KEY');
+      if (!opts.operator) throw new Error("--operator: is required without a gateway (who decides); or resolve through the gateway with --gateway, as a person (MPF_ACCESS_TOKEN) or with an operator key in MPF_API_KEY");
       const operator = opts.operator;
       const { withClient, answerWithin } = connect();
       await withClient(async (c) => {
@@ -115,14 +119,17 @@ function printResolved(flowId: string, view: SwapView | LinkView, json: boolean 
   ]);
 }
 
-/** MPF_API_KEY, or the file MPF_API_KEY_FILE names. */
-function operatorKey(): string {
-  const key = cliSetting('MPF_API_KEY');
-  if (key) return key;
-  throw new Error('MPF_API_KEY: is required to resolve through the gateway (an API key of role operator: mpf keys new --role operator)');
+/** The operator's credential for the gateway: a person's access token first, else the operator's API key. */
+function operatorCredential(): GatewayCredential {
+  try {
+    return requireOperatorCredential('mpf reconcile resolve');
+  } catch (e) {
+    // Worded as before for the API key, naming the person's token beside it.
+    throw new Error(`MPF_API_KEY: is required to resolve through the gateway (an API key of role operator: mpf keys new --role operator), or a person's access token in MPF_ACCESS_TOKEN (mpf cluster login)`, { cause: e });
+  }
 }
 
-/** POST /v1/admin/flows/{flow_id}/resolve with the operator's key; a clear error for 401/403/409/400. */
+/** POST /v1/admin/flows/{flow_id}/resolve with the operator's credential; a clear error for 401/403/409/400. */
 async function resolveThroughGateway(gateway: string, flowId: string, body: Record<string, string>): Promise<SwapView | LinkView> {
   let base: URL;
   try {
@@ -130,13 +137,13 @@ async function resolveThroughGateway(gateway: string, flowId: string, body: Reco
   } catch {
     throw new Error("--gateway: must be the gateway's base URL, e.g. http://127.0.0.1:8080");
   }
-  const key = operatorKey();
+  const credential = operatorCredential();
   const url = new URL(`v1/admin/flows/${encodeURIComponent(flowId)}/resolve`, base.href.endsWith('/') ? base.href : `${base.href}/`);
   let res: Response;
   try {
     res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key, 'idempotency-key': randomUUID() },
+      headers: { 'content-type': 'application/json', ...credential.headers, 'idempotency-key': randomUUID() },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(DEFAULT_WAIT_SECONDS * 1000 + 5_000),
     });
@@ -146,8 +153,11 @@ async function resolveThroughGateway(gateway: string, flowId: string, body: Reco
   const answer = (await res.json().catch(() => ({}))) as { error?: string; message?: string; field?: string };
   if (res.ok) return answer as unknown as SwapView | LinkView;
   const said = answer.message ?? answer.error ?? `HTTP ${res.status}`;
-  if (res.status === 403 && answer.error === 'forbidden') throw new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs an API key of role operator in MPF_API_KEY (${said})`);
-  if (res.status === 401) throw new Error(`the gateway refused MPF_API_KEY (${answer.error ?? 'unauthorized'}): ${said}`);
+  if (res.status === 403 && answer.error === 'forbidden') {
+    if (credential.person) throw new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs the operator's role; the person in MPF_ACCESS_TOKEN lacks it (${said})`);
+    throw new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs an API key of role operator in ${credential.from} (${said})`);
+  }
+  if (res.status === 401) throw new Error(`the gateway refused ${credential.from} (${answer.error ?? 'unauthorized'}): ${said}${credential.person ? ' (mpf cluster login, then source cluster.env again)' : ''}`);
   if (res.status === 409 && answer.error === 'not_resolvable') throw new NotResolvable(said);
   if (res.status === 400) throw new Error(`invalid --${(answer.field ?? 'input').replace(/_/g, '-')} (${said})`);
   throw new Error(`the gateway answered ${res.status} ${answer.error ?? ''}: ${said}`);

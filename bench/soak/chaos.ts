@@ -7,7 +7,10 @@
  *   pending activity's lastWorkerIdentity, pid@host) and kills that worker;
  * - one gateway SIGKILLed and restarted on the same port, once;
  * - the Temporal server SIGKILLed and restarted on the same PostgreSQL, once (worker kills pause
- *   meanwhile).
+ *   meanwhile);
+ * - the identity provider SIGKILLed, once, for 5-10 s, when the cluster authorises calls: workers
+ *   and gateways keep calling with the tokens they hold (their renewals fail and are tried again),
+ *   and a worker restarted meanwhile cannot start until it is back (its restart is retried).
  */
 import { Connection } from '@temporalio/client';
 import type { SimulatorControl } from '../../src/simulator/control-client';
@@ -32,6 +35,7 @@ export interface ChaosStats {
   workerRestartFailures: number;
   gatewayKills: Array<{ gateway: string; downMs: number }>;
   temporalKills: Array<{ downMs: number }>;
+  idpKills: Array<{ downMs: number }>;
   log: string[];
 }
 
@@ -47,6 +51,8 @@ export interface ChaosOptions {
   /** Fractions of the flows done at which the gateway and the Temporal server are killed. */
   gatewayKillAt: number;
   temporalKillAt: number;
+  /** … and the identity provider (with authorisation on). */
+  idpKillAt: number;
   finished: () => number;
   /** True once the flows are done (or the soak stops): the chaos ends. */
   done: () => boolean;
@@ -56,7 +62,7 @@ export interface ChaosOptions {
 const PROVIDER_POSTS = new Set(['swap.init', 'swap.confirm', 'link.create']);
 
 export class Chaos {
-  readonly stats: ChaosStats = { workerKills: 0, inFlight: [], workerRestarts: 0, workerRestartFailures: 0, gatewayKills: [], temporalKills: [], log: [] };
+  readonly stats: ChaosStats = { workerKills: 0, inFlight: [], workerRestarts: 0, workerRestartFailures: 0, gatewayKills: [], temporalKills: [], idpKills: [], log: [] };
   private temporalDown = false;
   private conn: Connection | undefined;
   private readonly t0 = Date.now();
@@ -187,7 +193,8 @@ export class Chaos {
     const total = flows.length;
     let gatewayDone = topology.gateways.length === 0;
     let temporalDone = false;
-    while (!this.o.done() && !(gatewayDone && temporalDone)) {
+    let idpDone = !topology.cluster.auth;
+    while (!this.o.done() && !(gatewayDone && temporalDone && idpDone)) {
       const finished = this.o.finished();
       if (!gatewayDone && finished >= Math.ceil(total * this.o.gatewayKillAt)) {
         gatewayDone = true;
@@ -203,6 +210,21 @@ export class Chaos {
         } catch (e) {
           this.stats.gatewayKills.push({ gateway: g.name, downMs: -1 });
           this.note(`restarting ${g.name} failed: ${(e as Error).message.split('\n')[0]}`);
+        }
+      }
+      if (!idpDone && finished >= Math.ceil(total * this.o.idpKillAt)) {
+        idpDone = true;
+        const t0 = Date.now();
+        try {
+          await topology.killIdp();
+          this.note('SIGKILL the identity provider');
+          await sleep(rng.int(5_000, 10_000));
+          await topology.restartIdp();
+          this.stats.idpKills.push({ downMs: Date.now() - t0 });
+          this.note(`restarted the identity provider (down ${Date.now() - t0} ms)`);
+        } catch (e) {
+          this.stats.idpKills.push({ downMs: -1 });
+          this.note(`restarting the identity provider failed: ${(e as Error).message.split('\n')[0]}`);
         }
       }
       if (!temporalDone && finished >= Math.ceil(total * this.o.temporalKillAt)) {

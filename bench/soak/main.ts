@@ -2,8 +2,8 @@
  * `npm run soak -- --swaps N --links N [--concurrency C] [--seed S] [--max-minutes M] [--incident] [--release]`:
  * a chaos soak on the production topology (tools/cluster, loopback only). Flows through every
  * gateway at a set concurrency, each a script; seeded provider faults; workers SIGKILLed and
- * restarted every few seconds (some while a provider POST is in flight), one gateway and the
- * Temporal server killed and restarted once; then every flow is checked against the simulator's
+ * restarted every few seconds (some while a provider POST is in flight), one gateway, the
+ * Temporal server and the identity provider killed and restarted once; then every flow is checked against the simulator's
  * ledger. Bounded in count and time; stops by itself; stops every process it started, also on
  * failure and Ctrl-C. `--swaps 0 --links 0` skips this default phase (the phases below still run).
  *
@@ -35,8 +35,9 @@
  * (LINK_LIFETIME_SECONDS of the gateways, default 40), --settle-wait S (SWAP_SETTLE_WAIT_SECONDS of
  * the gateways, default 60; every phase's swaps in doubt wait this long), --kill-every MIN-MAX
  * seconds between worker kills (default 3-7), --in-flight-kills N (kills to time during a provider
- * POST, default 8), --workers / --gateways (default 2 / 2), --keep-state (keep the state dir and
- * its logs).
+ * POST, default 8), --workers / --gateways (default 2 / 2), --token-ttl S (the lifetime of the
+ * workers' and gateways' tokens, default 60: they renew during the soak, also across the identity
+ * provider's outage), --keep-state (keep the state dir and its logs).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -66,6 +67,7 @@ interface Options {
   inFlightKills: number;
   workers: number;
   gateways: number;
+  tokenTtl: number;
   keepState: boolean;
   incident?: Omit<IncidentOptions, 'settleWait' | 'seed'>;
   release?: { perWait: number; window: number };
@@ -83,6 +85,7 @@ const OPTIONS = {
   'kill-every': { type: 'string', default: '3-7' },
   'in-flight-kills': { type: 'string', default: '8' },
   workers: { type: 'string', default: '2' },
+  'token-ttl': { type: 'string', default: '60' },
   gateways: { type: 'string', default: '2' },
   'keep-state': { type: 'boolean', default: false },
   incident: { type: 'boolean', default: false },
@@ -130,6 +133,7 @@ function parseOptions(argv: string[]): Options {
     inFlightKills: int('in-flight-kills', v['in-flight-kills'], 0, 1_000),
     workers: int('workers', v.workers, 1, 8),
     gateways: int('gateways', v.gateways, 1, 8),
+    tokenTtl: int('token-ttl', v['token-ttl'], 20, 86_400),
     keepState: v['keep-state'] ?? false,
     ...(v.incident
       ? {
@@ -180,6 +184,7 @@ async function runFlowsUnderChaos(
     inFlightTarget: o.inFlightKills,
     gatewayKillAt: 0.2,
     temporalKillAt: 0.45,
+    idpKillAt: 0.3,
     finished: () => flows.filter((f) => f.done).length,
     done: () => flowsDone || stopping() || Date.now() > deadline,
     say: out,
@@ -214,7 +219,7 @@ interface Ran {
   watch: GuardWatch;
 }
 
-const NO_CHAOS: ChaosStats = { workerKills: 0, inFlight: [], workerRestarts: 0, workerRestartFailures: 0, gatewayKills: [], temporalKills: [], log: [] };
+const NO_CHAOS: ChaosStats = { workerKills: 0, inFlight: [], workerRestarts: 0, workerRestartFailures: 0, gatewayKills: [], temporalKills: [], idpKills: [], log: [] };
 
 /** The default soak (when it has flows), then the phases asked for, on one topology. */
 async function runPhases(o: Options, topology: SoakTopology, sim: ReturnType<typeof createControlClient>, t0: number, stopping: () => boolean): Promise<Ran> {
@@ -250,7 +255,14 @@ function guardLine(watch: GuardWatch): string {
 }
 
 /** Checks every flow, prints the report; returns the last line and whether the soak failed. */
-async function check(o: Options, ran: Ran, run: { command: string; t0: number; simulatorSeed?: number; sim: ReturnType<typeof createControlClient>; graceMs: number }): Promise<{ line: string; failed: boolean }> {
+/** The machine clients' tokens over the whole soak: every call to Temporal was authorised by one. */
+function tokenLine(topology: SoakTopology): string {
+  if (!topology.cluster.auth) return '  tokens: the cluster authorised no call (MPF_CLUSTER_AUTH=0)';
+  const t = topology.tokenRenewals();
+  return `  tokens: every call to Temporal authorised; workers and gateways renewed theirs ${t.renewed} time(s)${t.failedAttempts ? `, ${t.failedAttempts} renewal attempt(s) failed and were tried again` : ''}`;
+}
+
+async function check(o: Options, ran: Ran, run: { command: string; t0: number; simulatorSeed?: number; sim: ReturnType<typeof createControlClient>; graceMs: number; topology: SoakTopology }): Promise<{ line: string; failed: boolean }> {
   const verification = await verify(ran.env, run.sim, ran.flows, { graceMs: run.graceMs, say: out });
   if (ran.incident) judgeHeld(ran.incident, verification.verdicts);
   const t = totals(verification);
@@ -266,7 +278,7 @@ async function check(o: Options, ran: Ran, run: { command: string; t0: number; s
     wallMs: Date.now() - run.t0,
     flowsMs: ran.flowsMs,
   });
-  const phases: string[] = [guardLine(ran.watch)];
+  const phases: string[] = [guardLine(ran.watch), tokenLine(run.topology)];
   if (ran.incident) phases.push(...incidentReport(ran.incident, verification.verdicts));
   if (ran.release) phases.push(...releaseReport(ran.release, verification.verdicts));
   // The phases' sections go before the list of flows that failed the check (the report's end).
@@ -324,6 +336,7 @@ async function main(argv: string[]): Promise<number> {
       workers: o.workers,
       gateways: o.gateways,
       gatewayEnv: { SWAP_SETTLE_WAIT_SECONDS: String(o.settleWait), LINK_LIFETIME_SECONDS: String(o.linkLifetime) },
+      tokenTtlSeconds: o.tokenTtl,
       say: (l) => out(`  ${l}`),
       aborted: () => stopRequested,
     });
@@ -337,7 +350,7 @@ async function main(argv: string[]): Promise<number> {
     const simulatorSeed = simConfig?.json?.data?.seed as number | undefined;
 
     const ran = await runPhases(o, topology, sim, t0, () => stopRequested);
-    const checked = await check(o, ran, { command, t0, simulatorSeed, sim, graceMs: stopRequested ? 5_000 : 60_000 });
+    const checked = await check(o, ran, { command, t0, simulatorSeed, sim, graceMs: stopRequested ? 5_000 : 60_000, topology });
     let failed = checked.failed;
     const left = await topology.stop();
     out(left.length ? `stopped, but ${left.length} process(es) remain: ${left.join(', ')}` : `stopped the topology; no process left (wall time ${secs(Date.now() - t0)})`);

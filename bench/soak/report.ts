@@ -71,6 +71,7 @@ export function report(r: ReportInput): string[] {
       ],
       ['gateway (SIGKILL)', String(chaos.gatewayKills.length), '', String(chaos.gatewayKills.filter((g) => g.downMs >= 0).length), chaos.gatewayKills.map((g) => secs(g.downMs)).join(', ')],
       ['Temporal server (SIGKILL)', String(chaos.temporalKills.length), '', String(chaos.temporalKills.filter((g) => g.downMs >= 0).length), chaos.temporalKills.map((g) => secs(g.downMs)).join(', ')],
+      ['identity provider (SIGKILL)', String(chaos.idpKills.length), '', String(chaos.idpKills.filter((g) => g.downMs >= 0).length), chaos.idpKills.map((g) => secs(g.downMs)).join(', ')],
     ]),
   );
 

@@ -36,6 +36,7 @@ import { appContextOf, startWorker, type AppContext, type RunningApp } from '../
 import { Child, processesOfRun } from '../../tools/cluster/processes';
 import { issueCertificate } from '../../tools/cluster/tls';
 import { apiKeyFile, type ApiKeyRole, appCommand, appEnvironment, IMAGE_ENV, NAMESPACE } from '../../tools/cluster/topology';
+import { DEFAULT_IDP_TTL } from '../../tools/cluster/idp';
 import { startCluster, type RunningCluster } from '../../tools/cluster/up';
 import { freePort } from '../../src/temporal/ports';
 import { PROJECT_ROOT } from '../../src/temporal/provision';
@@ -48,6 +49,8 @@ export interface TopologyOptions {
   gateways: number;
   /** Extra environment of the gateways (the soak's short windows). */
   gatewayEnv: Record<string, string>;
+  /** The lifetime of the machine clients' tokens (short: they renew during the soak). */
+  tokenTtlSeconds: number;
   say: (line: string) => void;
   aborted: () => boolean;
 }
@@ -105,7 +108,8 @@ export class SoakTopology {
 
   static async start(o: TopologyOptions): Promise<SoakTopology> {
     // Gateways 0: the soak runs its own (see the header); workers: the cluster's.
-    const cluster = await startCluster({ stateDir: o.stateDir, workers: o.workers, gateways: 0, keepData: false, say: o.say, aborted: o.aborted });
+    const idpTtl = { ...DEFAULT_IDP_TTL, accessTokenSeconds: o.tokenTtlSeconds, clientCredentialsSeconds: o.tokenTtlSeconds };
+    const cluster = await startCluster({ stateDir: o.stateDir, workers: o.workers, gateways: 0, keepData: false, say: o.say, aborted: o.aborted, idpTtl });
     const t = new SoakTopology(cluster, o);
     try {
       t.init();
@@ -251,6 +255,35 @@ export class SoakTopology {
   async restartGateway(g: GatewayProc): Promise<void> {
     const again = await this.spawnGateway(g.name, g.port);
     g.child = again.child;
+  }
+
+  /** SIGKILL to the identity provider: running processes keep their tokens; a process that starts meanwhile gets none. */
+  async killIdp(): Promise<void> {
+    const idp = this.cluster.children.find((c) => c.name === 'idp');
+    if (!idp) throw new Error('the cluster started no identity provider');
+    await idp.child.kill();
+  }
+
+  /** The identity provider again, as the cluster started it (same port, keys and clients). */
+  async restartIdp(): Promise<void> {
+    const child = await this.cluster.restart('idp');
+    this.mine.add(child);
+  }
+
+  /**
+   * The machine clients' token renewals over the soak, from the logs of every worker and gateway
+   * (src/temporal/tokens.ts logs each renewal and each failed attempt, never a token).
+   */
+  tokenRenewals(): { renewed: number; failedAttempts: number } {
+    let renewed = 0;
+    let failedAttempts = 0;
+    for (const file of fs.readdirSync(this.logDir)) {
+      if (!/^(worker|gateway|release)-.*\.log$/.test(file)) continue;
+      const text = fs.readFileSync(path.join(this.logDir, file), 'utf8');
+      renewed += text.match(/temporal token: renewed/g)?.length ?? 0;
+      failedAttempts += text.match(/temporal token: renewal failed/g)?.length ?? 0;
+    }
+    return { renewed, failedAttempts };
   }
 
   async killTemporal(): Promise<void> {

@@ -77,7 +77,9 @@ async function fetchToken(s: TokenSettings, d: Awaited<ReturnType<typeof discove
     res = await d.oidc.clientCredentialsGrant(d.config, params);
   } catch (e) {
     const err = e as Error & { error?: string; error_description?: string };
-    const said = err.error ? `${err.error}${err.error_description ? `: ${err.error_description}` : ''}` : err.message;
+    // No OAuth error in the answer: the IdP did not answer at all (down, unreachable), which no client setting fixes.
+    if (!err.error) throw new ConfigError(`cannot reach the identity provider at ${s.issuer} for a token of client ${s.clientId} (${err.message})`);
+    const said = `${err.error}${err.error_description ? `: ${err.error_description}` : ''}`;
     throw new ConfigError(`the identity provider at ${s.issuer} refused a token to client ${s.clientId} (${said}): check TEMPORAL_OIDC_CLIENT_ID and TEMPORAL_OIDC_CLIENT_SECRET`);
   }
   const lifetime = res.expiresIn() ?? 300;

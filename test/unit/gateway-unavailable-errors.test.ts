@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
-import { TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from '../../src/starter/client/errors';
+import { TemporalCredentialsRefusedError, TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from '../../src/starter/client/errors';
 import { installErrorHandlers } from '../../src/starter/gateway/errors';
 
 /** A gateway's error handler behind one route that throws `err`. */
@@ -39,5 +39,15 @@ describe('the 503 answers name what is unavailable', () => {
     assert.equal(worker.status, 503);
     assert.equal(worker.body.error, 'worker_unavailable');
     assert.match(String(worker.body.message), /no worker answered/);
+  });
+
+  test("the gateway's token refused by Temporal (its IdP down past the token's life) is 503 temporal_unavailable with Retry-After, not a 500, and the answer carries no server detail", async () => {
+    const r = await answerTo(new TemporalCredentialsRefusedError('swap-r-3', 'access token refused (expired): sign in again'));
+    assert.equal(r.status, 503);
+    assert.equal(r.retryAfter, '5');
+    assert.equal(r.body.error, 'temporal_unavailable');
+    assert.equal(r.body.flow_id, 'swap-r-3');
+    assert.match(String(r.body.message), /refused this process's credentials .*try again shortly/);
+    assert.doesNotMatch(JSON.stringify(r.body), /sign in again/);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { isAlreadyStarted, isDeadlineExceeded, isNoPoller, isPersistenceUnavailable, isTemporalUnavailable } from '../../src/starter/client/temporal-errors';
+import { credentialsRefusal, isAlreadyStarted, isDeadlineExceeded, isNoPoller, isPersistenceUnavailable, isTemporalUnavailable } from '../../src/starter/client/temporal-errors';
 
 /** The shape @grpc/grpc-js gives a failed call: an Error with a numeric status code and details. */
 const grpcError = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details });
@@ -58,5 +58,14 @@ describe('reading the Temporal client failures', () => {
     assert.equal(isPersistenceUnavailable(grpcError(14, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7233')), false);
     assert.equal(isPersistenceUnavailable(grpcError(4, 'Deadline exceeded')), false);
     assert.equal(isPersistenceUnavailable(grpcError(9, 'persistence is fine, the workflow is not running')), false);
+  });
+
+  test("a token the frontend refuses (UNAUTHENTICATED) gives the server's reason, directly or as a cause; other refusals give none", () => {
+    const expired = grpcError(16, 'access token refused (expired): sign in again or renew the token');
+    assert.match(credentialsRefusal(expired) ?? '', /access token refused \(expired\)/);
+    assert.match(credentialsRefusal(new Error('Update-With-Start failed', { cause: expired })) ?? '', /expired/);
+    assert.equal(credentialsRefusal(grpcError(7, 'PERMISSION_DENIED: default:write needed')), undefined);
+    assert.equal(credentialsRefusal(grpcError(14, 'Connection dropped')), undefined);
+    assert.equal(credentialsRefusal(new Error('boom')), undefined);
   });
 });

@@ -120,6 +120,25 @@ export class TemporalUnavailableError extends Error {
 }
 
 /**
+ * The Temporal frontend refused this process's token (gRPC UNAUTHENTICATED): it expired before a
+ * renewal succeeded — the identity provider is down, typically — or the server no longer accepts
+ * it. Nothing was started or sent: the frontend refuses before it does anything. Transient for the
+ * caller (the process renews its token as soon as the IdP answers), so it reads as Temporal being
+ * unavailable to this process; `reason` is the server's own (never a token), for the operator's log.
+ * -> 503 temporal_unavailable with Retry-After
+ */
+export class TemporalCredentialsRefusedError extends TemporalUnavailableError {
+  override name = 'TemporalCredentialsRefusedError';
+  constructor(
+    flowId: string | undefined,
+    readonly reason: string,
+  ) {
+    super(flowId);
+    this.message = `the Temporal server refused this process's credentials (its token expired or was not accepted; the identity provider may be down); try again shortly${flowId ? ` (then look up ${flowId})` : ''}`;
+  }
+}
+
+/**
  * The Temporal frontend answers, but Temporal's persistence (its database) does not: no flow can
  * be read, started or sent anything until the database is back. Not a worker problem: workers may
  * be healthy. Nothing was lost; as for TemporalUnavailableError, retry (references make retries

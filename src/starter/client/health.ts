@@ -16,8 +16,8 @@ import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
 import { FLOW_STATE } from '../../workflows/search-attributes';
 import { flowKindOf as kindOf } from '../../workflows/flow-ids';
-import { FlowNotFoundError, TemporalPersistenceUnavailableError, TemporalUnavailableError } from './errors';
-import { isDeadlineExceeded, isPersistenceUnavailable, isTemporalUnavailable } from './temporal-errors';
+import { FlowNotFoundError, TemporalCredentialsRefusedError, TemporalPersistenceUnavailableError, TemporalUnavailableError } from './errors';
+import { credentialsRefusal, isDeadlineExceeded, isPersistenceUnavailable, isTemporalUnavailable } from './temporal-errors';
 import type { FlowStatusSummary } from './views';
 
 export interface TemporalGateOptions {
@@ -107,6 +107,8 @@ export class TemporalGate {
     } catch (err) {
       if (err instanceof TemporalUnavailableError) throw err;
       if (isPersistenceUnavailable(err)) throw new TemporalPersistenceUnavailableError(flowId);
+      const refused = credentialsRefusal(err);
+      if (refused !== undefined) throw new TemporalCredentialsRefusedError(flowId, refused);
       if (isTemporalUnavailable(err)) throw new TemporalUnavailableError(flowId);
       throw err;
     } finally {

@@ -64,6 +64,15 @@ export function isTemporalUnavailable(err: unknown): boolean {
 }
 
 /**
+ * The Temporal frontend refused the caller's token: gRPC UNAUTHENTICATED (16). Returns the
+ * server's reason (the authorizer's message, which names no token), or undefined.
+ */
+export function credentialsRefusal(err: unknown): string | undefined {
+  for (const c of causes(err)) if (c.code === GrpcStatus.UNAUTHENTICATED) return c.text.trim() || 'UNAUTHENTICATED';
+  return undefined;
+}
+
+/**
  * The Temporal frontend answered, but its persistence failed: gRPC UNAVAILABLE (14) whose details
  * name the store ("GetCurrentExecution operation failed. Error: no usable database connection
  * found" is what a Temporal server on PostgreSQL answers once its own retries of a stopped

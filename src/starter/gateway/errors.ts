@@ -14,6 +14,7 @@
  *   LimitUnavailableError              -> 503 limit_unavailable, with Retry-After (nothing started)
  *   ProviderUnavailableError           -> 503 provider_unavailable, with Retry-After (paused or breaker open; nothing started)
  *   TemporalUnavailableError           -> 503 temporal_unavailable, with Retry-After
+ *   TemporalCredentialsRefusedError    -> 503 temporal_unavailable, with Retry-After (logged as an error: the gateway's token was refused)
  *   TemporalPersistenceUnavailableError -> 503 temporal_persistence_unavailable, with Retry-After
  *   router errors (bad %-encoding, a path segment over maxParamLength)
  *                                      -> 400 invalid_request / 414 uri_too_long, never echoing the path
@@ -34,6 +35,7 @@ import {
   PinBudgetExhaustedError,
   PinBudgetUnavailableError,
   PinNotAcceptedError,
+  TemporalCredentialsRefusedError,
   TemporalPersistenceUnavailableError,
   TemporalUnavailableError,
   WorkerUnavailableError,
@@ -145,7 +147,9 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if ((err as unknown) instanceof TemporalUnavailableError) {
       const { flowId } = err as unknown as TemporalUnavailableError;
       const persistence = (err as unknown) instanceof TemporalPersistenceUnavailableError;
-      req.log.warn({ flow_id: flowId }, persistence ? "Temporal's persistence unavailable" : 'Temporal server unavailable');
+      if ((err as unknown) instanceof TemporalCredentialsRefusedError) {
+        req.log.error({ flow_id: flowId, temporal_said: (err as unknown as TemporalCredentialsRefusedError).reason }, "Temporal refused this gateway's token (UNAUTHENTICATED): is the identity provider reachable (TEMPORAL_OIDC_ISSUER)?");
+      } else req.log.warn({ flow_id: flowId }, persistence ? "Temporal's persistence unavailable" : 'Temporal server unavailable');
       reply.header('retry-after', '5');
       return sendError(reply, 503, persistence ? 'temporal_persistence_unavailable' : 'temporal_unavailable', err.message, flowId ? { flow_id: flowId } : {});
     }

@@ -5,6 +5,11 @@
  * Temporal Web, the simulator, 2 workers and 2 gateways, every connection to Temporal mutual TLS
  * with the certificates of the cluster's private CA. Then both flows through each gateway, a
  * worker killed mid-flow, visibility in PostgreSQL, and `mpf cluster down` leaving nothing behind.
+ * The cluster runs as users run it now: every call to its Temporal API is authorised by the
+ * identity provider's tokens (the default), so where this file acts as the operator — the SDK, the
+ * `temporal` CLI, `mpf` from cluster.env, Temporal Web's API — the operator signs in as a person
+ * (test/helpers/cluster-auth.ts) and sends the token beside the operator's certificate; a
+ * certificate alone is refused. No token is printed.
  * If the topology cannot be provisioned or started, every test here fails (never skips).
  */
 import { after, before, describe, test } from 'node:test';
@@ -15,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
+import { Agent, request } from 'undici';
 import { payloadToJson } from '../../src/codec/codec-server';
 import { isRunning, processesOfRun } from '../../tools/cluster/processes';
 import type { ClusterInfo } from '../../tools/cluster/state';
@@ -26,6 +32,7 @@ import { provisionTemporalCli } from '../../src/temporal/provision';
 import { linkToPaid, swapToConfirmed, type FieldTarget } from '../helpers/field';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, http } from '../helpers/gateway';
+import { asOperator, clusterShellEnv, CLUSTER_READY, connectAsOperator, JWT_PATTERN, operatorCliEnv, personToken, readClusterInfo, signInOperatorShell } from '../helpers/cluster-auth';
 import { cleanUpCluster, runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
 import { scrape, sumOf } from '../helpers/prometheus';
 import { eventually } from '../helpers/stack';
@@ -63,28 +70,46 @@ async function submitPin(gatewayUrl: string, swap: { swap_id: string; pin_token:
   return answer;
 }
 
-/** cluster.env as `set -a; . cluster.env` loads it: the operator's settings (addresses, NAME_FILE and certificate paths). */
-function clusterEnv(): Record<string, string> {
-  const lines = fs.readFileSync(info.envFile, 'utf8').split('\n').filter((l) => /^[A-Z_]+=/.test(l));
-  return Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
-}
-const tlsOf = (e: Record<string, string>) => Object.fromEntries(Object.entries(e).filter(([k]) => k.startsWith('TEMPORAL_TLS_')));
-/** The operator's connection options (its certificate of the cluster's CA). */
+/** cluster.env as `set -a; . cluster.env; set +a` loads it in a shell: the operator's settings (addresses, NAME_FILE and certificate paths, the signed-in operator's token). */
+const clusterEnv = (): Record<string, string> => clusterShellEnv(info);
+/** The operator's certificate of the cluster's CA, alone (no token). */
 const operatorTls = () => clientTls(path.join(info.tlsDir, 'operator'));
 
-/** The Temporal CLI against the cluster, as an operator runs it with cluster.env's TLS settings; JSON output parsed. */
-function temporalCli(args: string[]): unknown {
+/** The Temporal CLI against the cluster, as an operator runs it with cluster.env's settings (`cliEnv`: operatorCliEnv); JSON output parsed. */
+function temporalCli(cliEnv: Record<string, string>, args: string[]): unknown {
   const out = execFileSync(provisionTemporalCli(), [...args, '--address', info.temporal!.address, '--namespace', 'default', '-o', 'json'], {
     encoding: 'utf8',
-    env: { PATH: process.env.PATH, HOME: stateDir, ...tlsOf(clusterEnv()) },
+    env: { PATH: process.env.PATH, HOME: stateDir, ...cliEnv },
   });
   return JSON.parse(out || 'null');
 }
 
+/** An https request to Temporal Web's codec endpoint, trusting the cluster's CA (as an operator's browser that trusts it). */
+async function codecCall(url: string, o: { method: 'OPTIONS' | 'POST'; headers: Record<string, string>; body?: unknown }): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+  const dispatcher = new Agent({ connect: { ca: fs.readFileSync(path.join(info.tlsDir, 'operator', 'ca.pem')) } });
+  try {
+    const res = await request(url, {
+      method: o.method, dispatcher,
+      headers: { ...o.headers, ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+    });
+    return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+const UNAUTHENTICATED = 16;
+
+/** The identities (pid@host, the SDK's default) of the workers that completed the workflow's tasks, in order. */
+async function workflowTaskWorkers(client: Client, workflowId: string): Promise<string[]> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).map((e) => e.workflowTaskCompletedEventAttributes?.identity).filter((x): x is string => Boolean(x));
+}
+
 /** pid of the worker whose identity (pid@host, the SDK's default) completed the workflow's latest task. */
 async function lastWorkflowTaskWorker(client: Client, workflowId: string): Promise<number> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const identities = (history.events ?? []).map((e) => e.workflowTaskCompletedEventAttributes?.identity).filter((x): x is string => Boolean(x));
+  const identities = await workflowTaskWorkers(client, workflowId);
   const last = identities.at(-1);
   assert.ok(last, `${workflowId} has no completed workflow task`);
   return Number(last.split('@')[0]);
@@ -95,15 +120,16 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     async () => {
       stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cluster-test-'));
       const t0 = Date.now();
-      up = spawnMpf(['cluster', 'up', '--workers', '2', '--gateways', '2', '--state-dir', stateDir], {});
+      // As users run it: MPF_CLUSTER_AUTH unset (every call authorised by the IdP's tokens).
+      up = spawnMpf(['cluster', 'up', '--workers', '2', '--gateways', '2', '--state-dir', stateDir], { MPF_CLUSTER_AUTH: undefined });
       upExit = new Promise((resolve) => up.child.once('exit', (code) => resolve(code)));
       // Never leave the topology running behind a crashed test process: `up` stops it on SIGTERM.
       process.once('exit', () => {
         if (up.child.exitCode === null) up.child.kill('SIGTERM');
       });
-      await up.waitFor(/cluster ready in [\d.]+ s\n[^]*stops everything\.\n/, UP_TIMEOUT_MS);
+      await up.waitFor(CLUSTER_READY, UP_TIMEOUT_MS);
       startedIn = Date.now() - t0;
-      info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
+      info = readClusterInfo(stateDir);
       apiKey = keyOf('backend');
     },
     { timeout: UP_TIMEOUT_MS + 60_000 },
@@ -111,15 +137,22 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
 
   after(() => cleanUpCluster(up, stateDir));
 
-  test('mpf cluster up prints every address and "cluster ready", each service runs on 127.0.0.1 as compose runs it, and no secret is printed', (t) => {
+  test('mpf cluster up prints every address and "cluster ready", each service runs on 127.0.0.1 as compose runs it, every Temporal call is authorised by default, and no secret or token is printed', (t) => {
     t.diagnostic(`mpf cluster up: ready in ${(startedIn / 1000).toFixed(1)} s (as measured by this test, node start included)`);
     const output = up.output();
     assert.equal(info.status, 'ready');
+    // Without MPF_CLUSTER_AUTH: every call authorised by the IdP's tokens, and no warning of the certificates-only mode.
+    assert.equal(info.auth, true, 'cluster.json says every call is authorised');
+    assert.match(output, /mTLS: client certificates required; every call authorised by the IdP's JWTs/);
+    assert.doesNotMatch(output, /MPF_CLUSTER_AUTH=0/);
+    assert.doesNotMatch(output, JWT_PATTERN, 'no token is printed');
     assert.equal(info.workers.length, 2);
     assert.equal(info.gateways.length, 2);
     const lines: Array<[string, string]> = [
       ['Temporal gRPC', info.temporal!.address],
       ['Temporal Web', info.ui!.url],
+      ['identity provider', info.idp!.issuer],
+      ['codec (Temporal Web)', info.codec!.url],
       ['gateway-1', info.gateways[0]!.url],
       ['gateway-2', info.gateways[1]!.url],
       ['simulator API', info.simulator!.url],
@@ -129,11 +162,12 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
       ['worker-2', `pid ${info.workers[1]!.pid}`],
     ];
     for (const [label, value] of lines) {
-      assert.match(output, new RegExp(`^ {2}${label} +${value.replace(/[.]/g, '\\.')}\\b`, 'm'), `${label} ${value} is printed`);
-      if (label !== 'PostgreSQL' && !label.startsWith('worker')) assert.match(value, /^(http:\/\/)?127\.0\.0\.1:\d+$/, label);
+      const quoted = (x: string) => x.replace(/[.()/]/g, '\\$&');
+      assert.match(output, new RegExp(`^ {2}${quoted(label)} +${quoted(value)}\\b`, 'm'), `${label} ${value} is printed`);
+      if (label !== 'PostgreSQL' && !label.startsWith('worker')) assert.match(value, /^(https?:\/\/)?127\.0\.0\.1:\d+(\/codec)?$/, label);
     }
     // Every process of the topology runs.
-    const pids = [info.postgres!.pid, info.temporal!.pid, info.ui!.pid, info.simulator!.pid, ...info.workers.map((w) => w.pid), ...info.gateways.map((g) => g.pid)];
+    const pids = [info.postgres!.pid, info.temporal!.pid, info.ui!.pid, info.idp!.pid, info.codec!.pid, info.simulator!.pid, ...info.workers.map((w) => w.pid), ...info.gateways.map((g) => g.pid)];
     for (const pid of pids) assert.ok(isRunning(pid), `pid ${pid} runs`);
     // Workers and gateways run `node bin/mpf.cjs <role>` as compose's services do.
     const cmdline = (pid: number) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(1);
@@ -189,12 +223,23 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     assert.equal(opResolve.status, 404, JSON.stringify(opResolve.json));
   });
 
-  test("the operator's shell from cluster.env works as the runbook writes it: mpf reads the *_FILE secrets, mpf sim and temporal are found", { timeout: 120_000 }, () => {
+  test("the operator's shell from cluster.env works as the runbook writes it: the operator signs in (login.ts), then mpf reads the *_FILE secrets, mpf sim and temporal are found and carry the operator's token", { timeout: 120_000 }, (t) => {
     const envFile = path.join(stateDir, 'cluster.env');
     const shell = (cmd: string) =>
       spawnSync('bash', ['-c', `set -a; . "$1"; set +a; ${cmd}`, 'sh', envFile], { cwd: path.resolve(__dirname, '..', '..'), env: { PATH: '/usr/bin:/bin', HOME: stateDir }, encoding: 'utf8', timeout: 90_000 });
     const text = fs.readFileSync(envFile, 'utf8');
     assert.match(text, new RegExp(`^MPF_SIMULATOR_URL=${info.simulator!.url.replace(/\./g, '\\.')}$`, 'm'));
+    // cluster.env reads the operator's token from the file login.ts writes; it holds no token itself.
+    assert.ok(text.includes(`TEMPORAL_API_KEY="$(cat '${path.join(stateDir, 'tokens', 'operator')}' 2>/dev/null)"`), 'cluster.env reads the operator\'s token file into TEMPORAL_API_KEY');
+    assert.doesNotMatch(text, JWT_PATTERN, 'cluster.env holds no token');
+    // Before signing in, the certificate alone is refused, `temporal` naming the missing token.
+    const refused = shell('temporal workflow list --limit 1 -o json');
+    assert.notEqual(refused.status, 0, 'temporal with the operator\'s certificate alone was let in');
+    assert.match(refused.stderr, /no access token/);
+    const catsRefused = shell('node bin/mpf.cjs categories');
+    assert.notEqual(catsRefused.status, 0, 'mpf with the operator\'s certificate alone was let in');
+    t.diagnostic(`mpf categories before signing in: ${catsRefused.stderr.trim().split('\n').at(-1)}`);
+    signInOperatorShell(info);
     const cats = shell('node bin/mpf.cjs categories');
     assert.equal(cats.status, 0, `${cats.stdout}\n${cats.stderr}`);
     const wf = shell('temporal workflow list --limit 1 -o json');
@@ -211,7 +256,8 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
   test('mpf cluster up makes a private CA and one certificate per component with openssl: files 0600 in 0700 directories, each signed by the CA, the CA key only in ca/', () => {
     assert.match(up.output(), /certificates +private CA and 8 new certificate\(s\) in /);
     assert.equal(fs.statSync(info.tlsDir).mode & 0o777, 0o700);
-    const components = ['frontend', 'internode', 'worker-1', 'worker-2', 'gateway-1', 'gateway-2', 'temporal-ui', 'operator'];
+    // …and, with calls authorised, a server certificate for Temporal Web's codec endpoint (https), issued once the IdP is up.
+    const components = ['frontend', 'internode', 'worker-1', 'worker-2', 'gateway-1', 'gateway-2', 'temporal-ui', 'operator', 'codec'];
     assert.deepEqual(fs.readdirSync(info.tlsDir).sort(), ['ca', ...components].sort());
     const caCert = path.join(info.tlsDir, 'ca', 'cert.pem');
     for (const c of components) {
@@ -255,12 +301,19 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
       assert.match((await tlsDiagnosis(address, rogueTls)) ?? '', /refused this client's certificate.*TEMPORAL_TLS_CLIENT_CERT_PATH/);
 
       // What a user sees: `mpf swap list` with cluster.env but without its TLS settings, then with another CA's certificate.
-      const base = Object.fromEntries(Object.entries(clusterEnv()).filter(([k]) => !k.startsWith('TEMPORAL_TLS_')));
+      // Without the token either: TEMPORAL_API_KEY alone (even empty, as cluster.env sets it before signing in) makes
+      // the SDK's envconfig turn TLS on, so the client is no longer plain text (below).
+      const base = Object.fromEntries(Object.entries(clusterEnv()).filter(([k]) => !k.startsWith('TEMPORAL_TLS_') && k !== 'TEMPORAL_API_KEY'));
       const plain = await runMpf(['swap', 'list'], { PATH: process.env.PATH, HOME: stateDir, ...base }, { timeoutMs: 120_000 });
       t.diagnostic(`plain text: ${plain.stderr.trim()}`);
       assert.notEqual(plain.code, 0);
       assert.match(plain.stderr, /the frontend requires TLS with a client certificate and this client has no TLS settings: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH/);
       assert.doesNotMatch(plain.stderr, /tonic|hyper::|transport::Error|Failed to connect before the deadline/);
+      // With TEMPORAL_API_KEY but no TLS settings: TLS with the system's CAs, which do not know the cluster's.
+      const tokenOnly = await runMpf(['swap', 'list'], { PATH: process.env.PATH, HOME: stateDir, ...base, TEMPORAL_API_KEY: 'not-a-token' }, { timeoutMs: 120_000 });
+      t.diagnostic(`a token, no TLS settings: ${tokenOnly.stderr.trim().split('\n').at(-1)}`);
+      assert.notEqual(tokenOnly.code, 0);
+      assert.match(tokenOnly.stderr, /this client does not trust the frontend's certificate: set TEMPORAL_TLS_SERVER_CA_CERT_PATH/);
       const foreign = await runMpf(['swap', 'list'], {
         PATH: process.env.PATH, HOME: stateDir, ...clusterEnv(),
         TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(rogue, 'cert.pem'), TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(rogue, 'key.pem'),
@@ -278,9 +331,21 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     } finally {
       fs.rmSync(otherState, { recursive: true, force: true });
     }
-    // The positive control: the operator's certificate connects.
-    const ok = await Connection.connect({ address, connectTimeout: 10_000, tls: operatorTls() });
-    await ok.close();
+    // A certificate of the cluster's CA without a token: the TLS handshake passes, every call is refused (UNAUTHENTICATED, naming the missing token).
+    const certOnly = await Connection.connect({ address, connectTimeout: 10_000, tls: operatorTls() });
+    try {
+      const e = await certOnly.workflowService.describeNamespace({ namespace: 'default' }).then(
+        () => assert.fail("the operator's certificate alone was let in: every call needs a token"),
+        (x: unknown) => x as { code?: number; details?: string; message?: string },
+      );
+      assert.equal(e.code, UNAUTHENTICATED, `a certificate alone: gRPC code ${e.code} (${e.message})`);
+      assert.match(e.details ?? e.message ?? '', /DescribeNamespace refused: no access token/);
+    } finally {
+      await certOnly.close();
+    }
+    // The positive control: the operator's certificate and the operator's token (signed in as a person).
+    const described = await asOperator(info, (c) => c.workflowService.describeNamespace({ namespace: 'default' }));
+    assert.equal(described.namespaceInfo?.name, 'default');
   });
 
   test('a swap is confirmed and a payment link paid through each of the two gateways; the provider saw one initialisation and one confirmation per swap', async () => {
@@ -315,59 +380,73 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     }
   });
 
-  test('Temporal Web (ui-server 2.42.1) serves the namespace and decodes through the codec endpoint of gateway-1', async () => {
+  test("Temporal Web (ui-server 2.42.1) requires sign-in, serves the namespace to a signed-in person's token, and decodes through the codec endpoint that authorises that token", async () => {
     const settings = await http('GET', `${info.ui!.url}/api/v1/settings`);
     assert.equal(settings.status, 200);
     assert.equal(settings.json.Version, '2.42.1');
+    assert.equal(settings.json.Auth.Enabled, true, 'Temporal Web signs people in');
+    // Its codec endpoint is the https process that checks the person's token (not a gateway's capability URL), and it is sent the token.
     const endpoint = settings.json.Codec.Endpoint as string;
-    assert.ok(endpoint.startsWith(`${info.gateways[0]!.url}/codec/web/`), endpoint);
-    const ns = await http('GET', `${info.ui!.url}/api/v1/namespaces/default`);
+    assert.equal(endpoint, info.codec!.url);
+    assert.match(endpoint, /^https:\/\/127\.0\.0\.1:\d+\/codec$/);
+    assert.equal(settings.json.Codec.PassAccessToken, true);
+    // Its API: 401 without a token; with a person's access token (what its page sends once signed in), the server's answer.
+    const anonymous = await http('GET', `${info.ui!.url}/api/v1/namespaces/default`);
+    assert.equal(anonymous.status, 401, anonymous.text);
+    const viewer = await personToken(info, 'viewer');
+    const ns = await http('GET', `${info.ui!.url}/api/v1/namespaces/default`, { headers: { authorization: `Bearer ${viewer}` } });
     assert.equal(ns.status, 200, ns.text);
-    // The codec server answers Temporal Web's origin (CORS preflight) on the capability path.
-    const preflight = await http('OPTIONS', `${endpoint}/decode`, {
-      headers: { origin: info.ui!.url, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+    // The header is passed on to the frontend, whose authorizer decides: a token it refuses is refused here too.
+    const forged = await http('GET', `${info.ui!.url}/api/v1/namespaces/default`, { headers: { authorization: 'Bearer not-a-token' } });
+    assert.equal(forged.status, 401, forged.text);
+    assert.match(forged.text, /DescribeNamespace refused: access token refused/);
+    // The codec endpoint answers Temporal Web's origin (CORS preflight), the Authorization header included.
+    const preflight = await codecCall(`${endpoint}/decode`, {
+      method: 'OPTIONS',
+      headers: { origin: info.ui!.url, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-namespace' },
     });
     assert.ok(preflight.status < 300, `preflight ${preflight.status}`);
     assert.equal(preflight.headers['access-control-allow-origin'], info.ui!.url);
-    // …and decodes what the workers encrypted: a swap's input, as Temporal Web would ask for it.
+    // …and decodes what the workers encrypted, for a person who may read the namespace: a swap's input, as Temporal Web would ask for it.
     const swapId = swapIds[0];
     assert.ok(swapId, 'the flows test confirmed a swap');
-    const connection = await Connection.connect({ address: info.temporal!.address, tls: operatorTls() });
-    try {
-      const history = await new Client({ connection, namespace: 'default' }).workflow.getHandle(swapId).fetchHistory();
-      const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-      assert.ok(input, 'the swap has an input payload');
-      const encoding = Buffer.from(input.metadata?.encoding ?? new Uint8Array()).toString();
-      assert.notEqual(encoding, 'json/plain', 'history holds the input encrypted');
-      const decoded = await http('POST', `${endpoint}/decode`, {
-        body: { payloads: [payloadToJson(input as Payload)] },
-        headers: { origin: info.ui!.url, 'x-namespace': 'default' },
-      });
-      assert.equal(decoded.status, 200, decoded.text);
-      const plain = decoded.json.payloads[0];
-      assert.equal(Buffer.from(plain.metadata.encoding, 'base64').toString(), 'json/plain');
-      assert.match(Buffer.from(plain.data, 'base64').toString(), new RegExp(swapId.replace(/^swap-/, '')));
-    } finally {
-      await connection.close();
-    }
+    const history = await asOperator(info, (connection) => new Client({ connection, namespace: 'default' }).workflow.getHandle(swapId).fetchHistory());
+    const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    assert.ok(input, 'the swap has an input payload');
+    const encoding = Buffer.from(input.metadata?.encoding ?? new Uint8Array()).toString();
+    assert.notEqual(encoding, 'json/plain', 'history holds the input encrypted');
+    const body = { payloads: [payloadToJson(input as Payload)] };
+    const noToken = await codecCall(`${endpoint}/decode`, { method: 'POST', headers: { origin: info.ui!.url, 'x-namespace': 'default' }, body });
+    assert.equal(noToken.status, 401, 'the codec endpoint decodes nothing without a token');
+    const decoded = await codecCall(`${endpoint}/decode`, { method: 'POST', headers: { origin: info.ui!.url, 'x-namespace': 'default', authorization: `Bearer ${viewer}` }, body });
+    assert.equal(decoded.status, 200, decoded.text);
+    const plain = (JSON.parse(decoded.text) as { payloads: Array<{ metadata: { encoding: string }; data: string }> }).payloads[0]!;
+    assert.equal(Buffer.from(plain.metadata.encoding, 'base64').toString(), 'json/plain');
+    assert.match(Buffer.from(plain.data, 'base64').toString(), new RegExp(swapId.replace(/^swap-/, '')));
   });
 
-  test("the operator's mpf and temporal commands work with cluster.env loaded (its certificate), and Temporal Web lists the flows over its own", async () => {
+  test("the operator's mpf and temporal commands work with cluster.env loaded once the operator signed in (its certificate and token), and Temporal Web lists the flows for the same token", async () => {
     const swapId = swapIds[0];
     assert.ok(swapId, 'the flows test confirmed a swap');
-    const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: stateDir, ...clusterEnv() };
+    // As the runbook writes it: sign in (the token lasts 15 minutes), then source cluster.env.
+    signInOperatorShell(info);
+    const env: Record<string, string | undefined> = clusterEnv();
     assert.equal(env.TEMPORAL_TLS_CLIENT_CERT_PATH, path.join(info.tlsDir, 'operator', 'cert.pem'));
+    assert.ok(/^eyJ/.test(env.TEMPORAL_API_KEY ?? ''), "cluster.env put the operator's token in TEMPORAL_API_KEY");
     const list = await runMpf(['swap', 'list', '--json'], env, { timeoutMs: 120_000 });
     assert.equal(list.code, 0, list.stderr);
     assert.ok(list.stdout.includes(swapId), `mpf swap list shows ${swapId}:\n${list.stdout}`);
     const status = await runMpf(['swap', 'status', swapId, '--json'], env, { timeoutMs: 120_000 });
     assert.equal(status.code, 0, status.stderr);
     assert.equal(JSON.parse(status.stdout).state, 'confirmed');
-    // `temporal workflow list` with only cluster.env's settings: the address and the TLS ones.
+    // `temporal workflow list` with only cluster.env's settings: the address, the TLS ones and the token.
     const out = execFileSync(provisionTemporalCli(), ['workflow', 'list', '-o', 'json', '--query', `WorkflowId = '${swapId}'`], { encoding: 'utf8', env });
     assert.deepEqual((JSON.parse(out) as Array<{ execution: { workflowId: string } }>).map((r) => r.execution.workflowId), [swapId]);
-    // Temporal Web's server reaches the frontend with its own certificate.
-    const web = await http('GET', `${info.ui!.url}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`WorkflowId = '${swapId}'`)}`);
+    // Temporal Web's server reaches the frontend with its own certificate, and the person's token (sent as its page sends it) decides what it may list.
+    const query = `${info.ui!.url}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`WorkflowId = '${swapId}'`)}`;
+    const anonymous = await http('GET', query);
+    assert.equal(anonymous.status, 401, 'Temporal Web lists nothing before signing in');
+    const web = await http('GET', query, { headers: { authorization: `Bearer ${env.TEMPORAL_API_KEY}` } });
     assert.equal(web.status, 200, web.text);
     assert.deepEqual((web.json.executions as Array<{ execution: { workflowId: string } }>).map((e) => e.execution.workflowId), [swapId]);
   });
@@ -375,9 +454,10 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
   test('the flows are in PostgreSQL visibility, found by the MpfState search attribute', async () => {
     const swapRef = uniqueRef('cl-vis');
     await swapToConfirmed(target(info.gateways[1]!.url), swapRef);
+    const cliEnv = await operatorCliEnv(info);
     const listed = await eventually(
       async () => {
-        const rows = temporalCli(['workflow', 'list', '--query', `MpfState = 'confirmed' AND MpfFlowKind = 'swap' AND MpfTxnRef = '${swapRef}'`]) as Array<{ execution: { workflowId: string } }> | null;
+        const rows = temporalCli(cliEnv, ['workflow', 'list', '--query', `MpfState = 'confirmed' AND MpfFlowKind = 'swap' AND MpfTxnRef = '${swapRef}'`]) as Array<{ execution: { workflowId: string } }> | null;
         return rows?.length ? rows : undefined;
       },
       30_000,
@@ -395,7 +475,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
   });
 
   test('a worker killed (SIGKILL) while a swap awaits its PIN and a link awaits payment: the flows finish on a live worker, and up starts the killed one again', async () => {
-    const connection = await Connection.connect({ address: info.temporal!.address, tls: operatorTls() });
+    const connection = await connectAsOperator(info);
     try {
       const client = new Client({ connection, namespace: 'default' });
       const [gw1, gw2] = [info.gateways[0]!.url, info.gateways[1]!.url];
@@ -419,7 +499,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
       const outcome = await submitPin(gw2, started.json);
       assert.equal(outcome.status, 200, outcome.text);
       assert.deepEqual(outcome.json, { outcome: 'confirmed', state: 'confirmed' });
-      assert.notEqual(await lastWorkflowTaskWorker(client, started.json.swap_id), victim, 'a live worker completed the swap');
+      assert.notEqual(await lastWorkflowTaskWorker(client, started.json.swap_id), victim, `a live worker completed the swap (workflow tasks completed by: ${(await workflowTaskWorkers(client, started.json.swap_id)).join(', ')}; killed ${victim})`);
 
       // The payment arrives; the surviving worker records it.
       const sim = createControlClient(info.simulator!.url);
@@ -452,9 +532,14 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
       fs.renameSync(`${bundle}.new`, bundle);
       const t0 = Date.now();
       await eventually(async () => (await tlsDiagnosis(address, nextTls)) === undefined || undefined, 120_000, 'a certificate of the new CA accepted');
-      const conn = await Connection.connect({ address, connectTimeout: 10_000, tls: nextTls });
-      await conn.workflowService.getSystemInfo({});
-      await conn.close();
+      // The new CA's certificate carries the operator's token as any client does: the call is authorised.
+      const conn = await Connection.connect({ address, connectTimeout: 10_000, tls: nextTls, apiKey: await personToken(info, 'operator') });
+      try {
+        await conn.workflowService.getSystemInfo({});
+        assert.equal((await conn.workflowService.describeNamespace({ namespace: 'default' })).namespaceInfo?.name, 'default');
+      } finally {
+        await conn.close();
+      }
       t.diagnostic(`the frontend accepted the new CA ${((Date.now() - t0) / 1000).toFixed(1)} s after its CA file changed, with no restart (pid ${info.temporal!.pid} still running)`);
       assert.ok(isRunning(info.temporal!.pid));
       // …and the old CA's certificates still work: flows go on.
@@ -487,7 +572,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     const outcome = await submitPin(gw, started.json);
     assert.equal(outcome.status, 200, outcome.text);
     assert.deepEqual(outcome.json, { outcome: 'confirmed', state: 'confirmed' });
-    const connection = await Connection.connect({ address: info.temporal!.address, tls: operatorTls() });
+    const connection = await connectAsOperator(info);
     try {
       assert.ok(newPids.includes(await lastWorkflowTaskWorker(new Client({ connection, namespace: 'default' }), started.json.swap_id)), 'a worker with a new certificate confirmed it');
     } finally {
@@ -496,7 +581,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
   });
 
   test('mpf cluster down stops everything in reverse order and no process of the topology is left', async (t) => {
-    const pids = [info.pid, info.postgres!.pid, info.temporal!.pid, info.ui!.pid, info.simulator!.pid, ...info.workers.map((w) => w.pid), ...info.gateways.map((g) => g.pid)];
+    const pids = [info.pid, info.postgres!.pid, info.temporal!.pid, info.ui!.pid, info.idp!.pid, info.codec!.pid, info.simulator!.pid, ...info.workers.map((w) => w.pid), ...info.gateways.map((g) => g.pid)];
     // PostgreSQL's backends and every other process of the run carry its marker.
     const before = processesOfRun(info.runId);
     assert.ok(before.length >= pids.filter(isRunning).length - 2, `processes of the run: ${before.join(', ')}`);
@@ -507,7 +592,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     assert.match(down.stdout, /no process left/);
     assert.equal(await upExit, 0, up.output());
     const output = up.output();
-    const order = ['gateways', 'workers', 'simulator', 'temporal-ui', 'temporal', 'postgresql'].map((n) => output.indexOf(`stopped ${n} (`));
+    const order = ['gateways', 'workers', 'simulator', 'temporal-ui', 'temporal', 'codec', 'idp', 'postgresql'].map((n) => output.indexOf(`stopped ${n} (`));
     assert.ok(order.every((i) => i > 0), `every tier says it stopped:\n${output}`);
     assert.deepEqual([...order].sort((a, b) => a - b), order, 'stopped in reverse start order');
     assert.match(output, /stopped in [\d.]+ s; no process left/);

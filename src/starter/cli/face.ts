@@ -187,7 +187,7 @@ export async function withFace<T>(waitSeconds: number, fn: (face: Face) => Promi
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { withClient, answerWithin, noteGatewayPublicUrl } = require('./connect') as typeof Connect;
-  return withClient(async (c) => {
+  return personRefusalSaid(withClient(async (c) => {
     const within = <R>(p: Promise<R>, after = ''): Promise<R> => answerWithin(p, waitSeconds, c, after);
     const notCancellable = async <V>(p: Promise<V>): Promise<V> => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -230,7 +230,26 @@ export async function withFace<T>(waitSeconds: number, fn: (face: Face) => Promi
       getEvent: (id) => c.mpf.getEvent(id),
       redeliverEvent: (id) => c.mpf.redeliverEvent(id),
     });
-  }, waitSeconds);
+  }, waitSeconds));
+}
+
+/**
+ * Temporal refused the shell's token (UNAUTHENTICATED: none, expired, not accepted): for a person
+ * at the CLI that is not "try again shortly" but "sign in", with the server's reason (which names
+ * what is wrong, never the token).
+ */
+async function personRefusalSaid<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { TemporalCredentialsRefusedError } = require('../client/errors') as typeof ClientErrors;
+    if (!(err instanceof TemporalCredentialsRefusedError)) throw err;
+    throw new Error(
+      `Temporal refused this shell's credentials: ${err.reason.split('\n')[0]!.slice(0, 400)}; sign in (mpf cluster login, then source cluster.env again) or set TEMPORAL_API_KEY to a person's access token`,
+      { cause: err },
+    );
+  }
 }
 
 function gatewayFace(url: string, waitSeconds: number): Face {

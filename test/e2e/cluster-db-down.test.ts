@@ -7,8 +7,10 @@
  * Retry-After (the frontend still answers; workers are healthy: neither is blamed). PostgreSQL then
  * answers again (SIGCONT), and every gateway serves again; how long that took is printed and
  * bounded by RECOVERY_BOUND_MS. Last, PostgreSQL is SIGKILLed: `up` starts it again and every
- * gateway serves within the same bound (docs/operations/temporal-outages.md). If the topology
- * cannot be started, every test fails.
+ * gateway serves within the same bound (docs/operations/temporal-outages.md). The cluster runs as
+ * users run it, every call to its Temporal API authorised by the identity provider's tokens (the
+ * default; the IdP does not depend on PostgreSQL, so the gateways keep their tokens through the
+ * outage). If the topology cannot be started, every test fails.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -69,6 +71,7 @@ describe("the gateways while Temporal's database is down (mpf cluster up, Postgr
       });
       await up.waitFor(/cluster ready in [\d.]+ s\n[^]*stops everything\.\n/, UP_TIMEOUT_MS);
       info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
+      assert.equal(info.auth, true, 'the cluster authorises every Temporal call (the default)');
       apiKey = fs.readFileSync(path.join(info.secretsDir, apiKeyFile('operator')), 'utf8').trim();
     },
     { timeout: UP_TIMEOUT_MS + 60_000 },

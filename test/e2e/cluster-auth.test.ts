@@ -4,7 +4,9 @@
  * Temporal API with Temporal's `permissions` claim; its machine clients (workers, gateways, admin
  * tools) get theirs with client credentials; every token verifies against its JWKS; wrong
  * passwords, unknown users and wrong client secrets are refused. `mpf cluster up` is started once
- * for this file (1 worker, 1 gateway); if it cannot start, every test fails (never skips).
+ * for this file (1 worker, 1 gateway), as users start it (MPF_CLUSTER_AUTH unset: every call to the
+ * Temporal API authorised by these tokens, the default); if it cannot start, every test fails
+ * (never skips).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -41,7 +43,7 @@ describe('the identity provider of mpf cluster up (node-oidc-provider): people a
   before(
     async () => {
       stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cluster-auth-'));
-      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '1', '--state-dir', stateDir], {});
+      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '1', '--state-dir', stateDir], { MPF_CLUSTER_AUTH: undefined });
       process.once('exit', () => {
         if (up.child.exitCode === null) up.child.kill('SIGTERM');
       });
@@ -55,6 +57,7 @@ describe('the identity provider of mpf cluster up (node-oidc-provider): people a
 
   test('up starts the IdP on loopback, prints it, and keeps the passwords and client secrets in 0600 files, never printed', async () => {
     assert.ok(info.idp, 'cluster.json names the identity provider');
+    assert.equal(info.auth, true, 'by default the Temporal API authorises every call by the IdP\'s tokens');
     assert.match(info.idp.issuer, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.match(up.output(), new RegExp(`identity provider\\s+${info.idp.issuer.replace(/[.]/g, '\\.')}`));
     const discovery = await http('GET', `${info.idp.issuer}/.well-known/openid-configuration`);

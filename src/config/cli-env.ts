@@ -11,6 +11,8 @@ export const CliEnvSchema = z.object({
   MPF_GATEWAY_URL: z.string().min(1).optional(),
   /** The API key of the commands that go through MPF_GATEWAY_URL; its role applies (read_only lists, backend starts, operator resolves). `mpf --api-key-file` wins; a secret. */
   MPF_API_KEY: z.string().min(1).optional(),
+  /** A person's access token (a JWT of the identity provider: `mpf cluster login` writes it, cluster.env reads it), sent as `Authorization: Bearer` to the gateway's operator routes (`mpf reconcile`, `mpf provider`) so the action is audited as that person; wins over MPF_API_KEY there, `--api-key-file` wins over both; a secret. */
+  MPF_ACCESS_TOKEN: z.string().min(1).optional(),
   /** `mpf sim`: the local simulator's address (`--sim-url` wins; unset: MPS_BASE_URL). */
   MPF_SIMULATOR_URL: z.string().min(1).optional(),
   /** `mpf web views`: Temporal Web's address the links point at (`--ui-url` wins). */

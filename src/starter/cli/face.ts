@@ -26,7 +26,7 @@ import type { LinkCreateRequest, SwapStartRequest } from '../client/requests';
 import type { LinkView, PinOutcome, SwapView } from '../../workflows/messages';
 import { looksLikeJwt } from '../../auth/person-tokens';
 import { cliSetting } from '../../config/cli-env';
-import { ConfigError, readVariable } from '../../config/env';
+import { ConfigError } from '../../config/env';
 import type * as Connect from './connect';
 import { readOptionFile } from './options';
 
@@ -109,7 +109,7 @@ export function gatewayTarget(): { url: string; apiKey: string } | undefined {
 export function personAccessToken(): string | undefined {
   let token: string | undefined;
   try {
-    token = readVariable('MPF_ACCESS_TOKEN');
+    token = cliSetting('MPF_ACCESS_TOKEN');
   } catch (e) {
     throw new ConfigError(`${(e as Error).message}: sign in first (mpf cluster login, or your identity provider's CLI) or unset it`);
   }

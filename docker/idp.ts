@@ -11,18 +11,18 @@
  *   IDP_TLS_DIR           its certificate (key.pem, cert.pem) from the stack's CA (temporal-certs)
  *   IDP_UI_CALLBACK_URLS  Temporal Web's callback URLs, comma-separated
  *   MPF_CLUSTER_TOKEN_TTL_SECONDS  shorter token lifetimes (a test of renewal), as `mpf cluster up`
+ *                         takes them (a whole number of seconds, at least 10; anything else refused)
  * What differs from `mpf cluster up`'s process is only where it listens (every address of the
- * container, the issuer's port) and that it serves https itself: workers and gateways take tokens
- * only from an https issuer off loopback, and people's browsers are sent to it.
+ * container, the issuer's port) and that it serves https itself (idp-server.ts's `tls` option):
+ * workers and gateways take tokens only from an https issuer off loopback, and people's browsers
+ * are sent to it.
  */
 import { createHash, createPrivateKey } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_IDP_TTL, IDP_MACHINE_CLIENTS, IDP_PEOPLE, idpSecretFiles, idpServerConfig, UI_CLIENT_ID, type IdpSecrets, type IdpTtl } from '../tools/cluster/idp';
-import { main as idpServerMain } from '../tools/cluster/idp-server';
+import { main as idpServerMain, type IdpServerFileConfig } from '../tools/cluster/idp-server';
 
 const required = (name: string, env: NodeJS.ProcessEnv = process.env): string => {
   const v = env[name];
@@ -53,32 +53,40 @@ export function readIdpSecrets(dir: string): IdpSecrets {
   };
 }
 
+/** Token lifetimes as `mpf cluster up` reads MPF_CLUSTER_TOKEN_TTL_SECONDS (main.ts): unset or empty, the defaults. */
 export function ttlFromEnvironment(env: NodeJS.ProcessEnv): IdpTtl {
-  const ttl = Number(env.MPF_CLUSTER_TOKEN_TTL_SECONDS);
-  return Number.isInteger(ttl) && ttl >= 10 ? { ...DEFAULT_IDP_TTL, accessTokenSeconds: ttl, clientCredentialsSeconds: ttl } : DEFAULT_IDP_TTL;
+  const text = env.MPF_CLUSTER_TOKEN_TTL_SECONDS;
+  if (text === undefined || text === '') return DEFAULT_IDP_TTL;
+  const ttl = Number(text);
+  if (!(Number.isInteger(ttl) && ttl >= 10)) throw new Error(`MPF_CLUSTER_TOKEN_TTL_SECONDS: ${JSON.stringify(text)} is not a whole number of seconds of at least 10`);
+  return { ...DEFAULT_IDP_TTL, accessTokenSeconds: ttl, clientCredentialsSeconds: ttl };
 }
 
-/** The configuration idp-server.ts reads: idp.ts's, listening on every address of the container. */
-export function composeIdpConfig(env: NodeJS.ProcessEnv): ReturnType<typeof idpServerConfig> {
+/**
+ * The configuration idp-server.ts reads: idp.ts's, listening on every address of the container,
+ * over https with the certificate of IDP_TLS_DIR.
+ */
+export function composeIdpConfig(env: NodeJS.ProcessEnv): IdpServerFileConfig {
   const issuer = required('IDP_ISSUER', env);
   const url = new URL(issuer);
   if (url.protocol !== 'https:') throw new Error(`IDP_ISSUER: ${issuer} must be https`);
   const port = Number(url.port || 443);
   const secrets = readIdpSecrets(required('IDP_SECRETS_DIR', env));
   const uiCallbackUrls = required('IDP_UI_CALLBACK_URLS', env).split(',').map((s) => s.trim()).filter(Boolean);
-  return { ...idpServerConfig({ issuer, port, secrets, ttl: ttlFromEnvironment(env), uiCallbackUrls }), host: '0.0.0.0' };
+  const tlsDir = required('IDP_TLS_DIR', env);
+  return {
+    ...idpServerConfig({ issuer, port, secrets, ttl: ttlFromEnvironment(env), uiCallbackUrls }),
+    host: '0.0.0.0',
+    tls: { certFile: path.join(tlsDir, 'cert.pem'), keyFile: path.join(tlsDir, 'key.pem') },
+  };
 }
 
 async function run(): Promise<void> {
   const cfg = composeIdpConfig(process.env);
-  const tlsDir = required('IDP_TLS_DIR');
-  const tls = { key: fs.readFileSync(path.join(tlsDir, 'key.pem')), cert: fs.readFileSync(path.join(tlsDir, 'cert.pem')) };
   // The config holds the signing key and the client secrets: a 0600 file in a directory of its own.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-idp-'));
   const file = path.join(dir, 'config.json');
   fs.writeFileSync(file, JSON.stringify(cfg), { mode: 0o600 });
-  // idp-server.ts serves with http.createServer; here the same handler is served over TLS.
-  (http as { createServer: unknown }).createServer = (handler: http.RequestListener) => https.createServer(tls, handler);
   await idpServerMain(['node', 'idp-server', file]);
 }
 

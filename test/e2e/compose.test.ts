@@ -8,8 +8,10 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs, { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
@@ -25,15 +27,18 @@ import { generateSecret } from '../../tools/cluster/secrets';
 import { temporalServerConfig, temporalServerTls } from '../../tools/cluster/temporal-server';
 import { uiConfig, uiEnvironment } from '../../tools/cluster/ui';
 import { randomBytes, createPrivateKey } from 'node:crypto';
+import { freePort } from '../../src/temporal/ports';
 import { tokenSettingsFromEnv } from '../../src/temporal/tokens';
 import { writeAdminToken } from '../../docker/admin-token';
 import { personTokensFromEnv } from '../../docker/codec';
-import { composeIdpConfig } from '../../docker/idp';
-import { passwordMatches } from '../../tools/cluster/idp-server';
+import { composeIdpConfig, ttlFromEnvironment } from '../../docker/idp';
+import { createIdpServer, passwordMatches } from '../../tools/cluster/idp-server';
+import { authFromEnvironment } from '../../tools/cluster/main';
 import { IDP_MACHINE_CLIENTS, IDP_PEOPLE, idpSecretFiles, idpServerConfig, PERMISSIONS_CLAIM, TEMPORAL_AUDIENCE, UI_CLIENT_ID, DEFAULT_IDP_TTL } from '../../tools/cluster/idp';
 import { AUTH_DYNAMIC_CONFIG, temporalServerAuthorization } from '../../tools/cluster/temporal-server';
 import {
-  API_KEYS, apiKeysJob, APP_ENV, appCommand, appEnvironment, AUTH_SWITCH, COMPOSE_IDP, COMPOSE_IDP_SECRET_NAMES, COMPOSE_IDP_SECRET_RECIPES, COMPOSE_SECRET_VOLUMES, COMPOSE_TLS_COMPONENTS,
+  API_KEYS, apiKeysJob, APP_ENV, appCommand, appEnvironment, AUTH_OFF_WARNING, AUTH_SWITCH, AUTH_SWITCH_COMPOSE_VALUE, AUTH_SWITCH_GUARD, AUTH_SWITCH_ON, AUTH_SWITCH_SERVICES,
+  authSwitchOn, authSwitchProblem, COMPOSE_IDP, COMPOSE_IDP_SECRET_NAMES, COMPOSE_IDP_SECRET_RECIPES, COMPOSE_SECRET_VOLUMES, COMPOSE_TLS_COMPONENTS,
   composeAppEntrypoint, composeSecretFile, DEFAULT_REPLICAS, EVENTS_RECEIVER, KEYRING_FILE, HISTORY_SHARDS, IMAGE_ENV, IMAGES,
   GATEWAY_OIDC_ENV_NAMES, METRICS_PORT, namespaceJob, OIDC_CLIENT_ENV_NAMES, schemaJob, SECRET_FILES, SECRET_RECIPES, secretsJob, SIMULATOR_PROVIDER, TEMPORAL_SERVER_ENV, TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv,
   temporalUiTlsEnv, tlsJob, VERSIONS,
@@ -190,8 +195,23 @@ describe('docker-compose.yml', () => {
       if (name === 'secrets') continue; // the job that makes them (below)
       const read = new Set<string>();
       for (const [key, value] of Object.entries(e)) {
-        // Not secrets: the keyring (digests only) and the CA bundle Go reads (SSL_CERT_FILE, a certificate).
-        if (!key.endsWith('_FILE') || key === 'GATEWAY_API_KEYS_FILE' || key === 'SSL_CERT_FILE') continue;
+        if (!key.endsWith('_FILE')) continue;
+        // Two *_FILE variables that are not our NAME_FILE convention for a secret, each held to what it is instead:
+        // the gateways' keyring (ids, roles and SHA-256 digests, no key: in its own volume, which `mpf keys` edits),
+        if (key === 'GATEWAY_API_KEYS_FILE') {
+          assert.equal(value, `/run/keys/${KEYRING_FILE}`, `${name}.${key}`);
+          continue;
+        }
+        // and SSL_CERT_FILE, OpenSSL's and Go's name for the CA bundle they trust (the Temporal server and Temporal
+        // Web are Go, and verify the IdP's https with it; Node reads NODE_EXTRA_CA_CERTS instead): a CA certificate
+        // of the service's own certificate volume, never a key, or the system's bundle (MPF_OIDC_CA_FILE, below).
+        if (key === 'SSL_CERT_FILE') {
+          assert.ok(['temporal', 'temporal-ui'].includes(name), `${name} sets SSL_CERT_FILE, which only its Go services read`);
+          assert.match(value, /^\/tls\/([a-z-]+\/)?ca\.pem$/, `${name}.${key}`);
+          assert.ok((s.volumes ?? []).some((v) => String(v).startsWith('tls-') && path.dirname(value) === String(v).split(':')[1]), `${name}.${key}: not in a certificate volume it mounts`);
+          assert.equal(env(name, { MPF_OIDC_CA_FILE: '/etc/ssl/certs/ca-certificates.crt' })[key], '/etc/ssl/certs/ca-certificates.crt');
+          continue;
+        }
         const match = /^\/run\/secrets\/([a-z0-9_-]+)$/.exec(value);
         assert.ok(match, `${name}.${key} is not a /run/secrets path`);
         read.add(match[1] as string);
@@ -536,12 +556,24 @@ describe('docker-compose.yml and the mpf CLI', () => {
   });
 
   test('sets only variables the application reads, with values it accepts', () => {
-    // Besides the application's: Node's own NODE_ENV and NODE_EXTRA_CA_CERTS (the stack's CA, for the IdP's
-    // https), and compose's switch MPF_CLUSTER_AUTH, which only the entrypoints read.
-    const known = new Set([...Object.keys(EnvSchema.shape), 'NODE_ENV', 'NODE_EXTRA_CA_CERTS', AUTH_SWITCH]);
+    const known = new Set([...Object.keys(EnvSchema.shape), 'NODE_ENV']);
     for (const role of [...appServices, 'events']) {
       const e = env(role);
       for (const key of Object.keys(e)) {
+        // Two that are not the application's, each only where and as it is read: NODE_EXTRA_CA_CERTS, read by Node
+        // itself (the stack's CA, which signs the IdP's https certificate, beside Node's own CAs; workers and
+        // gateways fetch their tokens there), the CA certificate of the service's own certificate volume;
+        if (key === 'NODE_EXTRA_CA_CERTS') {
+          assert.equal(e[key], '/tls/ca.pem', `${role}.${key}`);
+          assert.ok((svc(role).volumes ?? []).some((v) => /^tls-[a-z-]+:\/tls:ro$/.test(String(v))), `${role} trusts a CA it does not mount`);
+          continue;
+        }
+        // and compose's switch, which only the entrypoint reads (AUTH_SWITCH_GUARD, then AUTH_SWITCH_ON), never the process.
+        if (key === AUTH_SWITCH) {
+          assert.ok((AUTH_SWITCH_SERVICES as readonly string[]).includes(role), `${role} gets ${AUTH_SWITCH}, which nothing of it reads`);
+          assert.ok([svc(role).entrypoint ?? []].flat().map((a) => interpolate(a)).join('\n').includes(AUTH_SWITCH_GUARD), `${role}'s entrypoint does not read ${AUTH_SWITCH}`);
+          continue;
+        }
         assert.ok(known.has(key.replace(/_FILE$/, '')), `${role} sets ${key}, which the application never reads`);
       }
       // Validated as the process would at start-up, the merchant-event rules included (the secret
@@ -644,7 +676,6 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
   const UI_AUTH_ENV_NAMES = [AUTH_SWITCH, 'TEMPORAL_AUTH_TYPE', 'TEMPORAL_AUTH_LABEL', 'TEMPORAL_AUTH_PROVIDER_URL', 'TEMPORAL_AUTH_ISSUER_URL', 'TEMPORAL_AUTH_CLIENT_ID', 'TEMPORAL_AUTH_CALLBACK_URL', 'TEMPORAL_AUTH_SCOPES', 'SSL_CERT_FILE', 'MPF_PERSON_CODEC_ENDPOINT'];
   /** The Temporal server's authorisation settings (the image's config template's variables, and the audience of docker_mpf.yaml). */
   const TEMPORAL_AUTH_ENV = {
-    [AUTH_SWITCH]: '0',
     TEMPORAL_JWT_KEY_SOURCE1: COMPOSE_IDP.jwksUrl,
     TEMPORAL_JWT_KEY_REFRESH: '1m',
     TEMPORAL_JWT_PERMISSIONS_CLAIM: PERMISSIONS_CLAIM,
@@ -691,7 +722,19 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     for (const service of ['worker', 'gateway', 'admin-token']) {
       const e = composeEnv(c, service);
       const sorted = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
-      same(`${service} token settings`, sorted(Object.fromEntries(Object.entries(e).filter(([k]) => AUTH_APP_ENV.has(k)))), sorted({ [AUTH_SWITCH]: '0', ...oidcEnv(CLIENT_OF[service]!), NODE_EXTRA_CA_CERTS: '/tls/ca.pem' }));
+      same(`${service} token settings`, sorted(Object.fromEntries(Object.entries(e).filter(([k]) => AUTH_APP_ENV.has(k)))), sorted({ [AUTH_SWITCH]: interpolate(AUTH_SWITCH_COMPOSE_VALUE), ...oidcEnv(CLIENT_OF[service]!), NODE_EXTRA_CA_CERTS: '/tls/ca.pem' }));
+    }
+    // The switch: compose's value (.env's; none or empty: on) in the services that read it and in no other; in the
+    // server's and Temporal Web's scripts read first by the guard, then only through AUTH_SWITCH_ON (the workers' and
+    // gateways' entrypoints are composeAppEntrypoint's, above; the admin-token job's docker/admin-token.ts, authSwitchOn).
+    for (const service of Object.keys(c.services)) {
+      same(`${service} switch`, rawEnv(c, service)[AUTH_SWITCH], (AUTH_SWITCH_SERVICES as readonly string[]).includes(service) ? AUTH_SWITCH_COMPOSE_VALUE : undefined);
+    }
+    for (const service of ['temporal', 'temporal-ui']) {
+      const lines = interpolate(String([c.services[service]?.entrypoint ?? []].flat()[2] ?? '')).split('\n').map((l) => l.trim()).filter(Boolean);
+      // (The server also says when it authorises nothing, as `mpf cluster up` does.)
+      const warning = service === 'temporal' ? [`printf '%s\\n' "${AUTH_OFF_WARNING}" >&2`] : [];
+      same(`${service} entrypoint switch`, { first: lines.slice(0, 2), reads: lines.filter((l) => l.includes(AUTH_SWITCH)) }, { first: ['set -eu', AUTH_SWITCH_GUARD], reads: [AUTH_SWITCH_GUARD, `if ${AUTH_SWITCH_ON}; then`, ...warning] });
     }
     same('temporal authorisation settings', Object.fromEntries(Object.entries(composeEnv(c, 'temporal')).filter(([k]) => k in TEMPORAL_AUTH_ENV)), TEMPORAL_AUTH_ENV);
     same('temporal-ui variables', Object.keys(composeEnv(c, 'temporal-ui')).sort(), [...TEMPORAL_UI_ENV_NAMES, ...UI_AUTH_ENV_NAMES].sort());
@@ -759,12 +802,17 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     changed.services.gateway!.entrypoint = undefined;
     changed.services['temporal-ui']!.environment = { ...changed.services['temporal-ui']!.environment, TEMPORAL_AUTH_CALLBACK_URL: 'http://localhost:9999/cb' };
     changed.services['temporal-certs']!.command = [String(changed.services['temporal-certs']!.command).replace('subjectAltName=DNS:idp.localhost', 'subjectAltName=DNS:idp')];
+    // The switch drifted: the server's old default (off), Temporal Web reading it without the guard, the codec given it.
+    changed.services.temporal!.environment = { ...changed.services.temporal!.environment, [AUTH_SWITCH]: '${MPF_CLUSTER_AUTH:-0}' };
+    changed.services['temporal-ui']!.entrypoint = [svc('temporal-ui').entrypoint ?? []].flat().map((a) => a.split('\n').filter((l) => !l.trim().startsWith('case ')).join('\n'));
+    changed.services.codec!.environment = { ...changed.services.codec!.environment, [AUTH_SWITCH]: AUTH_SWITCH_COMPOSE_VALUE };
     const problems = drift(changed);
     for (const what of [
       'temporal-ui image', 'temporal NUM_HISTORY_SHARDS', 'gateway command', 'worker variables', 'temporal-namespace commands',
       'temporal TLS settings', 'temporal-certs commands', 'gateway certificate volume and keyring', 'api-keys commands',
       'secrets commands', 'simulator secrets volume', 'worker entrypoint', 'worker replicas',
       'temporal build', 'temporal image', 'worker token settings', 'temporal authorisation settings', 'gateway entrypoint', 'temporal-ui callback', 'idp callback',
+      'temporal switch', 'temporal-ui entrypoint switch', 'codec switch',
     ]) {
       assert.ok(problems.some((p) => p.startsWith(`${what}:`)), `${what} not noticed: ${problems.join('\n')}`);
     }
@@ -812,13 +860,25 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
 });
 
 /**
- * Authorisation, as `mpf cluster up` runs it with MPF_CLUSTER_AUTH=1 (issue 29): the identity
- * provider, the Temporal server's authorizer, the machine clients' tokens and Temporal Web's sign-in,
- * behind the same switch (compose's `.env`), off by default. The entrypoints' shells run here with
+ * Authorisation, as `mpf cluster up` runs it (issue 29): the identity provider, the Temporal
+ * server's authorizer, the machine clients' tokens and Temporal Web's sign-in, behind the same
+ * switch (compose's `.env`) read the same way: on by default, off with MPF_CLUSTER_AUTH=0, and any
+ * other value refused by every service that reads it. The entrypoints' shells run here with
  * stand-ins of the images' programs; what they start is compared with the native topology's.
  */
 describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf cluster up` runs it', () => {
   const ON = { [AUTH_SWITCH]: '1' };
+  const OFF = { [AUTH_SWITCH]: '0' };
+  /** No setting in `.env`, and an empty one: both on, the default. */
+  const DEFAULTS: Array<Record<string, string>> = [{}, { [AUTH_SWITCH]: '' }];
+  /** Values `mpf cluster up` refuses (main.ts, authFromEnvironment), and so must every entrypoint. */
+  const BAD_VALUES = ['yes', 'true', 'on', 'off', 'no', '2', '01', ' 1', '0 ', 'TRUE'];
+  /** A container stopped by the switch's guard: exit 2, the setting named on stderr, nothing run. */
+  const refused = (r: ReturnType<typeof spawnSync>, value: string, who: string) => {
+    assert.equal(r.status, 2, `${who} with ${AUTH_SWITCH}=${JSON.stringify(value)}: ${String(r.stderr)}`);
+    assert.equal(String(r.stderr), `${authSwitchProblem(value)}\n`, who);
+    assert.equal(String(r.stdout), '', `${who} ran its program with ${AUTH_SWITCH}=${JSON.stringify(value)}`);
+  };
   const tmp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   /** The `secrets` job's script run under `dir` (its volumes there); returns where a volume's files are. */
   function runSecretsJob(dir: string): (volume: string) => string {
@@ -842,6 +902,95 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
     assert.equal(r.status, 0, String(r.stderr));
     return JSON.parse(String(r.stdout).trim().split('\n').at(-1) as string) as { args: string[]; env: Record<string, string> };
   };
+
+  test('reads the switch as `mpf cluster up` does: on unless exactly 0, any value but 0 or 1 refused with its words (main.ts, docker/admin-token.ts and the entrypoints\' shell, run here)', () => {
+    const shell = `${AUTH_SWITCH_GUARD}; if ${AUTH_SWITCH_ON}; then echo on; else echo off; fi`;
+    const inShell = (value: string | undefined): string => {
+      const r = spawnSync('/bin/sh', ['-c', shell], { encoding: 'utf8', env: { PATH: process.env.PATH, ...(value === undefined ? {} : { [AUTH_SWITCH]: value }) } });
+      return r.status === 2 ? `refused: ${r.stderr.trim()}` : (assert.equal(r.status, 0, r.stderr), r.stdout.trim());
+    };
+    const inTs = (read: () => boolean): string => {
+      try {
+        return read() ? 'on' : 'off';
+      } catch (e) {
+        return `refused: ${(e as Error).message}`;
+      }
+    };
+    for (const value of [undefined, '', '0', '1', ...BAD_VALUES]) {
+      const settings: Record<string, string> = value === undefined ? {} : { [AUTH_SWITCH]: value };
+      const native = inTs(() => authFromEnvironment(settings).auth !== false);
+      assert.equal(native, value === '0' ? 'off' : value === undefined || value === '' || value === '1' ? 'on' : `refused: ${authSwitchProblem(value)}`, `mpf cluster up with ${JSON.stringify(value)}`);
+      assert.equal(inTs(() => authSwitchOn(settings)), native, `authSwitchOn with ${JSON.stringify(value)}`);
+      // In a container compose started (its `.env` interpolated into AUTH_SWITCH_COMPOSE_VALUE), and one run by hand.
+      assert.equal(inShell(interpolate(AUTH_SWITCH_COMPOSE_VALUE, settings)), native, `compose with ${JSON.stringify(value)} in .env`);
+      assert.equal(inShell(value), native, `an entrypoint with ${JSON.stringify(value)}`);
+    }
+  });
+
+  test("serves `mpf cluster up`'s IdP over https through idp-server.ts's own `tls` option, with the certificate temporal-certs makes for the one name (run here on loopback); the native IdP stays plain http", async () => {
+    // No monkeypatch of node:http any more: docker/idp.ts only configures idp-server.ts.
+    assert.doesNotMatch(readFileSync(path.join(root, 'docker', 'idp.ts'), 'utf8'), /createServer/);
+    const dir = tmp('mpf-compose-idp-tls-');
+    let child: ReturnType<typeof spawn> | undefined;
+    try {
+      const volume = runSecretsJob(dir);
+      // The temporal-certs job's script, run here with its volumes under `dir`.
+      const tls = path.join(dir, 'tls');
+      for (const v of svc('temporal-certs').volumes ?? []) fs.mkdirSync(path.join(tls, path.relative('/tls', String(v).split(':')[1] as string)), { recursive: true });
+      const certs = spawnSync('/bin/sh', ['-c', jobScript(compose, 'temporal-certs').replace('cd /tls', `cd ${tls}`)], { encoding: 'utf8' });
+      assert.equal(certs.status, 0, certs.stderr);
+      // compose's config: the certificate of its own volume (tls-idp at /tls).
+      assert.deepEqual(composeIdpConfig({ ...env('idp'), IDP_SECRETS_DIR: volume('secrets-idp') }).tls, { certFile: '/tls/cert.pem', keyFile: '/tls/key.pem' });
+      assert.ok((svc('idp').volumes ?? []).includes('tls-idp:/tls:ro'));
+      const cfg = composeIdpConfig({ ...env('idp'), IDP_SECRETS_DIR: volume('secrets-idp'), IDP_TLS_DIR: path.join(tls, 'idp') });
+      // Served as the container serves it, but on a free loopback port (the container: every address, 9443).
+      const port = await freePort();
+      const file = path.join(dir, 'idp.json');
+      fs.writeFileSync(file, JSON.stringify({ ...cfg, host: '127.0.0.1', port }), { mode: 0o600 });
+      const started = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(root, 'tools', 'cluster', 'idp-server.ts'), file], { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = started;
+      let output = '';
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the IdP did not start in 60 s:\n${output}`)), 60_000);
+        const seen = (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.includes(`idp: listening on ${COMPOSE_IDP.issuer}`)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        started.stdout!.on('data', seen);
+        started.stderr!.on('data', seen);
+        started.once('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`the IdP exited (${String(code)}):\n${output}`));
+        });
+      });
+      // What the workers, the server and the healthcheck do: https to idp.localhost:9443 (here its loopback port), trusting the stack's CA only.
+      const discovery = await new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+        https.get(`https://127.0.0.1:${port}/.well-known/openid-configuration`, { ca: readFileSync(path.join(tls, 'idp', 'ca.pem')), servername: COMPOSE_IDP.host, headers: { host: new URL(COMPOSE_IDP.issuer).host } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(body) as Record<string, unknown> }));
+        }).on('error', reject);
+      });
+      assert.equal(discovery.status, 200);
+      assert.deepEqual([discovery.body.issuer, discovery.body.jwks_uri], [COMPOSE_IDP.issuer, COMPOSE_IDP.jwksUrl]);
+      // The issuer's scheme and the certificate go together: neither without the other.
+      assert.throws(() => createIdpServer({ ...cfg, issuer: 'http://idp.localhost:9443' }, () => undefined), /with a certificate \(tls\) the issuer must be https/);
+      assert.throws(() => createIdpServer({ ...cfg, tls: undefined }, () => undefined), /an https issuer needs a certificate/);
+      // `mpf cluster up`'s IdP (idp.ts, startIdp): idp.ts's config, no `tls`, an http issuer on loopback: plain http as before.
+      const native = createIdpServer(idpServerConfig({ issuer: 'http://127.0.0.1:1', port: 1, ttl: DEFAULT_IDP_TTL, uiCallbackUrls: [], secrets: { signingKey: {}, cookieKey: 'x', passwords: { viewer: 'x', operator: 'x', administrator: 'x' }, clientSecrets: {} as never } }), () => undefined);
+      assert.ok(native instanceof http.Server && !(native instanceof https.Server));
+      assert.ok(createIdpServer(cfg, () => undefined) instanceof https.Server);
+    } finally {
+      if (child && child.exitCode === null) {
+        const exited = new Promise((resolve) => child!.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   test("names the IdP's secret files as `mpf cluster up` does, and the secrets job gives each only to its readers", () => {
     const native = [
@@ -895,12 +1044,25 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
       assert.equal(e.IDP_TLS_DIR, '/tls');
       assert.ok(JSON.stringify(svc('idp').healthcheck?.test).includes(`servername:'${issuer.hostname}'`));
       assert.throws(() => composeIdpConfig({ ...e, IDP_ISSUER: 'http://idp.localhost:9443', IDP_SECRETS_DIR: volume('secrets-idp') }), /must be https/);
+      // Token lifetimes read as `mpf cluster up` reads them (main.ts): none or empty the defaults, a bad value refused with its words.
+      const lifetimes = (read: () => unknown) => {
+        try {
+          return read();
+        } catch (err) {
+          return `refused: ${(err as Error).message}`;
+        }
+      };
+      for (const ttl of [undefined, '', '20', '10', '9', '15.5', 'x', '-30']) {
+        const settings: Record<string, string> = ttl === undefined ? {} : { MPF_CLUSTER_TOKEN_TTL_SECONDS: ttl };
+        assert.deepEqual(lifetimes(() => ttlFromEnvironment(settings)), lifetimes(() => authFromEnvironment(settings).idpTtl ?? DEFAULT_IDP_TTL), `MPF_CLUSTER_TOKEN_TTL_SECONDS=${String(ttl)}`);
+      }
+      assert.equal(e.MPF_CLUSTER_TOKEN_TTL_SECONDS, '', 'no lifetime in .env: the defaults');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  test("gives workers and gateways `mpf cluster up`'s token settings, each its own client and role, only when MPF_CLUSTER_AUTH=1 (their entrypoints' shell, run here)", () => {
+  test("gives workers and gateways `mpf cluster up`'s token settings, each its own client and role, by default; drops them with MPF_CLUSTER_AUTH=0; refuses any other value (their entrypoints' shell, run here)", () => {
     // The names `mpf cluster up` gives its machine clients (up.ts, clusterAuth).
     const upTs = readFileSync(path.join(root, 'tools', 'cluster', 'up.ts'), 'utf8');
     const block = /clientEnv: \(client\) => \(\{([\s\S]*?)\}\)/.exec(upTs)?.[1] ?? '';
@@ -909,14 +1071,17 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
     const printOidc = ['node', '-e', "console.log(JSON.stringify(Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(TEMPORAL|GATEWAY)_OIDC_/.test(k)))))"];
     for (const [role, client] of [['worker', 'mpf-worker'], ['gateway', 'mpf-gateway']] as const) {
       const entry = [svc(role).entrypoint ?? []].flat().map((a) => interpolate(a));
+      // (The worker's forwarder is another test's: here the worker runs itself.)
+      const start = (dotEnv: Record<string, string>) => spawnSync(entry[0] as string, [...entry.slice(1), ...printOidc], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env(role, dotEnv), MPS_SIMULATOR_UPSTREAM: '' } });
       const run = (dotEnv: Record<string, string>) => {
-        // (The worker's forwarder is another test's: here the worker runs itself.)
-        const r = spawnSync(entry[0] as string, [...entry.slice(1), ...printOidc], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env(role, dotEnv), MPS_SIMULATOR_UPSTREAM: '' } });
+        const r = start(dotEnv);
         assert.equal(r.status, 0, r.stderr);
         return JSON.parse(r.stdout.trim()) as Record<string, string>;
       };
-      for (const off of [{}, { [AUTH_SWITCH]: '0' }, { [AUTH_SWITCH]: 'yes' }] as Array<Record<string, string>>) assert.deepEqual(run(off), {}, `${role} with ${JSON.stringify(off)}`);
+      assert.deepEqual(run(OFF), {}, `${role} with ${AUTH_SWITCH}=0`);
       const on = run(ON);
+      for (const d of DEFAULTS) assert.deepEqual(run(d), on, `${role} with ${JSON.stringify(d)}: on, the default`);
+      for (const value of BAD_VALUES) refused(start({ [AUTH_SWITCH]: value }), value, role);
       assert.deepEqual(on, {
         TEMPORAL_OIDC_ISSUER: COMPOSE_IDP.issuer, TEMPORAL_OIDC_CLIENT_ID: client,
         TEMPORAL_OIDC_CLIENT_SECRET_FILE: `/run/secrets/${idpSecretFiles.clientSecret(client)}`, TEMPORAL_OIDC_AUDIENCE: TEMPORAL_AUDIENCE,
@@ -935,20 +1100,26 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
     assert.deepEqual(permissions('mpf-admin-tools'), ['temporal-system:admin']);
   });
 
-  test("starts the Temporal server as `mpf cluster up` does: without the switch no authorizer; with it the `mpf` authorizer and claim mapper on the IdP's keys, audience and claim, the refusals' dynamic config and the internal frontend (its entrypoint's shell, run here)", () => {
+  test("starts the Temporal server as `mpf cluster up` does: by default the `mpf` authorizer and claim mapper on the IdP's keys, audience and claim, the refusals' dynamic config and the internal frontend; with MPF_CLUSTER_AUTH=0 no authorizer; with any other value not at all (its entrypoint's shell, run here)", () => {
     const dir = tmp('mpf-compose-temporal-');
     try {
       for (const p of ['temporal-server', 'getent']) standIn(path.join(dir, p));
       fs.writeFileSync(path.join(dir, 'getent'), '#!/bin/sh\necho "10.1.2.3  $2"\n', { mode: 0o755 });
       fs.writeFileSync(path.join(dir, 'postgres_password'), 'pw-from-the-secret\n', { mode: 0o600 });
       const script = interpolate([svc('temporal').entrypoint ?? []].flat()[2] as string).replace('/run/secrets/postgres_password', path.join(dir, 'postgres_password'));
-      const run = (dotEnv: Record<string, string>) => printed(spawnSync('/bin/sh', ['-c', script], { encoding: 'utf8', env: { PATH: `${dir}:${process.env.PATH}`, ...env('temporal', dotEnv) } }));
-      const off = run({});
+      const start = (dotEnv: Record<string, string>) => spawnSync('/bin/sh', ['-c', script], { encoding: 'utf8', env: { PATH: `${dir}:${process.env.PATH}`, ...env('temporal', dotEnv) } });
+      const run = (dotEnv: Record<string, string>) => printed(start(dotEnv));
+      for (const value of BAD_VALUES) refused(start({ [AUTH_SWITCH]: value }), value, 'temporal');
+      const stopped = start(OFF);
+      assert.equal(stopped.stderr, `${AUTH_OFF_WARNING}\n`, 'with the switch off, its log says what that allows');
+      const off = printed(stopped);
       assert.deepEqual(off.args, ['--root', '/etc/temporal', '--config', 'config', '--env', 'docker', '--allow-no-auth', 'start']);
       for (const k of ['TEMPORAL_AUTH_AUTHORIZER', 'TEMPORAL_AUTH_CLAIM_MAPPER', 'USE_INTERNAL_FRONTEND', 'TEMPORAL_AVAILABILITY_ZONE']) assert.equal(off.env[k], undefined, k);
       assert.equal(off.env.POSTGRES_PWD, 'pw-from-the-secret');
       assert.equal(off.env.TEMPORAL_BROADCAST_ADDRESS, '10.1.2.3');
-      const on = run(ON);
+      const on = run({});
+      assert.equal(start({}).stderr, '');
+      for (const d of [ON, ...DEFAULTS]) assert.deepEqual(run(d).args, on.args, `temporal with ${JSON.stringify(d)}`);
       // tools/cluster/temporal-server.ts: these services, no --allow-no-auth.
       assert.deepEqual(on.args, ['--root', '/etc/temporal', '--config', 'config', '--env', 'docker', 'start', ...['frontend', 'internal-frontend', 'history', 'matching', 'worker'].flatMap((s) => ['--service', s])]);
       // global.authorization as the image's template renders these variables, and the zone file its audience.
@@ -999,19 +1170,22 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
     for (const p of ['tools', 'docker', 'tools/cluster']) assert.ok(!ignore.includes(p), `${p} is outside the build context`);
   });
 
-  test('signs people in to Temporal Web as tools/cluster/ui.ts configures it, only when MPF_CLUSTER_AUTH=1 (its entrypoint\'s shell, run here)', () => {
+  test('signs people in to Temporal Web as tools/cluster/ui.ts configures it, by default; not with MPF_CLUSTER_AUTH=0; with any other value it does not start (its entrypoint\'s shell, run here)', () => {
     const dir = tmp('mpf-compose-ui-');
     try {
       standIn(path.join(dir, 'start-ui-server.sh'));
       fs.writeFileSync(path.join(dir, 'secret'), 'the-ui-client-secret\n', { mode: 0o600 });
       const script = interpolate([svc('temporal-ui').entrypoint ?? []].flat()[2] as string).replace('/run/secrets/idp_client_secret_temporal-ui', path.join(dir, 'secret'));
-      const run = (dotEnv: Record<string, string>) => printed(spawnSync('/bin/sh', ['-c', script], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, ...env('temporal-ui', dotEnv) } })).env;
-      const off = run({});
+      const start = (dotEnv: Record<string, string>) => spawnSync('/bin/sh', ['-c', script], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, ...env('temporal-ui', dotEnv) } });
+      const run = (dotEnv: Record<string, string>) => printed(start(dotEnv)).env;
+      for (const value of BAD_VALUES) refused(start({ [AUTH_SWITCH]: value }), value, 'temporal-ui');
+      const off = run(OFF);
       assert.equal(off.TEMPORAL_AUTH_ENABLED, undefined);
       assert.equal(off.TEMPORAL_AUTH_CLIENT_SECRET, undefined);
       assert.equal(off.TEMPORAL_CODEC_PASS_ACCESS_TOKEN, undefined);
-      assert.equal(off.TEMPORAL_CODEC_ENDPOINT, env('temporal-ui').TEMPORAL_CODEC_ENDPOINT, 'without the switch, the gateways\' codec as before');
-      const e = run(ON);
+      assert.equal(off.TEMPORAL_CODEC_ENDPOINT, env('temporal-ui', OFF).TEMPORAL_CODEC_ENDPOINT, 'with the switch off, the gateways\' codec as before');
+      const e = run({});
+      for (const d of [ON, ...DEFAULTS]) assert.equal(run(d).TEMPORAL_AUTH_ENABLED, 'true', `temporal-ui with ${JSON.stringify(d)}`);
       // The image's config template (ui-server config/docker.yaml) renders these into `auth`.
       const rendered = {
         enabled: e.TEMPORAL_AUTH_ENABLED === 'true',
@@ -1038,7 +1212,7 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
     }
   });
 
-  test("gives the namespace job the admin tools' token (client credentials of mpf-admin-tools, as `mpf cluster up`'s) only with the switch; without it no token file", async () => {
+  test("gives the namespace job the admin tools' token (client credentials of mpf-admin-tools, as `mpf cluster up`'s) by default; with MPF_CLUSTER_AUTH=0 no token file; any other value stops the job", async () => {
     const job = svc('admin-token');
     const out = argOf(job.command as string[], 'docker/admin-token.ts') ?? '';
     assert.equal(out, '/run/admin-token/token');
@@ -1052,13 +1226,22 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
     try {
       const file = path.join(dir, 'token');
       fs.writeFileSync(file, 'an old token\n');
-      assert.equal(await writeAdminToken(file, env('admin-token'), () => undefined), false);
+      assert.equal(await writeAdminToken(file, env('admin-token', OFF), () => undefined), false);
       assert.equal(fs.existsSync(file), false, 'a token of an earlier run with the switch on is removed');
-      // With the switch, an IdP that cannot be reached stops the job naming the setting (never an empty token).
+      // By default (and with 1), an IdP that cannot be reached stops the job naming the setting (never an empty token).
       const secret = path.join(dir, 'secret');
       fs.writeFileSync(secret, 'x'.repeat(64));
-      await assert.rejects(writeAdminToken(file, { ...env('admin-token', ON), TEMPORAL_OIDC_ISSUER: 'https://127.0.0.1:9', TEMPORAL_OIDC_CLIENT_SECRET_FILE: secret }, () => undefined), /TEMPORAL_OIDC_ISSUER: cannot reach the identity provider/);
-      assert.equal(fs.existsSync(file), false);
+      for (const d of [ON, ...DEFAULTS]) {
+        fs.writeFileSync(file, 'an old token\n');
+        await assert.rejects(writeAdminToken(file, { ...env('admin-token', d), TEMPORAL_OIDC_ISSUER: 'https://127.0.0.1:9', TEMPORAL_OIDC_CLIENT_SECRET_FILE: secret }, () => undefined), /TEMPORAL_OIDC_ISSUER: cannot reach the identity provider/, JSON.stringify(d));
+        assert.equal(fs.existsSync(file), false);
+      }
+      // Any other value: the job fails naming the switch, before asking the IdP anything (and leaves no token).
+      for (const value of BAD_VALUES) {
+        fs.writeFileSync(file, 'an old token\n');
+        await assert.rejects(writeAdminToken(file, { ...env('admin-token', { [AUTH_SWITCH]: value }), TEMPORAL_OIDC_ISSUER: 'https://127.0.0.1:9', TEMPORAL_OIDC_CLIENT_SECRET_FILE: secret }, () => undefined), { message: authSwitchProblem(value) });
+        assert.equal(fs.existsSync(file), false);
+      }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -2,6 +2,8 @@
  * The identity provider's process: node-oidc-provider (OpenID Certified) with the configuration
  * `mpf cluster up` wrote (idp.ts: people, machine clients, the signing key, lifetimes). Run as
  * `node --import tsx tools/cluster/idp-server.ts <config file>`; prints "idp: listening on <issuer>".
+ * It serves plain http, as `mpf cluster up`'s IdP on loopback does, unless the config names a
+ * certificate (`tls`, IdpServerFileConfig): then https, as compose's `idp` service (docker/idp.ts).
  *
  * What is ours is only configuration and the login page: the library issues every token (JWT
  * access tokens for the Temporal API's audience, with the `permissions` claim Temporal's default
@@ -11,9 +13,30 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import { scryptSync, timingSafeEqual } from 'node:crypto';
 import type { IdpServerConfig } from './idp';
 import type * as OidcModuleNs from 'oidc-provider' with { 'resolution-mode': 'import' };
+
+/**
+ * What idp-server.ts reads: idp.ts's configuration and, to serve https itself, its certificate and
+ * key (PEM files, read once at start). The issuer's scheme must agree: https with `tls`, http
+ * without (the discovery document names the issuer's URLs, which must reach this server as it is).
+ */
+export interface IdpServerFileConfig extends IdpServerConfig {
+  tls?: { certFile: string; keyFile: string };
+}
+
+/** The server for `cfg`: https with its certificate when `tls` is set, else http (natively, on loopback). */
+export function createIdpServer(cfg: IdpServerFileConfig, handler: http.RequestListener): http.Server | https.Server {
+  const scheme = new URL(cfg.issuer).protocol;
+  if (cfg.tls) {
+    if (scheme !== 'https:') throw new Error(`issuer ${cfg.issuer}: with a certificate (tls) the issuer must be https`);
+    return https.createServer({ cert: fs.readFileSync(cfg.tls.certFile), key: fs.readFileSync(cfg.tls.keyFile) }, handler);
+  }
+  if (scheme !== 'http:') throw new Error(`issuer ${cfg.issuer}: an https issuer needs a certificate (tls: { certFile, keyFile })`);
+  return http.createServer(handler);
+}
 
 type OidcModule = typeof OidcModuleNs;
 type ProviderInstance = InstanceType<OidcModule['Provider']>;
@@ -154,12 +177,12 @@ function providerConfiguration(cfg: IdpServerConfig, errors: OidcModule['errors'
 export async function main(argv: string[]): Promise<void> {
   const file = argv[2];
   if (!file) throw new Error('usage: idp-server.ts <config file>');
-  const cfg = JSON.parse(fs.readFileSync(file, 'utf8')) as IdpServerConfig;
+  const cfg = JSON.parse(fs.readFileSync(file, 'utf8')) as IdpServerFileConfig;
   const { Provider, errors } = (await import('oidc-provider')) as OidcModule;
   const provider = new Provider(cfg.issuer, providerConfiguration(cfg, errors));
   provider.on('server_error', (_ctx, e) => process.stdout.write(`idp: server error: ${(e as Error).message}\n`));
   const callback = provider.callback();
-  const server = http.createServer((req, res) => {
+  const server = createIdpServer(cfg, (req, res) => {
     if (req.url?.startsWith('/interaction/')) {
       interaction(provider, cfg, req, res).catch((e: unknown) => {
         process.stdout.write(`idp: sign-in failed: ${(e as Error).message}\n`);

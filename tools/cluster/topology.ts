@@ -597,18 +597,49 @@ export const TEMPORAL_UI_ENV_NAMES = [
 // ---- compose's switch of authorisation ---------------------------------------------------------
 
 /**
- * compose's switch, in its `.env`, read as `mpf cluster up` reads its environment (main.ts): on only
- * when exactly `1`, off by default. The identity provider runs either way (as natively); the switch
- * decides whether the Temporal server authorises calls, whether Temporal Web signs people in, and
- * whether workers and gateways fetch tokens: each of their containers' entrypoints drops the token
- * settings (the names `mpf cluster up` gives them: up.ts, clusterAuth) before the command runs
- * when it is off.
+ * compose's switch, in its `.env`, read as `mpf cluster up` reads its environment (main.ts,
+ * authFromEnvironment): on unless exactly `0` (unset or empty: on, the default); `0` off
+ * (certificates only: any certificate of the stack's CA may do anything, and Temporal Web has no
+ * sign-in); any other value refused (`mpf cluster up` starts nothing; in compose each service of
+ * AUTH_SWITCH_SERVICES stops, naming the setting). The identity provider runs either way
+ * (as natively); the switch decides whether the Temporal server authorises calls, whether Temporal
+ * Web signs people in, whether the admin-token job fetches the namespace job's token, and whether
+ * workers and gateways fetch tokens: each of their containers' entrypoints drops the token settings
+ * (the names `mpf cluster up` gives them: up.ts, clusterAuth) before the command runs when it is off.
  */
 export const AUTH_SWITCH = 'MPF_CLUSTER_AUTH';
+/** Its value in compose's environment of each service below: `.env`'s, and with none (or an empty one) on. */
+export const AUTH_SWITCH_COMPOSE_VALUE = `\${${AUTH_SWITCH}:-1}`;
+/** The services whose entrypoint (the admin-token job: docker/admin-token.ts) reads the switch; no other service gets it. */
+export const AUTH_SWITCH_SERVICES = ['temporal', 'temporal-ui', 'admin-token', 'worker', 'gateway'] as const;
+
+/** Why a value of the switch is refused (main.ts's words; the entrypoints print the same and stop). */
+export function authSwitchProblem(value: string): string {
+  return `${AUTH_SWITCH}: ${JSON.stringify(value)} is neither 1 (every call to Temporal authorised, the default) nor 0 (certificates only)`;
+}
+
+/** The switch as docker/admin-token.ts reads it: true on, false off; a value other than 0 or 1 throws authSwitchProblem. */
+export function authSwitchOn(env: NodeJS.ProcessEnv): boolean {
+  const value = env[AUTH_SWITCH];
+  if (value === undefined || value === '' || value === '1') return true;
+  if (value === '0') return false;
+  throw new Error(authSwitchProblem(value));
+}
+
+/**
+ * The switch as the entrypoints' shells read it. AUTH_SWITCH_GUARD, first in each, stops the
+ * container (exit 2) with authSwitchProblem's words on stderr for any value but empty, 0 or 1;
+ * AUTH_SWITCH_ON then succeeds unless the value is exactly 0. In compose's file every `$` is `$$`.
+ */
+export const AUTH_SWITCH_GUARD = `case "\${${AUTH_SWITCH}:-1}" in 0|1) ;; *) printf '${authSwitchProblem('%s')}\\n' "$${AUTH_SWITCH}" >&2; exit 2;; esac`;
+export const AUTH_SWITCH_ON = `[ "\${${AUTH_SWITCH}:-1}" != 0 ]`;
+/** What compose's Temporal server says in its log when the switch is off (`mpf cluster up` prints the like). */
+export const AUTH_OFF_WARNING = `${AUTH_SWITCH}=0: the Temporal API authorises no call; any certificate of the stack's CA may terminate, cancel or reset any flow, and Temporal Web has no sign-in`;
+
 export const OIDC_CLIENT_ENV_NAMES = ['TEMPORAL_OIDC_ISSUER', 'TEMPORAL_OIDC_CLIENT_ID', 'TEMPORAL_OIDC_CLIENT_SECRET_FILE', 'TEMPORAL_OIDC_AUDIENCE'] as const;
 /** What the gateways also get with the switch: people's access tokens on their operator routes and /codec. */
 export const GATEWAY_OIDC_ENV_NAMES = ['GATEWAY_OIDC_ISSUER', 'GATEWAY_OIDC_AUDIENCE'] as const;
-const AUTH_SWITCH_SHELL = `[ "\${${AUTH_SWITCH}:-0}" = 1 ] || unset ${[...OIDC_CLIENT_ENV_NAMES, ...GATEWAY_OIDC_ENV_NAMES].join(' ')}`;
+const AUTH_SWITCH_SHELL = `${AUTH_SWITCH_GUARD}; ${AUTH_SWITCH_ON} || unset ${[...OIDC_CLIENT_ENV_NAMES, ...GATEWAY_OIDC_ENV_NAMES].join(' ')}`;
 /** compose's worker and gateway entrypoints (the command is appended): the switch, then the worker's forwarder choice (WORKER_ENTRYPOINT) or the command. */
 export function composeAppEntrypoint(role: 'worker' | 'gateway'): string[] {
   return ['/bin/sh', '-c', `${AUTH_SWITCH_SHELL}; ${role === 'worker' ? WORKER_ENTRYPOINT[2] : 'exec "$@"'}`, role];

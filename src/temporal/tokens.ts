@@ -76,10 +76,16 @@ async function fetchToken(s: TokenSettings, d: Awaited<ReturnType<typeof discove
   try {
     res = await d.oidc.clientCredentialsGrant(d.config, params);
   } catch (e) {
-    const err = e as Error & { error?: string; error_description?: string };
-    // No OAuth error in the answer: the IdP did not answer at all (down, unreachable), which no client setting fixes.
-    if (!err.error) throw new ConfigError(`cannot reach the identity provider at ${s.issuer} for a token of client ${s.clientId} (${err.message})`);
-    const said = `${err.error}${err.error_description ? `: ${err.error_description}` : ''}`;
+    const err = e as Error & { error?: string; error_description?: string; cause?: unknown };
+    // The IdP did not answer at all (down, unreachable: fetch's own failure, a timeout), which no client setting fixes.
+    if (!err.error && (err.name === 'TypeError' || err.name === 'TimeoutError' || err.name === 'AbortError' || /fetch failed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT/.test(err.message))) {
+      throw new ConfigError(`cannot reach the identity provider at ${s.issuer} for a token of client ${s.clientId} (${err.message})`);
+    }
+    // An answer that refuses: the OAuth error is on the error or, for a 401 with a challenge, on the challenge (openid-client's cause).
+    const challenge = Array.isArray(err.cause) ? (err.cause as Array<{ parameters?: { error?: string; error_description?: string } }>)[0]?.parameters : undefined;
+    const code = err.error ?? challenge?.error;
+    const description = err.error_description ?? challenge?.error_description;
+    const said = code ? `${code}${description ? `: ${description}` : ''}` : err.message;
     throw new ConfigError(`the identity provider at ${s.issuer} refused a token to client ${s.clientId} (${said}): check TEMPORAL_OIDC_CLIENT_ID and TEMPORAL_OIDC_CLIENT_SECRET`);
   }
   const lifetime = res.expiresIn() ?? 300;

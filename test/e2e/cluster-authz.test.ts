@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { parse as parseYaml } from 'yaml';
 import { provisionTemporalCli } from '../../src/temporal/provision';
 import { renewingToken } from '../../src/temporal/tokens';
 import { swapStateQuery } from '../../src/workflows/messages';
@@ -226,6 +227,48 @@ describe('the Temporal API of mpf cluster up authorises every call by the IdP\'s
     await as(worker, (c) => refused(c.workflowService.terminateWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: swapId }, reason: 'worker' }), /refused to mpf-worker/, 'worker terminate'));
     // The gateway's own routes (start, signal the PIN, query) work with its token: the swap confirms.
     await swapToConfirmed(field(), uniqueRef('authz-gw'));
+  });
+
+  test("the server's internode listeners (its internal frontend, history) refuse a gateway's and the operator's certificates, which would skip every token check there; the server's own internode certificate is taken", async () => {
+    const swapId = await startSwap();
+    // The ports of the server's own services, from the config `mpf cluster up` wrote for it.
+    const config = parseYaml(fs.readFileSync(path.join(stateDir, 'temporal', 'config', 'mpf-cluster.yaml'), 'utf8')) as { services: Record<string, { rpc: { grpcPort: number } }> };
+    const port = (service: string) => {
+      const p = config.services[service]?.rpc.grpcPort;
+      assert.ok(p, `${service}'s port in the server's config`);
+      return p;
+    };
+    const internalFrontend = `127.0.0.1:${port('internal-frontend')}`;
+    const history = `127.0.0.1:${port('history')}`;
+    const internodeTls = (cert: string) => ({
+      serverNameOverride: 'temporal-internode',
+      serverRootCACertificate: fs.readFileSync(path.join(info.tlsDir, 'internode', 'ca.pem')),
+      clientCertPair: { crt: fs.readFileSync(path.join(info.tlsDir, cert, 'cert.pem')), key: fs.readFileSync(path.join(info.tlsDir, cert, 'key.pem')) },
+    });
+    for (const cert of ['gateway-1', 'operator']) {
+      for (const [what, address] of [['internal frontend', internalFrontend], ['history', history]] as const) {
+        const attempt = Connection.connect({ address, connectTimeout: 5_000, tls: internodeTls(cert) }).then(async (c) => {
+          try {
+            // The internal frontend makes every caller an admin: a terminate here would be done.
+            await c.workflowService.terminateWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: swapId }, reason: `${cert} at the ${what}` });
+          } finally {
+            await c.close();
+          }
+        });
+        await assert.rejects(attempt, (e: Error) => !/terminat/i.test(e.message), `${cert}'s certificate at the ${what} was let in`);
+      }
+    }
+    // The positive control: the internode certificate reaches the internal frontend (the server's own worker uses it).
+    const own = await Connection.connect({ address: internalFrontend, connectTimeout: 10_000, tls: internodeTls('internode') });
+    try {
+      const d = await own.workflowService.describeWorkflowExecution(exec(swapId));
+      assert.equal(d.workflowExecutionInfo?.execution?.workflowId, swapId);
+    } finally {
+      await own.close();
+    }
+    // Nothing of the above terminated the swap.
+    const state = await as(await personToken('viewer'), (c) => c.workflowService.describeWorkflowExecution(exec(swapId)));
+    assert.equal(state.workflowExecutionInfo?.status, 1, 'the swap is still running');
   });
 
   test('a token of another issuer, a forged one, an expired one, one for another audience and none are refused as UNAUTHENTICATED with the reason, never let through', async () => {

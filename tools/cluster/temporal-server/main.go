@@ -210,7 +210,17 @@ func buildCLI() *cli.App {
 					return cli.Exit(fmt.Sprintf("Unable to instantiate audience mapper: %v.", err), 1)
 				}
 
-				s, err := temporal.NewServer(
+				// Internode listeners accept only the server's own certificate (internode.go).
+				var tlsOption []temporal.ServerOption
+				internodeTLS, err := newInternodeOnlyProvider(cfg.Global.TLS, logger)
+				if err != nil {
+					return cli.Exit(fmt.Sprintf("Unable to instantiate the TLS provider: %v.", err), 1)
+				}
+				if internodeTLS != nil {
+					tlsOption = append(tlsOption, temporal.WithTLSConfigFactory(internodeTLS))
+				}
+
+				s, err := temporal.NewServer(append(tlsOption,
 					temporal.ForServices(services),
 					temporal.WithConfig(cfg),
 					temporal.WithDynamicConfigClient(dynamicConfigClient),
@@ -223,7 +233,7 @@ func buildCLI() *cli.App {
 					temporal.WithAudienceGetter(func(cfg *config.Config) authorization.JWTAudienceMapper {
 						return audienceMapper
 					}),
-				)
+				)...)
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("Unable to create server. Error: %v.", err), 1)
 				}

@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CLI_CLIENT_ID, CLI_REDIRECT_URI, IDP_PEOPLE, type PersonId } from './idp';
 import { DEFAULT_STATE_DIR, files, readInfo, runningUpPid } from './state';
+import { readSecret } from '../../src/auth/secret-input';
 import type * as OpenIdClientNs from 'openid-client' with { 'resolution-mode': 'import' };
 
 type OpenIdClient = typeof OpenIdClientNs;
@@ -152,44 +153,13 @@ function readPasswordFile(file: string): string {
   }
 }
 
-/** The password from stdin: a hidden prompt on a terminal (nothing echoed), else its first line. */
+/** The password from stdin: a hidden prompt on a terminal (nothing echoed), else its first line (src/auth/secret-input.ts). */
 async function readPasswordFromStdin(user: string): Promise<string> {
-  const input = process.stdin;
-  if (input.isTTY && input.setRawMode) {
-    process.stderr.write(`password of ${user}: `);
-    input.setRawMode(true);
-    input.setEncoding('utf8');
-    input.resume();
-    return new Promise((resolve, reject) => {
-      let value = '';
-      const finish = (err?: Error) => {
-        input.off('data', onData);
-        input.setRawMode(false);
-        input.pause();
-        process.stderr.write('\n');
-        if (err) reject(err);
-        else resolve(value);
-      };
-      const onData = (chunk: string) => {
-        for (const ch of chunk) {
-          if (ch === '\r' || ch === '\n' || ch === '\u0004') return finish();
-          if (ch === '\u0003') return finish(new LoginError('cancelled'));
-          if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
-          else if (ch >= ' ') value += ch;
-        }
-      };
-      input.on('data', onData);
-    });
+  try {
+    return await readSecret(`password of ${user}: `);
+  } catch (e) {
+    throw new LoginError((e as Error).message);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of input) {
-    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    chunks.push(buf);
-    size += buf.length;
-    if (buf.includes(0x0a) || size >= 4096) break;
-  }
-  return (Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '').trim();
 }
 
 /**

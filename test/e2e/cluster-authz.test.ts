@@ -1,6 +1,6 @@
 /**
  * The Temporal API of `mpf cluster up` authorises every call by the identity provider's tokens
- * (MPF_CLUSTER_AUTH=1), with the project's authorizer built into the server
+ * (its default), with the project's authorizer built into the server
  * (tools/cluster/temporal-server/authz.go): the viewer reads but cannot terminate, cancel, signal,
  * reset or update; the operator can, and the flow's history names the operator; a gateway's token
  * starts, signals and queries but cannot terminate, cancel or poll (each PERMISSION_DENIED naming
@@ -124,7 +124,7 @@ describe('the Temporal API of mpf cluster up authorises every call by the IdP\'s
   before(
     async () => {
       stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cluster-authz-'));
-      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '1', '--state-dir', stateDir], { MPF_CLUSTER_AUTH: '1', MPF_CLUSTER_TOKEN_TTL_SECONDS: String(TOKEN_TTL_S) });
+      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '1', '--state-dir', stateDir], { MPF_CLUSTER_TOKEN_TTL_SECONDS: String(TOKEN_TTL_S) });
       process.once('exit', () => {
         if (up.child.exitCode === null) up.child.kill('SIGTERM');
       });

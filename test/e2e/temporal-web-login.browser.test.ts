@@ -1,6 +1,6 @@
 /**
  * Temporal Web behind single sign-on, on `mpf cluster up` with every call authorised
- * (MPF_CLUSTER_AUTH=1): nobody sees a flow before signing in at the identity provider; the viewer
+ * (its default): nobody sees a flow before signing in at the identity provider; the viewer
  * signs in, sees the swaps with their state and their payloads decoded (by the codec endpoint that
  * authorises the person's own token), and is refused (the server's message shown) when cancelling
  * or terminating one, which keeps running; the operator cancels a swap and its history names the
@@ -133,7 +133,7 @@ describe('Temporal Web behind single sign-on at the identity provider, every act
   before(
     async () => {
       stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-web-login-'));
-      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '1', '--state-dir', stateDir], { MPF_CLUSTER_AUTH: '1', MPF_CLUSTER_TOKEN_TTL_SECONDS: String(TOKEN_TTL_S) });
+      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '1', '--state-dir', stateDir], { MPF_CLUSTER_TOKEN_TTL_SECONDS: String(TOKEN_TTL_S) });
       process.once('exit', () => {
         if (up.child.exitCode === null) up.child.kill('SIGTERM');
       });

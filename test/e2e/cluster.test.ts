@@ -600,5 +600,7 @@ describe('the production topology on loopback (mpf cluster up: PostgreSQL, Tempo
     assert.deepEqual(processesOfRun(info.runId), []);
     assert.ok(!fs.existsSync(info.secretsDir), 'the run’s secrets are removed with its data');
     assert.ok(!fs.existsSync(info.tlsDir), 'the run’s CA and certificates are removed with its data');
+    // The operator signed in earlier in this file: the person's token goes with the run too.
+    assert.ok(!fs.existsSync(path.join(stateDir, 'tokens')), 'people’s tokens are removed with the run’s data');
   });
 });

@@ -357,9 +357,9 @@ async function stopRun(run: Run): Promise<void> {
     // The database goes, and so do the secrets and the config files that hold them.
     const t0 = Date.now();
     if (run.postgresRoot) fs.rmSync(run.postgresRoot, { recursive: true, force: true });
-    for (const dir of [secretsDir(stateDir), tlsDir(stateDir), path.join(stateDir, 'temporal'), path.join(stateDir, 'ui'), path.join(stateDir, 'idp'), path.dirname(f.simulatorState)]) fs.rmSync(dir, { recursive: true, force: true });
+    for (const dir of [secretsDir(stateDir), tlsDir(stateDir), path.join(stateDir, 'temporal'), path.join(stateDir, 'ui'), path.join(stateDir, 'idp'), path.join(stateDir, 'tokens'), path.dirname(f.simulatorState)]) fs.rmSync(dir, { recursive: true, force: true });
     for (const file of [f.env, f.ports]) fs.rmSync(file, { force: true });
-    o.say(`removed the database, the simulator's records, the secrets, the certificates, the ports and the config files (${secs(Date.now() - t0)}; --keep-data keeps them)`);
+    o.say(`removed the database, the simulator's records, the secrets, the certificates, people's tokens, the ports and the config files (${secs(Date.now() - t0)}; --keep-data keeps them)`);
   }
   info.status = 'stopped';
   writeInfo(info);

@@ -37,8 +37,15 @@ export {
   WorkerUnavailableError,
   NotCancellableError,
   TemporalUnavailableError,
+  TemporalCredentialsRefusedError,
   TemporalPersistenceUnavailableError,
+  NotResolvableError,
+  PinBudgetExhaustedError,
+  PinBudgetUnavailableError,
+  LimitExceededError,
+  LimitUnavailableError,
 } from './starter/client/errors';
+export { ProviderUnavailableError } from './starter/client/provider-guard';
 export type { CategoriesWorkflow, PaymentLinkWorkflow, RegisteredWorkflows, SwapWorkflow, WorkflowName } from './starter/client/workflow-refs';
 export {
   SWAP_WORKFLOW_TYPE,

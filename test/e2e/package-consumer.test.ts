@@ -27,7 +27,7 @@ const ROOT_PACKAGE = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'),
 
 /** What the consumer checks at compile time (a wrong type must not compile) and at run time. */
 const CHECK_TS = `
-import { MpfClient, InputError, DuplicateFlowError, parseOrThrow, SwapStartBody, SWAP_WORKFLOW_TYPE, swapWorkflowId,
+import { MpfClient, InputError, DuplicateFlowError, LimitExceededError, ProviderUnavailableError, PinBudgetExhaustedError, parseOrThrow, SwapStartBody, SWAP_WORKFLOW_TYPE, swapWorkflowId,
   type SwapStartRequest, type LinkCreateRequest, type SwapView, type SwapWorkflow, type StartedSwap } from 'merchant-payment-flows';
 import { createGatewayClient, type paths, type StartedSwap as HttpStartedSwap } from 'merchant-payment-flows/http';
 
@@ -62,7 +62,7 @@ try {
 } catch (err) {
   if (err instanceof InputError) refused = err.message;
 }
-console.log(JSON.stringify({ client: typeof MpfClient, duplicate: typeof DuplicateFlowError, type: SWAP_WORKFLOW_TYPE, id: swapWorkflowId('t-1'), refused, http: typeof gateway.POST }));
+console.log(JSON.stringify({ client: typeof MpfClient, duplicate: typeof DuplicateFlowError, refusals: [typeof LimitExceededError, typeof ProviderUnavailableError, typeof PinBudgetExhaustedError].join(), type: SWAP_WORKFLOW_TYPE, id: swapWorkflowId('t-1'), refused, http: typeof gateway.POST }));
 `;
 
 let tmp: string;
@@ -134,7 +134,7 @@ describe('the package, consumed by name from its npm pack tarball', () => {
     const seen = JSON.parse(cjs.stdout) as Record<string, string>;
     assert.deepEqual(
       { ...seen, refused: undefined },
-      { client: 'function', duplicate: 'function', type: 'swapWorkflow', id: 'swap-t-1', refused: undefined, http: 'function' },
+      { client: 'function', duplicate: 'function', refusals: 'function,function,function', type: 'swapWorkflow', id: 'swap-t-1', refused: undefined, http: 'function' },
     );
     assert.match(seen.refused!, /^amount: /);
     const esm = await node(['--input-type=module', '-e', "const m = await import('merchant-payment-flows'); const h = await import('merchant-payment-flows/http'); console.log(typeof m.mpfClientFromEnv, typeof h.createGatewayClient)"], consumer);

@@ -18,11 +18,11 @@ import path from 'node:path';
 import type { ClusterInfo } from '../../tools/cluster/state';
 import { apiKeyFile } from '../../tools/cluster/topology';
 import { provisionTemporalCli } from '../../src/temporal/provision';
-import { asOperator, CLUSTER_READY, clusterShellEnv, operatorCliEnv, readClusterInfo } from '../helpers/cluster-auth';
+import { asOperator, clusterShellEnv, operatorCliEnv } from '../helpers/cluster-auth';
 import { swapToConfirmed } from '../helpers/field';
 import { swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, http } from '../helpers/gateway';
-import { cleanUpCluster, runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { cleanUpCluster, runMpf, startClusterForTest, type MpfProcess } from '../helpers/processes';
 
 const UP_TIMEOUT_MS = 15 * 60_000;
 
@@ -66,14 +66,10 @@ describe('mpf cluster up with MPF_CLUSTER_AUTH=0: certificates only, said in a w
 
   before(
     async () => {
-      stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cluster-switch-off-'));
       // Off on purpose: this describe is about the certificates-only mode.
-      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '1', '--state-dir', stateDir], { MPF_CLUSTER_AUTH: '0' });
-      process.once('exit', () => {
-        if (up.child.exitCode === null) up.child.kill('SIGTERM');
-      });
-      await up.waitFor(CLUSTER_READY, UP_TIMEOUT_MS);
-      info = readClusterInfo(stateDir);
+      const cluster = startClusterForTest({ prefix: 'cluster-switch-off', workers: 1, gateways: 1, env: { MPF_CLUSTER_AUTH: '0' }, timeoutMs: UP_TIMEOUT_MS });
+      ({ up, stateDir } = cluster);
+      info = await cluster.ready;
     },
     { timeout: UP_TIMEOUT_MS + 60_000 },
   );

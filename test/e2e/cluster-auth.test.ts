@@ -11,14 +11,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { renewingToken } from '../../src/temporal/tokens';
 import { IDP_MACHINE_CLIENTS, IDP_PEOPLE, idpSecretFiles, TEMPORAL_AUDIENCE, type MachineClientId, type PersonId } from '../../tools/cluster/idp';
 import { LoginRefused, personLogin } from '../../tools/cluster/login';
 import type { ClusterInfo } from '../../tools/cluster/state';
 import { http } from '../helpers/gateway';
-import { cleanUpCluster, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { cleanUpCluster, startClusterForTest, type MpfProcess } from '../helpers/processes';
 import type * as JoseNs from 'jose' with { 'resolution-mode': 'import' };
 
 const UP_TIMEOUT_MS = 15 * 60_000;
@@ -42,13 +41,9 @@ async function verified(token: string): Promise<Record<string, unknown>> {
 describe('the identity provider of mpf cluster up (node-oidc-provider): people and machine clients get JWTs with Temporal permissions', () => {
   before(
     async () => {
-      stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cluster-auth-'));
-      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '1', '--state-dir', stateDir], { MPF_CLUSTER_AUTH: undefined });
-      process.once('exit', () => {
-        if (up.child.exitCode === null) up.child.kill('SIGTERM');
-      });
-      await up.waitFor(/cluster ready in [\d.]+ s\n[^]*stops everything\.\n/, UP_TIMEOUT_MS);
-      info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
+      const cluster = startClusterForTest({ prefix: 'cluster-auth', workers: 1, gateways: 1, env: { MPF_CLUSTER_AUTH: undefined }, timeoutMs: UP_TIMEOUT_MS });
+      ({ up, stateDir } = cluster);
+      info = await cluster.ready;
     },
     { timeout: UP_TIMEOUT_MS + 60_000 },
   );

@@ -14,7 +14,6 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { parse as parseYaml } from 'yaml';
@@ -29,7 +28,7 @@ import { apiKeyFile, temporalClientTlsEnv } from '../../tools/cluster/topology';
 import { linkToPaid, swapToConfirmed, type FieldTarget } from '../helpers/field';
 import { swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller } from '../helpers/http';
-import { cleanUpCluster, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { cleanUpCluster, startClusterForTest, type MpfProcess } from '../helpers/processes';
 import type * as JoseNs from 'jose' with { 'resolution-mode': 'import' };
 
 type Jose = typeof JoseNs;
@@ -123,13 +122,9 @@ async function signedToken(o: { key: JoseNs.CryptoKey | Uint8Array | JoseNs.KeyO
 describe('the Temporal API of mpf cluster up authorises every call by the IdP\'s tokens: viewers read, operators act, gateways never terminate', () => {
   before(
     async () => {
-      stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cluster-authz-'));
-      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '1', '--state-dir', stateDir], { MPF_CLUSTER_TOKEN_TTL_SECONDS: String(TOKEN_TTL_S) });
-      process.once('exit', () => {
-        if (up.child.exitCode === null) up.child.kill('SIGTERM');
-      });
-      await up.waitFor(/cluster ready in [\d.]+ s\n[^]*stops everything\.\n/, UP_TIMEOUT_MS);
-      info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
+      const cluster = startClusterForTest({ prefix: 'cluster-authz', workers: 1, gateways: 1, env: { MPF_CLUSTER_TOKEN_TTL_SECONDS: String(TOKEN_TTL_S) }, timeoutMs: UP_TIMEOUT_MS });
+      ({ up, stateDir } = cluster);
+      info = await cluster.ready;
       assert.equal(info.auth, true, 'cluster.json says calls are authorised');
     },
     { timeout: UP_TIMEOUT_MS + 60_000 },

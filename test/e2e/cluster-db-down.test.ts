@@ -15,7 +15,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { isRunning } from '../../tools/cluster/processes';
 import type { ClusterInfo } from '../../tools/cluster/state';
@@ -23,7 +22,7 @@ import { apiKeyFile } from '../../tools/cluster/topology';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { swapToConfirmed } from '../helpers/field';
 import { gatewayCaller, type HttpAnswer } from '../helpers/gateway';
-import { cleanUpCluster, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { cleanUpCluster, startClusterForTest, type MpfProcess } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 
 const UP_TIMEOUT_MS = 15 * 60_000;
@@ -64,13 +63,9 @@ const signalAll = (pids: number[], sig: NodeJS.Signals) => {
 describe("the gateways while Temporal's database is down (mpf cluster up, PostgreSQL frozen then thawed, then killed and restarted by up)", () => {
   before(
     async () => {
-      stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cluster-dbdown-'));
-      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '2', '--state-dir', stateDir], {});
-      process.once('exit', () => {
-        if (up.child.exitCode === null) up.child.kill('SIGTERM');
-      });
-      await up.waitFor(/cluster ready in [\d.]+ s\n[^]*stops everything\.\n/, UP_TIMEOUT_MS);
-      info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
+      const cluster = startClusterForTest({ prefix: 'cluster-dbdown', workers: 1, gateways: 2, timeoutMs: UP_TIMEOUT_MS });
+      ({ up, stateDir } = cluster);
+      info = await cluster.ready;
       assert.equal(info.auth, true, 'the cluster authorises every Temporal call (the default)');
       apiKey = fs.readFileSync(path.join(info.secretsDir, apiKeyFile('operator')), 'utf8').trim();
     },

@@ -20,7 +20,7 @@ import path from 'node:path';
 import type { ClusterInfo } from '../../tools/cluster/state';
 import { swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller } from '../helpers/http';
-import { cleanUpCluster, MPF_BIN, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { cleanUpCluster, MPF_BIN, startClusterForTest, type MpfProcess } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -74,13 +74,9 @@ const backendKey = () => fs.readFileSync(path.join(info.secretsDir, 'api_key_bac
 describe("the operator's shell signs in as a person: mpf cluster login, then temporal and mpf act as that person", () => {
   before(
     async () => {
-      stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-person-cli-'));
-      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '1', '--state-dir', stateDir], {});
-      process.once('exit', () => {
-        if (up.child.exitCode === null) up.child.kill('SIGTERM');
-      });
-      await up.waitFor(/cluster ready in [\d.]+ s\n[^]*stops everything\.\n/, UP_TIMEOUT_MS);
-      info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
+      const cluster = startClusterForTest({ prefix: 'person-cli', workers: 1, gateways: 1, timeoutMs: UP_TIMEOUT_MS });
+      ({ up, stateDir } = cluster);
+      info = await cluster.ready;
       assert.equal(info.auth, true, 'calls to Temporal are authorised by default');
     },
     { timeout: UP_TIMEOUT_MS + 60_000 },

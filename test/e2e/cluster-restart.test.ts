@@ -19,11 +19,11 @@ import { apiKeyFile } from '../../tools/cluster/topology';
 import { createControlClient } from '../../src/simulator/control-client';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller } from '../helpers/gateway';
-import { cleanUpCluster, runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { CLUSTER_READY, cleanUpCluster, runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 
 const UP_TIMEOUT_MS = 15 * 60_000;
-const READY = /cluster ready in ([\d.]+) s\n[^]*stops everything\.\n/;
+const READY = CLUSTER_READY;
 
 let stateDir: string;
 let up: MpfProcess | undefined;

@@ -32,8 +32,8 @@ import { provisionTemporalCli } from '../../src/temporal/provision';
 import { linkToPaid, swapToConfirmed, type FieldTarget } from '../helpers/field';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, http } from '../helpers/gateway';
-import { asOperator, clusterShellEnv, CLUSTER_READY, connectAsOperator, JWT_PATTERN, operatorCliEnv, personToken, readClusterInfo, signInOperatorShell } from '../helpers/cluster-auth';
-import { cleanUpCluster, runMpf, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { asOperator, clusterShellEnv, connectAsOperator, JWT_PATTERN, operatorCliEnv, personToken, signInOperatorShell } from '../helpers/cluster-auth';
+import { cleanUpCluster, runMpf, startClusterForTest, type MpfProcess } from '../helpers/processes';
 import { scrape, sumOf } from '../helpers/prometheus';
 import { eventually } from '../helpers/stack';
 
@@ -118,18 +118,13 @@ async function lastWorkflowTaskWorker(client: Client, workflowId: string): Promi
 describe('the production topology on loopback (mpf cluster up: PostgreSQL, Temporal with mTLS, Temporal Web, simulator, 2 workers, 2 gateways)', () => {
   before(
     async () => {
-      stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cluster-test-'));
       const t0 = Date.now();
       // As users run it: MPF_CLUSTER_AUTH unset (every call authorised by the IdP's tokens).
-      up = spawnMpf(['cluster', 'up', '--workers', '2', '--gateways', '2', '--state-dir', stateDir], { MPF_CLUSTER_AUTH: undefined });
+      const cluster = startClusterForTest({ prefix: 'cluster-test', workers: 2, gateways: 2, env: { MPF_CLUSTER_AUTH: undefined }, timeoutMs: UP_TIMEOUT_MS });
+      ({ up, stateDir } = cluster);
       upExit = new Promise((resolve) => up.child.once('exit', (code) => resolve(code)));
-      // Never leave the topology running behind a crashed test process: `up` stops it on SIGTERM.
-      process.once('exit', () => {
-        if (up.child.exitCode === null) up.child.kill('SIGTERM');
-      });
-      await up.waitFor(CLUSTER_READY, UP_TIMEOUT_MS);
+      info = await cluster.ready;
       startedIn = Date.now() - t0;
-      info = readClusterInfo(stateDir);
       apiKey = keyOf('backend');
     },
     { timeout: UP_TIMEOUT_MS + 60_000 },

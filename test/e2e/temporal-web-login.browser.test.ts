@@ -13,7 +13,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -26,7 +25,7 @@ import { apiKeyFile } from '../../tools/cluster/topology';
 import { CHROMIUM_ARGS } from '../helpers/browser';
 import { swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller } from '../helpers/http';
-import { cleanUpCluster, spawnMpf, type MpfProcess } from '../helpers/processes';
+import { cleanUpCluster, startClusterForTest, type MpfProcess } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 
 const UP_TIMEOUT_MS = 15 * 60_000;
@@ -132,13 +131,9 @@ async function act(page: Page, workflowId: string, action: 'cancel' | 'terminate
 describe('Temporal Web behind single sign-on at the identity provider, every action by the signed-in person', () => {
   before(
     async () => {
-      stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-web-login-'));
-      up = spawnMpf(['cluster', 'up', '--workers', '1', '--gateways', '1', '--state-dir', stateDir], { MPF_CLUSTER_TOKEN_TTL_SECONDS: String(TOKEN_TTL_S) });
-      process.once('exit', () => {
-        if (up.child.exitCode === null) up.child.kill('SIGTERM');
-      });
-      await up.waitFor(/cluster ready in [\d.]+ s\n[^]*stops everything\.\n/, UP_TIMEOUT_MS);
-      info = JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
+      const cluster = startClusterForTest({ prefix: 'web-login', workers: 1, gateways: 1, env: { MPF_CLUSTER_TOKEN_TTL_SECONDS: String(TOKEN_TTL_S) }, timeoutMs: UP_TIMEOUT_MS });
+      ({ up, stateDir } = cluster);
+      info = await cluster.ready;
       browser = await launchTrustingCodec();
     },
     { timeout: UP_TIMEOUT_MS + 60_000 },

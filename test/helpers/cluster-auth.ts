@@ -23,13 +23,10 @@ import { temporalClientTlsEnv } from '../../tools/cluster/topology';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
-/** What `mpf cluster up` prints once the topology is ready (the last line included). */
-export const CLUSTER_READY = /cluster ready in ([\d.]+) s\n[^]*stops everything\.\n/;
 
 /** A JWT in some text (three base64url parts, the first a JSON header): tests assert none is printed. */
 export const JWT_PATTERN = /eyJ[\w-]{10,}\.[\w-]{10,}/;
 
-export const readClusterInfo = (stateDir: string): ClusterInfo => JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo;
 
 /** The person's password, from its 0600 file among the cluster's secrets (`idp_password_<person>`). */
 export const idpPasswordFile = (info: ClusterInfo, who: PersonId): string => path.join(info.secretsDir, idpSecretFiles.password(who));

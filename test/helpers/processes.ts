@@ -1,9 +1,11 @@
 /** Real child processes of the `mpf` CLI for tests (worker kill/restart, servers). */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { generateDevKeys } from '../../src/codec/keys';
 import { SIMULATOR_DEFAULT_CREDENTIALS } from '../../src/simulator/options';
+import type { ClusterInfo } from '../../tools/cluster/state';
 
 export const MPF_BIN = path.resolve(__dirname, '..', '..', 'bin', 'mpf.cjs');
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -108,6 +110,25 @@ export async function runRepoScript(script: string, args: string[], timeoutMs: n
   clearTimeout(timer);
   process.off('exit', stopOnExit);
   return { code, output };
+}
+
+/** What `mpf cluster up` prints once the topology is ready (the last line included). */
+export const CLUSTER_READY = /cluster ready in ([\d.]+) s\n[^]*stops everything\.\n/;
+
+/**
+ * `mpf cluster up --workers W --gateways G` in a fresh state directory (`mpf-<prefix>-…` under the
+ * system's temp dir), with `env` added: the process and its state dir at once (so the file's
+ * `after` can clean up even when the start fails), and `ready`, cluster.json once `up` printed
+ * "cluster ready". The cluster is stopped (SIGTERM to `up`) if this test process exits first.
+ */
+export function startClusterForTest(o: { prefix: string; workers: number; gateways: number; env?: NodeJS.ProcessEnv; timeoutMs: number }): { up: MpfProcess; stateDir: string; ready: Promise<ClusterInfo> } {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), `mpf-${o.prefix}-`));
+  const up = spawnMpf(['cluster', 'up', '--workers', String(o.workers), '--gateways', String(o.gateways), '--state-dir', stateDir], o.env ?? {});
+  process.once('exit', () => {
+    if (up.child.exitCode === null) up.child.kill('SIGTERM');
+  });
+  const ready = up.waitFor(CLUSTER_READY, o.timeoutMs).then(() => JSON.parse(fs.readFileSync(path.join(stateDir, 'cluster.json'), 'utf8')) as ClusterInfo);
+  return { up, stateDir, ready };
 }
 
 /**

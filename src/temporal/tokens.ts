@@ -67,6 +67,23 @@ async function discover(s: TokenSettings): Promise<{ oidc: OpenIdClient; config:
   }
 }
 
+/**
+ * No answer from the IdP at all (refused, reset, timed out, DNS): what happened (an error code, or
+ * "timed out", "no answer"), or undefined when the IdP did answer (a refusal, whatever its words).
+ * Read along the error's `cause` chain, where fetch and openid-client put the socket's error.
+ */
+export function idpNoAnswer(e: unknown): string | undefined {
+  const codes: string[] = [];
+  for (let x: unknown = e, i = 0; x && i < 5; x = (x as { cause?: unknown }).cause, i++) {
+    const c = x as { code?: unknown; name?: unknown };
+    if (typeof c.code === 'string') codes.push(c.code);
+    if (c.name === 'TimeoutError' || c.name === 'AbortError') codes.push('timed out');
+  }
+  const code = codes.find((c) => /^(E[A-Z_]+|UND_ERR_\w+|timed out)$/.test(c));
+  if (code) return code;
+  return e instanceof TypeError && /fetch failed/.test(e.message) ? 'no answer' : undefined;
+}
+
 /** One token from the IdP; a refusal names the client and what the IdP said. */
 async function fetchToken(s: TokenSettings, d: Awaited<ReturnType<typeof discover>>): Promise<{ token: string; expiresAt: number }> {
   const params: Record<string, string> = {};
@@ -77,10 +94,9 @@ async function fetchToken(s: TokenSettings, d: Awaited<ReturnType<typeof discove
     res = await d.oidc.clientCredentialsGrant(d.config, params);
   } catch (e) {
     const err = e as Error & { error?: string; error_description?: string; cause?: unknown };
-    // The IdP did not answer at all (down, unreachable: fetch's own failure, a timeout), which no client setting fixes.
-    if (!err.error && (err.name === 'TypeError' || err.name === 'TimeoutError' || err.name === 'AbortError' || /fetch failed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT/.test(err.message))) {
-      throw new ConfigError(`cannot reach the identity provider at ${s.issuer} for a token of client ${s.clientId} (${err.message})`);
-    }
+    // The IdP did not answer at all, which no client setting fixes.
+    const noAnswer = err.error ? undefined : idpNoAnswer(e);
+    if (noAnswer) throw new ConfigError(`cannot reach the identity provider at ${s.issuer} for a token of client ${s.clientId} (${noAnswer}: ${err.message})`);
     // An answer that refuses: the OAuth error is on the error or, for a 401 with a challenge, on the challenge (openid-client's cause).
     const challenge = Array.isArray(err.cause) ? (err.cause as Array<{ parameters?: { error?: string; error_description?: string } }>)[0]?.parameters : undefined;
     const code = err.error ?? challenge?.error;

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { CLI_CLIENT_ID, CLI_REDIRECT_URI, IDP_PEOPLE, type PersonId } from './idp';
 import { DEFAULT_STATE_DIR, files, readInfo, runningUpPid } from './state';
 import { readSecret } from '../../src/auth/secret-input';
+import { idpNoAnswer } from '../../src/temporal/tokens';
 import type * as OpenIdClientNs from 'openid-client' with { 'resolution-mode': 'import' };
 
 type OpenIdClient = typeof OpenIdClientNs;
@@ -89,19 +90,6 @@ export class LoginError extends Error {
   override name = 'LoginError';
 }
 
-/** No answer from the IdP at all (refused, reset, timed out, DNS): not a refusal of the person. */
-function unreachable(e: unknown): string | undefined {
-  const codes: string[] = [];
-  for (let x: unknown = e, i = 0; x && i < 5; x = (x as { cause?: unknown }).cause, i++) {
-    const c = (x as { code?: unknown; name?: unknown });
-    if (typeof c.code === 'string') codes.push(c.code);
-    if (c.name === 'TimeoutError' || c.name === 'AbortError') codes.push('timed out');
-  }
-  const code = codes.find((c) => /^(E[A-Z_]+|UND_ERR_\w+|timed out)$/.test(c));
-  if (code) return code;
-  return e instanceof TypeError && /fetch failed/.test(e.message) ? 'no answer' : undefined;
-}
-
 export interface ClusterLoginOptions {
   user: string;
   /** The state dir of the running `mpf cluster up`. */
@@ -133,7 +121,7 @@ export async function clusterLogin(o: ClusterLoginOptions, readPassword: () => P
     t = await personLogin({ issuer: info.idp.issuer, user: o.user, password });
   } catch (e) {
     if (e instanceof LoginRefused) throw new LoginError(e.message);
-    const why = unreachable(e);
+    const why = idpNoAnswer(e);
     if (why) throw new LoginError(`the identity provider at ${info.idp.issuer} does not answer (${why}): is it running? (mpf cluster restart idp --state-dir ${stateDir})`);
     // openid-client's errors name the protocol step (its messages hold no token or password).
     throw new LoginError(`the sign-in at ${info.idp.issuer} failed: ${((e as Error).message ?? String(e)).split('\n')[0]!.slice(0, 200)}`);

@@ -77,7 +77,7 @@ export function setApiKeyFile(file: string | undefined): void {
 }
 
 /** The API key: `--api-key-file`, else MPF_API_KEY (or MPF_API_KEY_FILE). */
-function apiKeySetting(): { key: string; from: string } | undefined {
+function apiKeySetting(): { key: string; from: '--api-key-file' | 'MPF_API_KEY' } | undefined {
   if (apiKeyFileOption) return { key: readOptionFile('--api-key-file', apiKeyFileOption), from: '--api-key-file' };
   const key = cliSetting('MPF_API_KEY');
   return key ? { key, from: 'MPF_API_KEY' } : undefined;
@@ -130,11 +130,11 @@ export interface GatewayCredential {
  * else a person's access token (MPF_ACCESS_TOKEN, as `Authorization: Bearer`), else MPF_API_KEY.
  */
 export function operatorCredential(): GatewayCredential | undefined {
-  if (apiKeyFileOption) return { headers: { 'x-api-key': readOptionFile('--api-key-file', apiKeyFileOption) }, from: '--api-key-file', person: false };
-  const token = personAccessToken();
+  // `--api-key-file`, given on the command line, is not overridden by a token from the environment.
+  const token = apiKeyFileOption ? undefined : personAccessToken();
   if (token) return { headers: { authorization: `Bearer ${token}` }, from: 'MPF_ACCESS_TOKEN', person: true };
-  const key = cliSetting('MPF_API_KEY');
-  return key ? { headers: { 'x-api-key': key }, from: 'MPF_API_KEY', person: false } : undefined;
+  const k = apiKeySetting();
+  return k ? { headers: { 'x-api-key': k.key }, from: k.from, person: false } : undefined;
 }
 
 /** operatorCredential(), or an error naming both settings. */

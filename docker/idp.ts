@@ -21,7 +21,7 @@ import { createHash, createPrivateKey } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_IDP_TTL, IDP_MACHINE_CLIENTS, IDP_PEOPLE, idpSecretFiles, idpServerConfig, UI_CLIENT_ID, type IdpSecrets, type IdpTtl } from '../tools/cluster/idp';
+import { IDP_MACHINE_CLIENTS, IDP_PEOPLE, idpSecretFiles, idpServerConfig, idpTtlFromEnvironment, UI_CLIENT_ID, type IdpSecrets } from '../tools/cluster/idp';
 import { main as idpServerMain, type IdpServerFileConfig } from '../tools/cluster/idp-server';
 
 const required = (name: string, env: NodeJS.ProcessEnv = process.env): string => {
@@ -53,15 +53,6 @@ export function readIdpSecrets(dir: string): IdpSecrets {
   };
 }
 
-/** Token lifetimes as `mpf cluster up` reads MPF_CLUSTER_TOKEN_TTL_SECONDS (main.ts): unset or empty, the defaults. */
-export function ttlFromEnvironment(env: NodeJS.ProcessEnv): IdpTtl {
-  const text = env.MPF_CLUSTER_TOKEN_TTL_SECONDS;
-  if (text === undefined || text === '') return DEFAULT_IDP_TTL;
-  const ttl = Number(text);
-  if (!(Number.isInteger(ttl) && ttl >= 10)) throw new Error(`MPF_CLUSTER_TOKEN_TTL_SECONDS: ${JSON.stringify(text)} is not a whole number of seconds of at least 10`);
-  return { ...DEFAULT_IDP_TTL, accessTokenSeconds: ttl, clientCredentialsSeconds: ttl };
-}
-
 /**
  * The configuration idp-server.ts reads: idp.ts's, listening on every address of the container,
  * over https with the certificate of IDP_TLS_DIR.
@@ -75,7 +66,7 @@ export function composeIdpConfig(env: NodeJS.ProcessEnv): IdpServerFileConfig {
   const uiCallbackUrls = required('IDP_UI_CALLBACK_URLS', env).split(',').map((s) => s.trim()).filter(Boolean);
   const tlsDir = required('IDP_TLS_DIR', env);
   return {
-    ...idpServerConfig({ issuer, port, secrets, ttl: ttlFromEnvironment(env), uiCallbackUrls }),
+    ...idpServerConfig({ issuer, port, secrets, ttl: idpTtlFromEnvironment(env), uiCallbackUrls }),
     host: '0.0.0.0',
     tls: { certFile: path.join(tlsDir, 'cert.pem'), keyFile: path.join(tlsDir, 'key.pem') },
   };

@@ -36,7 +36,7 @@ import { appContextOf, startWorker, type AppContext, type RunningApp } from '../
 import { Child, processesOfRun } from '../../tools/cluster/processes';
 import { issueCertificate } from '../../tools/cluster/tls';
 import { apiKeyFile, type ApiKeyRole, appCommand, appEnvironment, IMAGE_ENV, NAMESPACE } from '../../tools/cluster/topology';
-import { DEFAULT_IDP_TTL } from '../../tools/cluster/idp';
+import { idpTtlOf } from '../../tools/cluster/idp';
 import { startCluster, type RunningCluster } from '../../tools/cluster/up';
 import { freePort } from '../../src/temporal/ports';
 import { PROJECT_ROOT } from '../../src/temporal/provision';
@@ -108,8 +108,7 @@ export class SoakTopology {
 
   static async start(o: TopologyOptions): Promise<SoakTopology> {
     // Gateways 0: the soak runs its own (see the header); workers: the cluster's.
-    const idpTtl = { ...DEFAULT_IDP_TTL, accessTokenSeconds: o.tokenTtlSeconds, clientCredentialsSeconds: o.tokenTtlSeconds };
-    const cluster = await startCluster({ stateDir: o.stateDir, workers: o.workers, gateways: 0, keepData: false, say: o.say, aborted: o.aborted, idpTtl });
+    const cluster = await startCluster({ stateDir: o.stateDir, workers: o.workers, gateways: 0, keepData: false, say: o.say, aborted: o.aborted, idpTtl: idpTtlOf(o.tokenTtlSeconds) });
     const t = new SoakTopology(cluster, o);
     try {
       t.init();

@@ -31,7 +31,7 @@ import { freePort } from '../../src/temporal/ports';
 import { tokenSettingsFromEnv } from '../../src/temporal/tokens';
 import { writeAdminToken } from '../../docker/admin-token';
 import { personTokensFromEnv } from '../../docker/codec';
-import { composeIdpConfig, ttlFromEnvironment } from '../../docker/idp';
+import { composeIdpConfig } from '../../docker/idp';
 import { createIdpServer, passwordMatches } from '../../tools/cluster/idp-server';
 import { authFromEnvironment } from '../../tools/cluster/main';
 import { IDP_MACHINE_CLIENTS, IDP_PEOPLE, idpSecretFiles, idpServerConfig, PERMISSIONS_CLAIM, TEMPORAL_AUDIENCE, UI_CLIENT_ID, DEFAULT_IDP_TTL } from '../../tools/cluster/idp';
@@ -1054,7 +1054,7 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
       };
       for (const ttl of [undefined, '', '20', '10', '9', '15.5', 'x', '-30']) {
         const settings: Record<string, string> = ttl === undefined ? {} : { MPF_CLUSTER_TOKEN_TTL_SECONDS: ttl };
-        assert.deepEqual(lifetimes(() => ttlFromEnvironment(settings)), lifetimes(() => authFromEnvironment(settings).idpTtl ?? DEFAULT_IDP_TTL), `MPF_CLUSTER_TOKEN_TTL_SECONDS=${String(ttl)}`);
+        assert.deepEqual(lifetimes(() => composeIdpConfig({ ...e, IDP_SECRETS_DIR: volume('secrets-idp'), ...settings }).ttl), lifetimes(() => authFromEnvironment(settings).idpTtl ?? DEFAULT_IDP_TTL), `MPF_CLUSTER_TOKEN_TTL_SECONDS=${String(ttl)}`);
       }
       assert.equal(e.MPF_CLUSTER_TOKEN_TTL_SECONDS, '', 'no lifetime in .env: the defaults');
     } finally {

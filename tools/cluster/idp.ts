@@ -60,6 +60,24 @@ export interface IdpTtl {
 }
 export const DEFAULT_IDP_TTL: IdpTtl = { accessTokenSeconds: 900, clientCredentialsSeconds: 600, sessionSeconds: 8 * 3600 };
 
+/** Every token (people's and machine clients') living `seconds`: short ones test renewal. */
+export function idpTtlOf(seconds: number): IdpTtl {
+  return { ...DEFAULT_IDP_TTL, accessTokenSeconds: seconds, clientCredentialsSeconds: seconds };
+}
+
+/**
+ * The lifetimes MPF_CLUSTER_TOKEN_TTL_SECONDS asks for (`mpf cluster up` and compose's IdP read it
+ * alike): unset or empty, the defaults; a whole number of at least 10, every token's; anything
+ * else throws, naming the setting.
+ */
+export function idpTtlFromEnvironment(env: NodeJS.ProcessEnv): IdpTtl {
+  const text = env.MPF_CLUSTER_TOKEN_TTL_SECONDS;
+  if (text === undefined || text === '') return DEFAULT_IDP_TTL;
+  const ttl = Number(text);
+  if (!(Number.isInteger(ttl) && ttl >= 10)) throw new Error(`MPF_CLUSTER_TOKEN_TTL_SECONDS: ${JSON.stringify(text)} is not a whole number of seconds of at least 10`);
+  return idpTtlOf(ttl);
+}
+
 /** What idp-server.ts reads (written 0600: it holds the signing key and the client secrets). */
 export interface IdpServerConfig {
   issuer: string;

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { isRunning, processesOfRun, type Child } from './processes';
 import { readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
 import { ClusterAlreadyRunning, ClusterStartAborted, cleanLeftovers, startCluster, type RunningCluster } from './up';
-import { DEFAULT_IDP_TTL, IDP_PEOPLE, type IdpTtl } from './idp';
-import { API_KEYS, KEYRING_FILE, NAMESPACE, TASK_QUEUE } from './topology';
+import { IDP_PEOPLE, idpTtlFromEnvironment, type IdpTtl } from './idp';
+import { API_KEYS, authSwitchOn, KEYRING_FILE, NAMESPACE, TASK_QUEUE } from './topology';
 
 export interface UpOptions {
   stateDir: string;
@@ -26,24 +26,12 @@ const RESTART_RESET_AFTER_MS = 60_000;
 
 /**
  * Authorisation of the Temporal API by the IdP's tokens: on by default; MPF_CLUSTER_AUTH=0 turns it
- * off (certificates only: any certificate of the cluster's CA may do anything, which `up` says).
- * MPF_CLUSTER_TOKEN_TTL_SECONDS shortens every token's lifetime (a test of renewal).
+ * off (certificates only: any certificate of the cluster's CA may do anything, which `up` says), and
+ * another value throws (topology.ts authSwitchOn, as compose reads it).
+ * MPF_CLUSTER_TOKEN_TTL_SECONDS shortens every token's lifetime (a test of renewal; idp.ts).
  */
-export function authFromEnvironment(env: NodeJS.ProcessEnv): { auth?: boolean; idpTtl?: IdpTtl } {
-  const sw = env.MPF_CLUSTER_AUTH;
-  if (sw !== undefined && sw !== '' && sw !== '0' && sw !== '1') throw new ClusterSettingError(`MPF_CLUSTER_AUTH: ${JSON.stringify(sw)} is neither 1 (every call to Temporal authorised, the default) nor 0 (certificates only)`);
-  const ttlText = env.MPF_CLUSTER_TOKEN_TTL_SECONDS;
-  const ttl = Number(ttlText);
-  if (ttlText !== undefined && ttlText !== '' && !(Number.isInteger(ttl) && ttl >= 10)) throw new ClusterSettingError(`MPF_CLUSTER_TOKEN_TTL_SECONDS: ${JSON.stringify(ttlText)} is not a whole number of seconds of at least 10`);
-  return {
-    ...(sw === '0' ? { auth: false } : {}),
-    ...(ttlText ? { idpTtl: { ...DEFAULT_IDP_TTL, accessTokenSeconds: ttl, clientCredentialsSeconds: ttl } } : {}),
-  };
-}
-
-/** A setting of `mpf cluster up` that cannot be used: nothing is started. */
-export class ClusterSettingError extends Error {
-  override name = 'ClusterSettingError';
+export function authFromEnvironment(env: NodeJS.ProcessEnv): { auth?: boolean; idpTtl: IdpTtl } {
+  return { ...(authSwitchOn(env) ? {} : { auth: false }), idpTtl: idpTtlFromEnvironment(env) };
 }
 
 const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -62,6 +62,8 @@ export async function runWorkerMain(): Promise<void> {
     ...(env.WORKER_WORKFLOW_BUNDLE ? { workflowBundle: { codePath: path.resolve(env.WORKER_WORKFLOW_BUNDLE) } } : {}),
     versioning: { deploymentName: env.WORKER_DEPLOYMENT_NAME, buildId: env.WORKER_BUILD_ID ?? releaseBuildId(), promote: env.WORKER_PROMOTE },
     onVersion: (line) => startup.info(line),
+    closedFlowSweepMs: env.CLOSED_FLOW_SWEEP_SECONDS * 1000,
+    onSweep: (line) => log.warn(line),
   });
   if (env.WORKER_WORKFLOW_BUNDLE) startup.info(`worker: workflows from the bundle ${env.WORKER_WORKFLOW_BUNDLE}`);
   ops?.attach({ worker, connection });

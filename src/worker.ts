@@ -17,10 +17,15 @@ import { flowMetricSinks, initWorkerCounters } from './metrics/flow-metric-sink'
 import { providerGuardGauges } from './metrics/provider-guard-gauges';
 import { type BreakerSettings, PROVIDER_GUARD_WORKFLOW_TYPE } from './contract/provider-guard';
 import { ProviderGuardLink } from './temporal/provider-guard-link';
+import { ClosedFlowSweeper } from './temporal/closed-flow-sweeper';
+import { CLOSED_FLOW_WORKFLOW_TYPE } from './workflows/closed-flows';
 import type { ProviderClient } from './provider/client';
 import { DEFAULT_DEPLOYMENT_NAME, releaseBuildId, versionWorker, type WorkerVersioning } from './temporal/deployment';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
+
+/** How often a worker sweeps for flows closed from outside, unless told (CLOSED_FLOW_SWEEP_SECONDS). */
+export const DEFAULT_CLOSED_FLOW_SWEEP_MS = 10_000;
 
 /**
  * The modules every bundle of our workflows preloads: evaluated once per workflow thread and shared
@@ -55,6 +60,13 @@ export interface MpfWorkerDeps {
   versioning?: WorkerVersioning;
   /** Told where the version stands after the promote policy (one line for the log). */
   onVersion?: (line: string) => void;
+  /**
+   * How often this worker sweeps for flows closed from outside (terminated in Temporal…) and
+   * carries them on (src/temporal/closed-flow-sweeper.ts); 0 = never. Default 10 s.
+   */
+  closedFlowSweepMs?: number;
+  /** Told what the sweeper did (one line each). */
+  onSweep?: (line: string) => void;
   /** The provider breakers' thresholds (PROVIDER_BREAKER_*; default DEFAULT_BREAKER). */
   breaker?: Partial<BreakerSettings>;
 }
@@ -87,9 +99,14 @@ export const MPF_WORKER_TUNING: Partial<WorkerOptions> = {
  * answer and every money-moving call would be held; such a release had no guard, and runs without.
  */
 export function bundleHasProviderGuard(bundle: WorkerOptions['workflowBundle']): boolean {
+  return bundleHas(bundle, PROVIDER_GUARD_WORKFLOW_TYPE);
+}
+
+/** Whether the worker's workflows include a workflow type (a prebuilt bundle of an older release may not). */
+function bundleHas(bundle: WorkerOptions['workflowBundle'], workflowType: string): boolean {
   if (!bundle) return true;
   const code = 'code' in bundle ? bundle.code : readFileSync(bundle.codePath, 'utf8');
-  return code.includes(PROVIDER_GUARD_WORKFLOW_TYPE);
+  return code.includes(workflowType);
 }
 
 export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
@@ -137,13 +154,26 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   });
   // The guard is read while the worker runs (its first reading once the worker polls: the guard
   // workflow needs a worker), and let go when it stops.
+  // Flows closed from outside are carried on to a truthful end by every worker (a bundle of a
+  // release from before it cannot run the carrying workflow: no sweep).
+  const sweepMs = deps.closedFlowSweepMs ?? DEFAULT_CLOSED_FLOW_SWEEP_MS;
+  const sweeper =
+    sweepMs > 0 && bundleHas(deps.workflowBundle, CLOSED_FLOW_WORKFLOW_TYPE)
+      ? new ClosedFlowSweeper({
+          client: new Client({ connection: deps.connection, namespace: deps.namespace, dataConverter: workerDataConverter(deps.keys) }),
+          taskQueue: deps.taskQueue,
+          intervalMs: sweepMs,
+          ...(deps.onSweep ? { log: deps.onSweep } : {}),
+        })
+      : undefined;
   const run = worker.run.bind(worker);
   worker.run = async () => {
     void guard?.start();
+    sweeper?.start();
     try {
       return await run();
     } finally {
-      await guard?.close();
+      await Promise.all([guard?.close(), sweeper?.close()]);
     }
   };
   return worker;

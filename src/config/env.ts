@@ -172,6 +172,13 @@ const EnvVariables = z.object({
    * bounded however many flows wait for PINs and payments.
    */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  /**
+   * How often (seconds) each worker looks for swaps and payment links closed from outside the flow
+   * (terminated, timed out or failed in Temporal) and carries each on to a truthful end with its
+   * merchant event (`terminated`, or `needs_reconciliation` where money may have moved); default 10,
+   * 0 = never (then such a flow's view still says how it ended, but no event is sent).
+   */
+  CLOSED_FLOW_SWEEP_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
   /** A prebuilt workflow bundle (`npm run bundle-workflows`) instead of bundling src/workflows at start-up: a faster start, and the bundle of a given release (the upgrade test runs the previous release's). */
   WORKER_WORKFLOW_BUNDLE: optionalNonEmpty,
   /** The Worker Deployment this worker is a version of (Worker Deployment Versioning; default `merchant-payment-flows`). No dot. */

@@ -48,7 +48,7 @@ export const SwapEventDataSchema = z
     expires_at: z.string().optional().describe('no confirmation is attempted after this time'),
     pin_attempts_used: z.number().int(),
     pin_attempts_left: z.number().int(),
-    reason: z.string().optional().describe('why the swap ended failed, expired, cancelled or needs_reconciliation'),
+    reason: z.string().optional().describe('why the swap ended failed, expired, cancelled, terminated or needs_reconciliation'),
     reconciliation: ReconciliationSchema.optional(),
   })
   .describe("the swap's allow-listed fields (never a PIN, token or secret)")
@@ -68,7 +68,7 @@ export const PaymentLinkEventDataSchema = z
     pay_link: z.string().optional().describe('where the customer pays'),
     redirect_url: z.string(),
     expires_at: z.string().optional(),
-    reason: z.string().optional().describe('why the link ended failed, expired, cancelled or needs_reconciliation'),
+    reason: z.string().optional().describe('why the link ended failed, expired, cancelled, terminated or needs_reconciliation'),
     reconciliation: ReconciliationSchema.optional(),
   })
   .describe("the payment link's allow-listed fields (never a token or secret)")
@@ -118,6 +118,7 @@ export const EVENT_SUMMARIES: Readonly<Record<string, string>> = {
   'swap.cancelled': 'The swap was cancelled before it was confirmed: nothing moved',
   'swap.needs_reconciliation': 'Money may have moved and nothing settled it: an operator must check',
   'swap.reconciled': 'An operator resolved the swap (reconciliation says how)',
+  'swap.terminated': 'The swap was closed in Temporal from outside before a confirmation was sent: nothing moved',
   'payment_link.created': 'The provider created the link: the customer can pay at pay_link',
   'payment_link.paid': 'The customer paid the link',
   'payment_link.failed': 'The payment link failed (reason says why)',
@@ -125,6 +126,7 @@ export const EVENT_SUMMARIES: Readonly<Record<string, string>> = {
   'payment_link.cancelled': 'The payment link was cancelled unpaid',
   'payment_link.needs_reconciliation': 'A payment may have arrived and nothing settled it: an operator must check',
   'payment_link.reconciled': 'An operator resolved the payment link (reconciliation says how)',
+  'payment_link.terminated': 'The payment link was closed in Temporal from outside before the customer got pay_link: nothing moved',
   'provider.breaker_opened': 'A provider breaker opened: no call of its class is sent until its probe succeeds',
   'provider.breaker_closed': 'A provider breaker closed: its calls go again',
   'provider.paused': 'An operator paused every money-moving call to the provider',

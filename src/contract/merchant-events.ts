@@ -28,6 +28,7 @@ export const EVENT_TYPE_OF_STATE: Readonly<Record<FlowKind, Readonly<Record<stri
     cancelled: 'swap.cancelled',
     needs_reconciliation: 'swap.needs_reconciliation',
     reconciled: 'swap.reconciled',
+    terminated: 'swap.terminated',
   },
   payment_link: {
     creating: null,
@@ -38,6 +39,7 @@ export const EVENT_TYPE_OF_STATE: Readonly<Record<FlowKind, Readonly<Record<stri
     cancelled: 'payment_link.cancelled',
     needs_reconciliation: 'payment_link.needs_reconciliation',
     reconciled: 'payment_link.reconciled',
+    terminated: 'payment_link.terminated',
   },
 };
 

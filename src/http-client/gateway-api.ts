@@ -141,7 +141,7 @@ export interface paths {
         put?: never;
         /**
          * Create a hosted bank-transfer payment link
-         * @description Starts paylink-<txn_merchant_ref>, waits until the provider created the link and answers pay_link and payment_ref. payment_method (HOSTED_PAY_LINK), payment_channel (BANK_TRANSFER) and currency (NGN) are defaulted and may only take those values. 502 when the provider refused or did not answer; 409 with the existing link for a reused txn_merchant_ref (never sent to the provider again).
+         * @description Starts paylink-<txn_merchant_ref>, waits until the provider created the link and answers pay_link and payment_ref. payment_method (HOSTED_PAY_LINK), payment_channel (BANK_TRANSFER) and currency (NGN) are defaulted and may only take those values. 502 when the provider refused or did not answer; 409 with the existing link for a reused txn_merchant_ref (never sent to the provider again), or flow_closed when it was terminated in Temporal before it was created.
          */
         post: operations["createPaymentLink"];
         delete?: never;
@@ -646,6 +646,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "swap.terminated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The swap was closed in Temporal from outside before a confirmation was sent: nothing moved
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["swapTerminatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "swap.pin_rejected": {
         parameters: {
             query?: never;
@@ -800,6 +820,26 @@ export interface webhooks {
          * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
          */
         post: operations["paymentLinkReconciledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.terminated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payment link was closed in Temporal from outside before the customer got pay_link: nothing moved
+         * @description POSTed as JSON to every endpoint configured for the flow, signed as Standard Webhooks (https://www.standardwebhooks.com): verify the webhook-signature against the raw body with your whsec_ secret (verifyEvent of @merchant-payment-flows/client does) before trusting it. Events of a flow are sent in order; any answer but 2xx (or none within the attempt timeout) is retried with backoff until the retry period ends (3 days by default), with the same id: de-duplicate on it.
+         */
+        post: operations["paymentLinkTerminatedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1039,7 +1079,7 @@ export interface components {
         LinkView: {
             link_id: string;
             /** @enum {string} */
-            state: "creating" | "awaiting_payment" | "paid" | "failed" | "expired" | "cancelled" | "needs_reconciliation" | "reconciled";
+            state: "creating" | "awaiting_payment" | "paid" | "failed" | "expired" | "cancelled" | "needs_reconciliation" | "reconciled" | "terminated";
             txn_merchant_ref: string;
             user_ref: string;
             amount: number;
@@ -1201,12 +1241,12 @@ export interface components {
              * @description the state the payment link moved to
              * @enum {string}
              */
-            state: "creating" | "awaiting_payment" | "paid" | "failed" | "expired" | "cancelled" | "needs_reconciliation" | "reconciled";
+            state: "creating" | "awaiting_payment" | "paid" | "failed" | "expired" | "cancelled" | "needs_reconciliation" | "reconciled" | "terminated";
             /**
              * @description the state it left
              * @enum {string}
              */
-            previous_state: "creating" | "awaiting_payment" | "paid" | "failed" | "expired" | "cancelled" | "needs_reconciliation" | "reconciled";
+            previous_state: "creating" | "awaiting_payment" | "paid" | "failed" | "expired" | "cancelled" | "needs_reconciliation" | "reconciled" | "terminated";
             txn_merchant_ref: string;
             user_ref: string;
             amount: number;
@@ -1216,7 +1256,7 @@ export interface components {
             pay_link?: string;
             redirect_url: string;
             expires_at?: string;
-            /** @description why the link ended failed, expired, cancelled or needs_reconciliation */
+            /** @description why the link ended failed, expired, cancelled, terminated or needs_reconciliation */
             reason?: string;
             reconciliation?: components["schemas"]["Reconciliation"];
         };
@@ -1288,6 +1328,19 @@ export interface components {
                 reconciliation: components["schemas"]["Reconciliation"];
             };
         };
+        /** @description The payment link was closed in Temporal from outside before the customer got pay_link: nothing moved */
+        PaymentLinkTerminatedEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "payment_link.terminated";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["PaymentLinkEventData"] & {
+                /** @constant */
+                state: "terminated";
+            };
+        };
         /**
          * @example {
          *       "error": "pending",
@@ -1314,7 +1367,7 @@ export interface components {
             /** @enum {string} */
             outcome: "confirmed" | "pin_rejected" | "expired" | "failed" | "cancelled" | "needs_reconciliation";
             /** @enum {string} */
-            state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "cancelled" | "failed" | "needs_reconciliation" | "reconciled";
+            state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "cancelled" | "failed" | "needs_reconciliation" | "reconciled" | "terminated";
             /** @description with pin_rejected: PINs the user may still try */
             attempts_left?: number;
         };
@@ -1533,7 +1586,7 @@ export interface components {
         StartedSwap: {
             swap_id: string;
             /** @enum {string} */
-            state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "cancelled" | "failed" | "needs_reconciliation" | "reconciled";
+            state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "cancelled" | "failed" | "needs_reconciliation" | "reconciled" | "terminated";
             txn_ref: string;
             user_ref: string;
             payment_ref?: string;
@@ -1612,12 +1665,12 @@ export interface components {
              * @description the state the swap moved to
              * @enum {string}
              */
-            state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "failed" | "cancelled" | "needs_reconciliation" | "reconciled";
+            state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "failed" | "cancelled" | "needs_reconciliation" | "reconciled" | "terminated";
             /**
              * @description the state it left
              * @enum {string}
              */
-            previous_state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "failed" | "cancelled" | "needs_reconciliation" | "reconciled";
+            previous_state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "failed" | "cancelled" | "needs_reconciliation" | "reconciled" | "terminated";
             txn_ref: string;
             user_ref: string;
             /** @description the provider's reference, once it initialised the swap */
@@ -1631,7 +1684,7 @@ export interface components {
             expires_at?: string;
             pin_attempts_used: number;
             pin_attempts_left: number;
-            /** @description why the swap ended failed, expired, cancelled or needs_reconciliation */
+            /** @description why the swap ended failed, expired, cancelled, terminated or needs_reconciliation */
             reason?: string;
             reconciliation?: components["schemas"]["Reconciliation"];
         };
@@ -1729,7 +1782,7 @@ export interface components {
         SwapSummary: {
             swap_id: string;
             /** @enum {string} */
-            state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "cancelled" | "failed" | "needs_reconciliation" | "reconciled";
+            state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "cancelled" | "failed" | "needs_reconciliation" | "reconciled" | "terminated";
             from_currency: string;
             to_currency: string;
             amount: number;
@@ -1739,6 +1792,19 @@ export interface components {
             /** @description seconds until expires_at by the gateway's clock */
             seconds_left?: number;
             pin_attempts_left: number;
+        };
+        /** @description The swap was closed in Temporal from outside before a confirmation was sent: nothing moved */
+        SwapTerminatedEvent: {
+            /** @description stable and unique, evt_<flow_id>_<n>; also the webhook-id header: de-duplicate on it */
+            id: string;
+            /** @constant */
+            type: "swap.terminated";
+            /** @description when the state changed, ISO 8601 */
+            timestamp: string;
+            data: components["schemas"]["SwapEventData"] & {
+                /** @constant */
+                state: "terminated";
+            };
         };
         /**
          * @example {
@@ -1763,7 +1829,7 @@ export interface components {
         SwapView: {
             swap_id: string;
             /** @enum {string} */
-            state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "cancelled" | "failed" | "needs_reconciliation" | "reconciled";
+            state: "initializing" | "awaiting_pin" | "confirming" | "confirmed" | "expired" | "cancelled" | "failed" | "needs_reconciliation" | "reconciled" | "terminated";
             txn_ref: string;
             user_ref: string;
             payment_ref?: string;
@@ -1958,7 +2024,13 @@ export interface operations {
                         error: "duplicate";
                         message: string;
                         swap?: components["schemas"]["SwapView"];
-                    } | components["schemas"]["IdempotencyInUse"];
+                    } | components["schemas"]["IdempotencyInUse"] | {
+                        /** @enum {string} */
+                        error: "flow_closed";
+                        /** @description closed in Temporal (terminated, timed out) before it answered; the view says how it ended */
+                        message: string;
+                        swap: components["schemas"]["SwapView"];
+                    };
                 };
             };
             /** @description Unprocessable */
@@ -2565,7 +2637,13 @@ export interface operations {
                         error: "duplicate";
                         message: string;
                         link?: components["schemas"]["LinkView"];
-                    } | components["schemas"]["IdempotencyInUse"];
+                    } | components["schemas"]["IdempotencyInUse"] | {
+                        /** @enum {string} */
+                        error: "flow_closed";
+                        /** @description closed in Temporal (terminated, timed out) before it answered; the view says how it ended */
+                        message: string;
+                        link: components["schemas"]["LinkView"];
+                    };
                 };
             };
             /** @description Unprocessable */
@@ -3052,7 +3130,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only events of this type (flows' events; the provider guard's are in GET /v1/admin/provider) */
-                type?: "swap.awaiting_pin" | "swap.confirmed" | "swap.expired" | "swap.failed" | "swap.cancelled" | "swap.needs_reconciliation" | "swap.reconciled" | "swap.pin_rejected" | "payment_link.created" | "payment_link.paid" | "payment_link.failed" | "payment_link.expired" | "payment_link.cancelled" | "payment_link.needs_reconciliation" | "payment_link.reconciled";
+                type?: "swap.awaiting_pin" | "swap.confirmed" | "swap.expired" | "swap.failed" | "swap.cancelled" | "swap.needs_reconciliation" | "swap.reconciled" | "swap.terminated" | "swap.pin_rejected" | "payment_link.created" | "payment_link.paid" | "payment_link.failed" | "payment_link.expired" | "payment_link.cancelled" | "payment_link.needs_reconciliation" | "payment_link.reconciled" | "payment_link.terminated";
                 /** @description only this flow's events */
                 flow_id?: string;
                 /** @description only events that happened at or after this instant */
@@ -4328,6 +4406,42 @@ export interface operations {
             };
         };
     };
+    swapTerminatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwapTerminatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     swapPinRejectedEvent: {
         parameters: {
             query?: never;
@@ -4597,6 +4711,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PaymentLinkReconciledEvent"];
+            };
+        };
+        responses: {
+            /** @description Delivered: the event is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried with backoff until the retry period ends (also any 5XX, or no answer) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentLinkTerminatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (the body's id): the same on every attempt */
+                "webhook-id": string;
+                /** @description when this attempt was signed, in seconds since the epoch; refuse one far from now */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, one per signing secret, space-separated */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentLinkTerminatedEvent"];
             };
         };
         responses: {

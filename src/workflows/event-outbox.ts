@@ -72,6 +72,15 @@ export class EventOutbox {
     setHandler(flowEventsQuery, () => this.events);
   }
 
+  /**
+   * The events of the run this one carries on (a flow closed from outside, closed-flow.ts): kept
+   * in the list, already handed over; the numbering goes on after them. Before any state change.
+   */
+  carryOn(earlier: readonly FlowEvent[]): void {
+    this.events.push(...earlier);
+    this.handed = this.events.length;
+  }
+
   /** Called on every state change; emits the event it is (if any) and wakes the pump. */
   stateChanged(from: string, to: string, view: () => Record<string, unknown>): void {
     if (!this.enabled) return;

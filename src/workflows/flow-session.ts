@@ -3,7 +3,8 @@
  * Temporal Web's current details), the provider's notifications, and the cancel request a
  * cancellable state may take.
  */
-import { setCurrentDetails } from '@temporalio/workflow';
+import { setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { flowFactsQuery } from './closed-flows';
 import { FlowStatus } from './flow-status';
 import type { FlowKind } from './flow-ids';
 import { flowMetrics } from './flow-metrics';
@@ -29,10 +30,14 @@ export abstract class FlowSession<S extends string> {
     private readonly terminal: readonly S[],
     private readonly cancellable: readonly S[],
     webhookUrl?: string,
+    /** A flow carried on from a run closed from outside (closed-flow.ts): not a new start. */
+    carriedOn = false,
   ) {
     this.events = new EventOutbox(kind, webhookUrl);
     this.status = new FlowStatus<S>(initial, kind, ref);
-    flowMetrics.started(kind);
+    if (!carriedOn) flowMetrics.started(kind);
+    // What the worker's sweeper needs to carry the flow on if it is closed from outside (a query: no command).
+    setHandler(flowFactsQuery, () => ({ kind, ref, ...(webhookUrl ? { webhook_url: webhookUrl } : {}) }));
   }
 
   /** The flow's view (what queries answer); events carry an allow-listed part of it. */

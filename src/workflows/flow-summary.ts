@@ -24,6 +24,7 @@ const STATE_WORDS: Record<SwapState | LinkState, string> = {
   cancelled: 'cancelled',
   needs_reconciliation: 'NEEDS RECONCILIATION',
   reconciled: 'reconciled by an operator',
+  terminated: 'terminated in Temporal',
 };
 
 /** A state in an operator's words ("awaiting PIN"). */

@@ -7,5 +7,6 @@ export { eventDeliveryWorkflow } from './event-delivery';
 export { pinBudgetWorkflow } from './pin-budget';
 export { limitLedgerWorkflow } from './limit-ledger';
 export { providerGuardWorkflow } from './provider-guard';
+export { closedFlowWorkflow } from './closed-flow';
 // Per type: PINNED or AUTO_UPGRADE (Worker Deployment Versioning).
 import './versioning';

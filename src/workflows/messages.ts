@@ -58,7 +58,8 @@ export const SWAP_WORKFLOW_TYPE = 'swapWorkflow';
 /**
  * Every state of a swap, the one list (the type, the gateway's schemas, list filters and metrics
  * derive from it). `reconciled`: an operator resolved needs_reconciliation (`resolve` update); the
- * outcome is in `reconciliation`.
+ * outcome is in `reconciliation`. `terminated`: closed in Temporal from outside before anything
+ * that moves money was sent (closed-flows.ts).
  */
 export const SWAP_STATES = [
   'initializing',
@@ -70,6 +71,7 @@ export const SWAP_STATES = [
   'failed',
   'needs_reconciliation',
   'reconciled',
+  'terminated',
 ] as const;
 export type SwapState = (typeof SWAP_STATES)[number];
 
@@ -81,6 +83,7 @@ export const SWAP_TERMINAL_STATES = [
   'failed',
   'needs_reconciliation',
   'reconciled',
+  'terminated',
 ] as const satisfies readonly SwapState[];
 
 export interface SwapWorkflowInput {
@@ -173,11 +176,12 @@ export const LINK_STATES = [
   'cancelled',
   'needs_reconciliation',
   'reconciled',
+  'terminated',
 ] as const;
 export type LinkState = (typeof LINK_STATES)[number];
 
 /** The states a link does not leave on its own (see SWAP_TERMINAL_STATES). */
-export const LINK_TERMINAL_STATES = ['paid', 'failed', 'expired', 'cancelled', 'needs_reconciliation', 'reconciled'] as const satisfies readonly LinkState[];
+export const LINK_TERMINAL_STATES = ['paid', 'failed', 'expired', 'cancelled', 'needs_reconciliation', 'reconciled', 'terminated'] as const satisfies readonly LinkState[];
 
 export interface LinkWorkflowInput {
   request: HostedLinkRequest;

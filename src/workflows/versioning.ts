@@ -19,6 +19,8 @@
  *   (continuing as new), and every gateway's PIN takes a slot from it.
  * - limitLedgerWorkflow: AUTO_UPGRADE. It lives a UTC day (continuing as new), and every start
  *   under a daily limit reserves in it.
+ * - closedFlowWorkflow: AUTO_UPGRADE. It carries on a flow closed from outside; in
+ *   needs_reconciliation it waits for an operator, for as long as that takes.
  * - providerGuardWorkflow: AUTO_UPGRADE. It lives as long as the deployment (continuing as new),
  *   and every worker reads it every second.
  *
@@ -32,6 +34,7 @@
 import { setWorkflowOptions } from '@temporalio/workflow';
 import type { VersioningBehavior } from '@temporalio/common';
 import { categoriesWorkflow } from './categories';
+import { closedFlowWorkflow } from './closed-flow';
 import { eventDeliveryWorkflow } from './event-delivery';
 import { idempotencyWorkflow } from './idempotency';
 import { limitLedgerWorkflow } from './limit-ledger';
@@ -50,6 +53,7 @@ export const VERSIONING_BEHAVIORS = {
   pinBudgetWorkflow: 'AUTO_UPGRADE',
   limitLedgerWorkflow: 'AUTO_UPGRADE',
   providerGuardWorkflow: 'AUTO_UPGRADE',
+  closedFlowWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 
 const WORKFLOW_TYPES: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: never[]) => Promise<unknown>> = {
@@ -61,6 +65,7 @@ const WORKFLOW_TYPES: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: never[
   pinBudgetWorkflow,
   limitLedgerWorkflow,
   providerGuardWorkflow,
+  closedFlowWorkflow,
 };
 for (const [type, fn] of Object.entries(WORKFLOW_TYPES)) {
   setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS[type as keyof typeof VERSIONING_BEHAVIORS] }, fn);

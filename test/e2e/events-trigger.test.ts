@@ -53,7 +53,10 @@ describe('mpf events trigger, as a user runs it against a worker, a gateway and 
   };
   /** Only what a developer's shell needs for the trigger: the gateway, a key and the simulator. */
   const triggerEnv = (key: string): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, MPF_GATEWAY_URL: gatewayUrl, MPF_API_KEY: key, MPF_SIMULATOR_URL: simUrl });
-  const trigger = (args: string[], key = backend.key) => runMpf(['events', 'trigger', ...args], triggerEnv(key), { timeoutMs: 150_000 });
+  /** What an operator's shell adds for the *.terminated triggers: direct access to Temporal, as for Temporal Web's Terminate. */
+  let operatorTemporal: NodeJS.ProcessEnv = {};
+  const trigger = (args: string[], key = backend.key) =>
+    runMpf(['events', 'trigger', ...args], { ...triggerEnv(key), ...(args[0]?.endsWith('.terminated') ? operatorTemporal : {}) }, { timeoutMs: 150_000 });
   const deliveries = (): ListenedDelivery[] =>
     listener
       .output()
@@ -67,6 +70,7 @@ describe('mpf events trigger, as a user runs it against a worker, a gateway and 
     control = createControlClient(simUrl);
     const listenUrl = (await start(['events', 'listen', '--port', '0', '--json'], { MERCHANT_WEBHOOK_SECRET: secret }, /listening on (http:\S+) /))[1]!;
     const app = { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace, TEMPORAL_TASK_QUEUE: uniqueTaskQueue('ev-trigger'), PAYLOAD_ENCRYPTION_KEYS: keys };
+    operatorTemporal = app;
     await start(
       ['worker'],
       {

@@ -47,6 +47,8 @@ export interface StackOptions {
   events?: MerchantEventsConfig;
   /** The provider breakers' thresholds of the in-process worker (default DEFAULT_BREAKER). */
   breaker?: Partial<BreakerSettings>;
+  /** How often the in-process worker sweeps for flows closed from outside (default the worker's). */
+  closedFlowSweepMs?: number;
 }
 
 export interface Stack {
@@ -122,6 +124,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       workflowBundle: await workflowBundle(),
       ...(opts.events ? { events: opts.events } : {}),
       ...(opts.breaker ? { breaker: opts.breaker } : {}),
+      ...(opts.closedFlowSweepMs !== undefined ? { closedFlowSweepMs: opts.closedFlowSweepMs } : {}),
       // Every test's queue joins this release's version of the shared deployment; made Current
       // over a version an earlier run left on a long-lived TEMPORAL_ADDRESS server.
       versioning: { ...defaultVersioning(), promote: 'always' },

@@ -17,7 +17,7 @@ import type { FlowKind } from '../../contract/flow-kinds';
 import { flowEventsQuery } from '../../workflows/event-types';
 import { InputError, FlowNotFoundError, WorkerUnavailableError } from './errors';
 import type { TemporalGate } from './health';
-import { LIST_DEFAULT_LIMIT, pageFields, type PageTokens, visibilityQuery } from './lists';
+import { carriedOnRuns, LIST_DEFAULT_LIMIT, pageFields, type PageTokens, visibilityQuery } from './lists';
 import { readDeliveries, withDeliveries } from './merchant-events';
 import { isDeadlineExceeded, isNoPoller } from './temporal-errors';
 
@@ -150,7 +150,9 @@ export class MerchantEventsReader {
           ...(cursor.t ? { nextPageToken: Buffer.from(cursor.t, 'base64') } : {}),
         }),
       );
-      const flows = (page.executions ?? []).map((x) => x.execution?.workflowId ?? '').slice(cursor.f);
+      // A run carried on by a newer one reads as no flow ('': no events): the flow's events are its newest run's.
+      const carried = await carriedOnRuns(this.gate.temporal, page.executions ?? []);
+      const flows = (page.executions ?? []).map((x) => (carried.has(x.execution?.runId ?? '') ? '' : (x.execution?.workflowId ?? ''))).slice(cursor.f);
       const read = await this.readMany(flows, f);
       for (let i = 0; i < read.length; i++) {
         const events = read[i]!.slice(i === 0 ? cursor.e : 0);
@@ -210,7 +212,7 @@ export class MerchantEventsReader {
       while (next < flowIds.length) {
         const i = next++;
         const flowId = flowIds[i]!;
-        const events = await this.flowEvents(flowId).catch((err: unknown) => {
+        const events = await (flowId === '' ? Promise.resolve<FlowEvent[]>([]) : this.flowEvents(flowId)).catch((err: unknown) => {
           if (err instanceof FlowNotFoundError) return []; // deleted by retention between the list and the read
           throw err;
         });

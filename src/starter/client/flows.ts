@@ -12,6 +12,7 @@ import {
   cancelLinkUpdate,
   cancelSwapUpdate,
   LINK_WORKFLOW_TYPE,
+  flowKindOf,
   linkCreatedUpdate,
   linkStateQuery,
   type LinkView,
@@ -38,10 +39,10 @@ import { type WebhookEgressPolicy, webhookEgressFromEnv } from '../../config/web
 import type { MpfClientOptions } from './options';
 import { LinkCreateBody, type LinkCreateRequest, parseOrThrow, PinBody, type PinRequest, SwapStartBody, type SwapStartRequest } from './requests';
 import { DailyLimitLedgers } from './limits';
-import { isAlreadyStarted, isDeadlineExceeded, isNoPoller } from './temporal-errors';
+import { isAlreadyStarted, isClosedBeforeAnswer, isDeadlineExceeded, isNoPoller } from './temporal-errors';
 import { type ClientTokens, sha256, type TokenMemo } from './tokens';
 import { notificationUrl, pinUrl } from './urls';
-import { closedExecutionReason, type CreatedLink, EXECUTION_OF_STATUS, type StartedSwap, type StartOptions, TERMINAL_STATES, type Viewed } from './views';
+import { closedExecutionView, type CreatedLink, EXECUTION_OF_STATUS, type StartedSwap, type StartOptions, TERMINAL_STATES, type Viewed } from './views';
 import type { PaymentLinkWorkflow, SwapWorkflow } from './workflow-refs';
 
 /** How long a lookup of a completed flow waits for a worker's answer before it answers from the flow's result. */
@@ -256,6 +257,8 @@ export class Flows {
       if (err instanceof TemporalUnavailableError) throw err;
       if (isAlreadyStarted(err)) throw new DuplicateFlowError(kind, workflowId, await existing().catch(() => undefined));
       if (isDeadlineExceeded(err)) throw new FlowPendingError(kind, workflowId, waitMs);
+      // Closed from outside (terminated in Temporal) before it answered: its view says how it ended.
+      if (isClosedBeforeAnswer(err)) return existing();
       throw err;
     }
   }
@@ -306,9 +309,8 @@ export class Flows {
     if (status === 'COMPLETED') return view ?? ((await handle.result()) as T);
     const lastState = described.typedSearchAttributes.get(FLOW_STATE);
     const execution = EXECUTION_OF_STATUS[status];
-    if (view && execution) {
-      return { ...view, execution, reason: closedExecutionReason(flowWord(flowId), execution, view.state) };
-    }
+    const kind = flowKindOf(flowId);
+    if (view && execution && kind) return closedExecutionView(kind, execution, view);
     throw new WorkerUnavailableError(flowWord(flowId), flowId, waitMs, lastState);
   }
 

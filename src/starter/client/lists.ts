@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { KeyRing } from '../../codec/keys';
 import { describeZodError } from '../../contract/provider';
 import { GrpcStatus, hasGrpcCode } from '../../temporal/grpc-status';
+import { closedFlowOutcome, EXECUTION_OF_STATUS } from '../../workflows/closed-flows';
 import type { FlowKind } from '../../workflows/flow-ids';
 import { InputError } from './errors';
 import { isDeadlineExceeded } from './temporal-errors';
@@ -181,6 +182,26 @@ function isoOf(ts: temporal.api.workflow.v1.IWorkflowExecutionInfo['startTime'])
 
 const STATUS_NAMES: Record<number, string> = { 1: 'RUNNING', 2: 'COMPLETED', 3: 'FAILED', 4: 'CANCELLED', 5: 'TERMINATED', 6: 'CONTINUED_AS_NEW', 7: 'TIMED_OUT' };
 
+/**
+ * The runs of a page that were closed from outside (terminated, timed out, failed, cancelled in
+ * Temporal) and are carried on by a newer run of the same flow (closedFlowWorkflow): a flow is
+ * listed once, by its newest run. One describe per such run (rare: an operator's break-glass act).
+ */
+export async function carriedOnRuns(client: Client, executions: readonly temporal.api.workflow.v1.IWorkflowExecutionInfo[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  await Promise.all(
+    executions
+      .filter((x) => EXECUTION_OF_STATUS[STATUS_NAMES[Number(x.status ?? 0)] ?? ''] !== undefined)
+      .map(async (x) => {
+        const { workflowId, runId } = x.execution ?? {};
+        if (!workflowId || !runId) return;
+        const latest = await client.workflow.getHandle(workflowId).describe().catch(() => undefined);
+        if (latest && latest.runId !== runId) out.add(runId);
+      }),
+  );
+  return out;
+}
+
 /** One page of flows of `kinds` matching `f`. */
 export async function listFlows(client: Client, taskQueue: string, kinds: readonly FlowKind[], f: ListFilter, tokens: PageTokens): Promise<FlowPage> {
   const query = visibilityQuery(kinds, taskQueue, f);
@@ -203,15 +224,26 @@ export async function listFlows(client: Client, taskQueue: string, kinds: readon
     }
     throw err;
   }
-  const items: FlowListItem[] = (res.executions ?? []).map((info) => ({
-    flow_id: info.execution?.workflowId ?? '',
-    kind: (keyword(info, 'MpfFlowKind') as FlowKind | undefined) ?? kinds[0]!,
-    reference: keyword(info, 'MpfTxnRef'),
-    state: keyword(info, 'MpfState'),
-    execution_status: STATUS_NAMES[Number(info.status ?? 0)] ?? 'UNKNOWN',
-    created_at: isoOf(info.startTime),
-    closed_at: isoOf(info.closeTime),
-  }));
+  const carried = await carriedOnRuns(client, res.executions ?? []);
+  const items: FlowListItem[] = (res.executions ?? [])
+    .filter((info) => !carried.has(info.execution?.runId ?? ''))
+    .map((info) => {
+      const kind = (keyword(info, 'MpfFlowKind') as FlowKind | undefined) ?? kinds[0]!;
+      const execution_status = STATUS_NAMES[Number(info.status ?? 0)] ?? 'UNKNOWN';
+      const last = keyword(info, 'MpfState');
+      // Closed from outside and not yet carried on: the state it truthfully ended in (closed-flows.ts).
+      const execution = EXECUTION_OF_STATUS[execution_status];
+      const state = execution && last ? (closedFlowOutcome(kind, last, execution)?.state ?? last) : last;
+      return {
+        flow_id: info.execution?.workflowId ?? '',
+        kind,
+        reference: keyword(info, 'MpfTxnRef'),
+        state,
+        execution_status,
+        created_at: isoOf(info.startTime),
+        closed_at: isoOf(info.closeTime),
+      };
+    });
   const token = res.nextPageToken && res.nextPageToken.length > 0 ? tokens.encode(query, res.nextPageToken) : undefined;
   return token ? { items, next_page_token: token } : { items };
 }

@@ -2,7 +2,7 @@
  * How the Temporal client's failures read to us: "our own deadline passed" and "that workflow id
  * is taken". Kept apart from the client so the classification is tested on its own.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { GrpcStatus } from '../../temporal/grpc-status';
 
 /**
@@ -21,6 +21,15 @@ export function isDeadlineExceeded(err: unknown): boolean {
     e = (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * An update whose workflow closed before it answered (the server's AcceptedUpdateCompletedWorkflow:
+ * terminated or timed out in Temporal meanwhile). Only for updates whose handlers never fail
+ * (the start updates `initialized` and `created`): there, a failed update can mean nothing else.
+ */
+export function isClosedBeforeAnswer(err: unknown): boolean {
+  return err instanceof WorkflowUpdateFailedError;
 }
 
 export function isAlreadyStarted(err: unknown): boolean {

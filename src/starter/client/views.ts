@@ -4,15 +4,18 @@
  */
 import type { CategoryTree } from '../../contract/categories';
 import type { Category } from '../../contract/provider';
+import { closedFlowOutcome, type FlowExecution } from '../../workflows/closed-flows';
+import type { FlowKind } from '../../workflows/flow-ids';
 import { LINK_TERMINAL_STATES, type LinkView, SWAP_TERMINAL_STATES, type SwapView } from '../../workflows/messages';
 
-/** How a closed execution that did not complete normally ended (absent while running or completed). */
-export type FlowExecution = 'terminated' | 'timed_out' | 'failed' | 'cancelled';
+export { EXECUTION_OF_STATUS, type FlowExecution } from '../../workflows/closed-flows';
 
 /**
  * A flow's view as the client answers it: the workflow's own view, plus `execution` when the
- * execution was closed from outside the flow (terminated or cancelled in Temporal, timed out,
- * failed): `state` is then the last state it reached and `reason` says so.
+ * execution was closed from outside the flow (terminated, cancelled, timed out or failed in
+ * Temporal): `state` is then the state it truthfully ended in (closedFlowOutcome: `terminated`
+ * when nothing that moves money was sent, `needs_reconciliation` when money may have moved) and
+ * `reason` says so; the run that carries it on (closed-flow.ts) answers the same.
  */
 export type Viewed<V> = V & { execution?: FlowExecution };
 
@@ -24,30 +27,15 @@ export interface FlowStatusSummary {
   state: string | undefined;
 }
 
-export const EXECUTION_OF_STATUS: Record<string, FlowExecution> = {
-  TERMINATED: 'terminated',
-  TIMED_OUT: 'timed_out',
-  FAILED: 'failed',
-  CANCELLED: 'cancelled',
-  CANCELED: 'cancelled',
-};
-
 export const TERMINAL_STATES: ReadonlySet<string> = new Set<string>([...SWAP_TERMINAL_STATES, ...LINK_TERMINAL_STATES]);
 
-export function closedExecutionReason(kind: string, execution: FlowExecution, state: string): string {
-  const what = kind.replace('_', ' ');
-  const how =
-    execution === 'terminated'
-      ? 'terminated in Temporal by an operator'
-      : execution === 'cancelled'
-        ? 'cancelled in Temporal by an operator'
-        : execution === 'timed_out'
-          ? 'timed out in Temporal'
-          : 'failed in Temporal';
-  return (
-    `the ${what} was ${how} while ${state}; it will not move again. The provider may still hold this ${what} ` +
-    `(check its state with the provider, e.g. a payment made or a confirmation applied, before acting)`
-  );
+/**
+ * The view of a flow whose execution was closed from outside and not yet carried on by the
+ * sweeper: the state it truthfully ended in, as the carrying run will answer it.
+ */
+export function closedExecutionView<V extends { state: string; reason?: string }>(kind: FlowKind, execution: FlowExecution, view: V): Viewed<V> {
+  const outcome = closedFlowOutcome(kind, view.state, execution);
+  return outcome ? { ...view, state: outcome.state, reason: outcome.reason, execution } : { ...view, execution };
 }
 
 export interface StartedSwap {

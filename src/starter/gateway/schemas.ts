@@ -184,6 +184,9 @@ export const DuplicateSwapBody = z.object({ error: z.literal('duplicate'), messa
 export const DuplicateLinkBody = z.object({ error: z.literal('duplicate'), message: z.string(), link: LinkViewSchema.optional() });
 export const ProviderFailedSwapBody = z.object({ error: z.literal('provider_failed'), message: z.string(), swap: SwapViewSchema });
 export const ProviderFailedLinkBody = z.object({ error: z.literal('provider_failed'), message: z.string(), link: LinkViewSchema });
+const closedBeforeAnswer = { error: z.literal('flow_closed'), message: z.string().describe('closed in Temporal (terminated, timed out) before it answered; the view says how it ended') };
+export const FlowClosedSwapBody = z.object({ ...closedBeforeAnswer, swap: SwapViewSchema });
+export const FlowClosedLinkBody = z.object({ ...closedBeforeAnswer, link: LinkViewSchema });
 export const NotCancellableSwapBody = z.object({ error: z.literal('not_cancellable'), message: z.string(), swap: SwapViewSchema });
 export const NotCancellableLinkBody = z.object({ error: z.literal('not_cancellable'), message: z.string(), link: LinkViewSchema });
 

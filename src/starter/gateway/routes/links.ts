@@ -13,6 +13,7 @@ import {
   ErrorBody,
   PendingBody,
   WorkerUnavailableBody,
+  FlowClosedLinkBody,
   LinkCreateBody,
   LinkIdParams,
   LinkViewSchema,
@@ -24,6 +25,7 @@ const PROVIDER_FAILED: readonly LinkState[] = ['failed', 'needs_reconciliation']
 const TAGS = ['payment links'];
 
 function createdAnswer(link: LinkView): Answer {
+  if (link.state === 'terminated') return { status: 409, body: { error: 'flow_closed', message: `the payment link is terminated: ${link.reason ?? 'closed in Temporal'}`, link } };
   if (PROVIDER_FAILED.includes(link.state)) {
     return { status: 502, body: { error: 'provider_failed', message: `the payment link is ${link.state}: ${link.reason ?? 'creation failed'}`, link } };
   }
@@ -46,7 +48,7 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
           'Starts paylink-<txn_merchant_ref>, waits until the provider created the link and answers pay_link and payment_ref. ' +
           'payment_method (HOSTED_PAY_LINK), payment_channel (BANK_TRANSFER) and currency (NGN) are defaulted and may only ' +
           'take those values. 502 when the provider refused or did not answer; 409 with the existing link for a reused ' +
-          'txn_merchant_ref (never sent to the provider again).',
+          'txn_merchant_ref (never sent to the provider again), or flow_closed when it was terminated in Temporal before it was created.',
         security: API_KEY_SECURITY,
         headers: IdempotencyHeaders,
         body: LinkCreateBody,
@@ -54,7 +56,7 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
           201: LinkViewSchema,
           400: ErrorBody,
           401: ErrorBody,
-          409: z.union([DuplicateLinkBody, IdempotencyInUseBody]),
+          409: z.union([DuplicateLinkBody, IdempotencyInUseBody, FlowClosedLinkBody]),
           422: z.union([IDEMPOTENCY_RESPONSES[422], LimitExceededBody]),
           502: ProviderFailedLinkBody,
           503: z.union([WorkerUnavailableBody, LimitUnavailableBody, ProviderUnavailableBody]),

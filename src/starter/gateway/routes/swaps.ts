@@ -13,6 +13,7 @@ import { type Answer, IDEMPOTENCY_RESPONSES, IdempotencyHeaders, IdempotencyInUs
 import {
   CancelBody,
   DuplicateSwapBody,
+  FlowClosedSwapBody,
   ErrorBody,
   PendingBody,
   WorkerUnavailableBody,
@@ -28,6 +29,7 @@ const PROVIDER_FAILED: readonly SwapState[] = ['failed', 'needs_reconciliation']
 
 /** The answer to a start: 201 with the pin_token, or 502 when the provider failed it. */
 function startAnswer(swap: SwapView, tokens: { pin_url: string; pin_token: string } | undefined): Answer {
+  if (swap.state === 'terminated') return { status: 409, body: { error: 'flow_closed', message: `the swap is terminated: ${swap.reason ?? 'closed in Temporal'}`, swap } };
   if (PROVIDER_FAILED.includes(swap.state) || !tokens) {
     return { status: 502, body: { error: 'provider_failed', message: `the swap is ${swap.state}: ${swap.reason ?? 'initialization failed'}`, swap } };
   }
@@ -59,7 +61,7 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
           201: StartedSwapSchema,
           400: ErrorBody,
           401: ErrorBody,
-          409: z.union([DuplicateSwapBody, IdempotencyInUseBody]),
+          409: z.union([DuplicateSwapBody, IdempotencyInUseBody, FlowClosedSwapBody]),
           422: z.union([IDEMPOTENCY_RESPONSES[422], LimitExceededBody]),
           502: ProviderFailedSwapBody,
           503: z.union([WorkerUnavailableBody, LimitUnavailableBody, ProviderUnavailableBody]),

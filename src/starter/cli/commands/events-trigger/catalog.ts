@@ -9,6 +9,8 @@ import { EVENT_TYPES } from '../../../../contract/merchant-events';
 export const SHORT_WINDOW_SECONDS = 3;
 /** The window of a swap left in doubt: long enough to send the PIN, short enough that its unanswered confirmation is soon given up. */
 export const DOUBT_WINDOW_SECONDS = 10;
+/** How slowly the simulator creates the payment_link.terminated trigger's link: the time to terminate it while it is created. */
+export const LINK_CREATE_DELAY_MS = 6_000;
 
 export const HOW: Readonly<Record<string, string>> = {
   'swap.awaiting_pin': 'starts a swap (the provider initialises it and it waits for the PIN)',
@@ -28,6 +30,9 @@ export const HOW: Readonly<Record<string, string>> = {
   'payment_link.expired': "creates a payment link and waits out its lifetime (the gateway's LINK_LIFETIME_SECONDS: give it a short one)",
   'payment_link.needs_reconciliation': 'creates a payment link, cancels it, then the customer pays it on the simulator',
   'payment_link.reconciled': 'payment_link.needs_reconciliation, then resolves it as paid through the operator route (an operator key)',
+  'swap.terminated': "starts a swap and terminates it in Temporal while it awaits the PIN (the operator's Temporal settings: TEMPORAL_ADDRESS, PAYLOAD_ENCRYPTION_KEYS)",
+  'payment_link.terminated':
+    "creates a payment link the simulator creates slowly (scoped fault) and terminates it in Temporal while it is created (the operator's Temporal settings: TEMPORAL_ADDRESS, PAYLOAD_ENCRYPTION_KEYS)",
   'provider.paused': 'pauses money-moving calls through the operator route and resumes them at once (an operator key)',
   'provider.resumed': 'pauses money-moving calls through the operator route and resumes them at once (an operator key)',
   'provider.breaker_opened':

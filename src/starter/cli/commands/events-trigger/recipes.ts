@@ -4,7 +4,7 @@
  * short confirmation window, a fault), each scoped to the one flow. A recipe drives the flow to
  * where the event will be emitted; the runner then waits for it in the flow's view.
  */
-import { DOUBT_WINDOW_SECONDS, SHORT_WINDOW_SECONDS } from './catalog';
+import { DOUBT_WINDOW_SECONDS, LINK_CREATE_DELAY_MS, SHORT_WINDOW_SECONDS } from './catalog';
 import type { FlowKind, FlowView, TriggerSession, TriggerSwap, WaitOptions } from './session';
 
 export interface Driven {
@@ -138,6 +138,28 @@ function reconciled(reach: Recipe): Recipe {
   };
 }
 
+/** A swap awaiting its PIN, terminated in Temporal: nothing was sent, it ends `terminated`. */
+async function swapTerminated(s: TriggerSession): Promise<Driven> {
+  const sw = await awaitingPin(s);
+  await s.terminateInTemporal(sw.view.swap_id);
+  return swapFlow(sw, { hint: "the workers carry a terminated flow on within CLOSED_FLOW_SWEEP_SECONDS (10 s by default): is a worker running?" });
+}
+
+/** A link terminated while the provider creates it (a slow creation, scoped): the customer never got pay_link. */
+async function linkTerminated(s: TriggerSession): Promise<Driven> {
+  await s.scopedFaults([{ endpoint: 'link.create', kind: 'latency', latencyMs: [LINK_CREATE_DELAY_MS, LINK_CREATE_DELAY_MS] }], `creates ${s.ref}'s link slowly`);
+  const creating = s.createLink().then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  const linkId = `paylink-${s.ref}`;
+  await s.waitForState('payment_link', linkId, 'creating');
+  await s.terminateInTemporal(linkId);
+  const refused = await creating;
+  if (refused) s.step(`the gateway answered the creation: ${(refused as Error).message}`);
+  return linkFlow({ link_id: linkId }, { hint: "the workers carry a terminated flow on within CLOSED_FLOW_SWEEP_SECONDS (10 s by default): is a worker running?" });
+}
+
 export const RECIPES: Readonly<Record<string, Recipe>> = {
   'swap.awaiting_pin': async (s) => swapFlow(await awaitingPin(s)),
   'swap.confirmed': confirmed,
@@ -170,4 +192,6 @@ export const RECIPES: Readonly<Record<string, Recipe>> = {
   'payment_link.expired': linkExpired,
   'payment_link.needs_reconciliation': paidAfterCancel,
   'payment_link.reconciled': reconciled(paidAfterCancel),
+  'swap.terminated': swapTerminated,
+  'payment_link.terminated': linkTerminated,
 };

@@ -10,7 +10,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cliSetting } from '../../../../config/cli-env';
-import { ConfigError, isLoopbackUrl, loadEnv } from '../../../../config/env';
+import { ConfigError, isLoopbackUrl, loadEnv, requireKeys } from '../../../../config/env';
+import { connectClient, temporalTargetFromEnv } from '../../../../temporal/connection';
 import { createMpfClient, type LinkView, MpfApiError, type MpfGateway, type PinOutcome, type SwapView } from '../../../../http-client';
 import type * as ControlClient from '../../../../simulator/control-client';
 import type { FaultRuleInput } from '../../../../simulator/faults';
@@ -216,6 +217,28 @@ export class TriggerSession {
 
   // ---- operators -------------------------------------------------------------------------------
 
+  /**
+   * Terminates the flow in Temporal, as an operator's break-glass Terminate in Temporal Web: with
+   * the operator's own Temporal settings (TEMPORAL_ADDRESS, PAYLOAD_ENCRYPTION_KEYS, TLS and sign-in
+   * where the cluster needs them), never through the gateway, which may not terminate.
+   */
+  async terminateInTemporal(flowId: string): Promise<void> {
+    const env = loadEnv();
+    if (!env.TEMPORAL_ADDRESS) {
+      throw new ConfigError(
+        `TEMPORAL_ADDRESS: is not set: mpf events trigger ${this.type} terminates a flow in Temporal, as an operator does in Temporal Web; ` +
+          "give it the operator's Temporal settings (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, PAYLOAD_ENCRYPTION_KEYS, and TLS or sign-in where the cluster needs them)",
+      );
+    }
+    const client = await connectClient(temporalTargetFromEnv(env), requireKeys(env));
+    try {
+      await client.workflow.getHandle(flowId).terminate(`mpf events trigger ${this.type}`);
+    } finally {
+      await client.connection.close();
+    }
+    this.step(`terminated ${flowId} in Temporal (an operator's break-glass Terminate); the workers carry it on to its end`);
+  }
+
   /** Refuses early (nothing started) when the key may not use the operator routes. */
   async requireOperator(): Promise<void> {
     await this.call(this.gw.listReconciliations({ limit: 1 }, { signal: this.stop.signal }), 'GET /v1/admin/reconciliations (the operator route)', 'operator');
@@ -240,6 +263,17 @@ export class TriggerSession {
   view(kind: FlowKind, flowId: string): Promise<FlowView> {
     const p = kind === 'swap' ? this.gw.getSwap(flowId, { signal: this.stop.signal }) : this.gw.getLink(flowId, { signal: this.stop.signal });
     return this.call<FlowView>(p, `GET ${flowId}`);
+  }
+
+  /** Polls until the flow exists in `state` (bounded by --timeout); refuses when it is past it. */
+  async waitForState(kind: FlowKind, flowId: string, state: string): Promise<void> {
+    for (;;) {
+      const view = await this.view(kind, flowId).catch(() => undefined); // not started yet: 404
+      if (view?.state === state) return;
+      if (view) throw new Error(`${flowId} is ${view.state}, no longer ${state}: ${view.reason ?? 'no reason given'}`);
+      if (Date.now() >= this.deadline) throw new Error(`timed out waiting for ${flowId} to be ${state}; --timeout sets the wait`);
+      await sleep(100, undefined, { signal: this.stop.signal });
+    }
   }
 
   /** Polls the flow's view until it lists an event of `type` (bounded by --timeout). */

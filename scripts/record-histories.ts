@@ -34,6 +34,8 @@ export const CORPUS_PATHS = [
   'paylink-cancelled',
   'paylink-paid-late',
   'paylink-needs-reconciliation-then-reconciled',
+  'swap-terminated-carried-on',
+  'paylink-terminated-carried-on-then-reconciled',
   'events-delivered-after-retries',
   'idempotency-record',
   'pin-budget',
@@ -65,11 +67,13 @@ async function main(): Promise<void> {
     simulator: { pins: { 'user-r': '2468' }, swapExpiresInSeconds: 3 },
     client: { linkLifetimeSeconds: 3, linkLateNotificationGraceSeconds: 3, swapSettleWaitSeconds: 1, swapNotificationWaitSeconds: 2 },
     events: { ...NO_MERCHANT_EVENTS, urls: [], secrets: [secret], schedule: { ...NO_MERCHANT_EVENTS.schedule, initial_interval_ms: 200, max_interval_ms: 400 } },
+    closedFlowSweepMs: 500,
   });
   const r = recorder(stack, dir, receiver.url);
   try {
     await recordSwaps(r);
     await recordLinks(r);
+    await recordClosedFromOutside(r);
     await recordKeyedRecords(r);
   } finally {
     await stack.stop();
@@ -163,6 +167,24 @@ async function recordSwaps({ stack, webhookUrl, save, swap, untilState, resolve 
   await stack.control.clearFaults();
   await untilState(() => stack.mpf.getSwap(settled.swap.swap_id), 'confirmed');
   if ((await stack.mpf.getSwap(settled.swap.swap_id)).state === 'confirmed') await save('swap-in-doubt-settled-by-notification', settled.swap.swap_id);
+}
+
+/** Flows terminated in Temporal, carried on by their next run (closedFlowWorkflow, the history saved). */
+async function recordClosedFromOutside({ stack, save, swap, link, resolve }: Recorder): Promise<void> {
+  const carriedOn = async (id: string): Promise<void> => {
+    const first = (await stack.client.workflow.getHandle(id).describe()).runId;
+    await stack.client.workflow.getHandle(id).terminate('recorded terminate');
+    for (let i = 0; i < 300 && (await stack.client.workflow.getHandle(id).describe()).runId === first; i++) await new Promise((r) => setTimeout(r, 100));
+  };
+  const sw = await stack.mpf.startSwap(swap('rec-terminated'));
+  await carriedOn(sw.swap.swap_id);
+  await save('swap-terminated-carried-on', sw.swap.swap_id);
+
+  const l = await stack.mpf.createLink(link('rec-terminated'));
+  await carriedOn(l.link.link_id);
+  for (let i = 0; i < 100 && (await stack.mpf.getLink(l.link.link_id)).events?.at(-1)?.type !== 'payment_link.needs_reconciliation'; i++) await new Promise((r) => setTimeout(r, 100));
+  await resolve(l.link.link_id, 'failed', 'SIM-statement-2');
+  await save('paylink-terminated-carried-on-then-reconciled', l.link.link_id);
 }
 
 /** Every path of a payment link. */

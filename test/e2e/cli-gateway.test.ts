@@ -2,7 +2,8 @@
  * mpf on an API key: with only MPF_GATEWAY_URL and an API key (MPF_API_KEY or --api-key-file) —
  * no Temporal address, no payload keys — the client commands go through the gateway and obey the
  * key's role: a backend key starts, reads and lists; a read_only key lists and is refused a start
- * with 403, and nothing starts.
+ * with 403 naming where the key came from, and nothing starts. Two keys in the environment are
+ * refused before anything is sent.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,13 +18,16 @@ import { eventually } from '../helpers/stack';
 
 const backend = newKey({ id: 'cli-backend', role: 'backend' });
 const reader = newKey({ id: 'cli-reader', role: 'read_only' });
+const operator = newKey({ id: 'cli-operator', role: 'operator', label: 'on call' });
+/** Shaped like a person's access token (a compact JWS), signed by no identity provider. */
+const PERSON_TOKEN = [{ alg: 'ES256' }, { sub: 'operator' }].map((p) => Buffer.from(JSON.stringify(p)).toString('base64url')).concat('bm8tc2lnbmF0dXJlLWF0LWFsbA').join('.');
 
 describe('mpf through the gateway with an API key, without Temporal', () => {
   let h: GatewayHarness;
   let tmp: string;
   before(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-cli-gw-'));
-    h = await startGatewayStack({ gateway: { keyring: new KeyringSource({ json: JSON.stringify([backend.entry, reader.entry]) }) } });
+    h = await startGatewayStack({ gateway: { keyring: new KeyringSource({ json: JSON.stringify([backend.entry, reader.entry, operator.entry]) }) } });
   });
   after(async () => {
     await h?.stop();
@@ -69,8 +73,33 @@ describe('mpf through the gateway with an API key, without Temporal', () => {
     const refused = await runMpf(['--api-key-file', keyFile, ...startArgs(txn)], env());
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /403 forbidden/);
+    assert.ok(refused.stderr.trimEnd().endsWith(`(sent --api-key-file ${keyFile})`), `names where the key came from: ${refused.stderr}`);
     assert.ok(!refused.stderr.includes(reader.key), 'the key is not echoed');
     assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests.length, 0, 'nothing reached the provider');
+
+    const fromFile = await runMpf(startArgs(txn), { ...env(), MPF_API_KEY_FILE: keyFile });
+    assert.equal(fromFile.code, 1);
+    assert.ok(fromFile.stderr.trimEnd().endsWith(`(sent MPF_API_KEY_FILE=${keyFile})`), `names MPF_API_KEY_FILE and its path: ${fromFile.stderr}`);
+    assert.ok(!fromFile.stderr.includes(reader.key), 'the key is not echoed');
+  });
+
+  test("the backend routes take the API key and do not look at a person's token beside it; MPF_API_KEY beside MPF_API_KEY_FILE is refused, exit 2, naming both, before anything is sent", async () => {
+    const list = await runMpf(['swap', 'list'], { ...env(backend.key), MPF_ACCESS_TOKEN: PERSON_TOKEN });
+    assert.equal(list.code, 0, list.stderr);
+    const keyFile = path.join(tmp, 'backend.key');
+    fs.writeFileSync(keyFile, backend.key, { mode: 0o600 });
+    const txn = uniqueRef('cli-two-keys');
+    const two = await runMpf(startArgs(txn), { ...env(reader.key), MPF_API_KEY_FILE: keyFile });
+    assert.equal(two.code, 2, two.stderr);
+    assert.equal(two.stderr.trim(), `mpf: MPF_API_KEY and MPF_API_KEY_FILE=${keyFile} are both set, and mpf takes one; nothing was sent (unset one of them)`);
+    assert.equal((await h.stack.control.ledger({ ref: txn, endpoint: 'swap.init' })).requests.length, 0, 'nothing reached the provider');
+    // The command line's key wins over both.
+    const flag = await runMpf(['--api-key-file', keyFile, ...startArgs(txn)], { ...env(reader.key), MPF_API_KEY_FILE: keyFile, MPF_ACCESS_TOKEN: PERSON_TOKEN });
+    assert.equal(flag.code, 0, flag.stderr);
+    // A person's token is for the operator routes: asked for on a backend route, refused, exit 2.
+    const asPerson = await runMpf(['--as', 'person', 'swap', 'list'], { ...env(backend.key), MPF_ACCESS_TOKEN: PERSON_TOKEN });
+    assert.equal(asPerson.code, 2, asPerson.stderr);
+    assert.match(asPerson.stderr, /^mpf: --as person: this command's gateway routes take an API key only/);
   });
 
   test('without a key it says which variable is missing, and without a pin_token it refuses the PIN', async () => {

@@ -3,7 +3,8 @@
  * no Temporal address, no payload keys — the client commands go through the gateway and obey the
  * key's role: a backend key starts, reads and lists; a read_only key lists and is refused a start
  * with 403 naming where the key came from, and nothing starts. Two keys in the environment are
- * refused before anything is sent.
+ * refused before anything is sent; while the gateway asks it to wait (a paused provider's 503 and
+ * Retry-After), mpf says so on stderr.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +14,8 @@ import path from 'node:path';
 import { KeyringSource, newKey } from '../../src/auth/keyring';
 import { SIM_PIN, uniqueRef } from '../helpers/fixtures';
 import { type GatewayHarness, startGatewayStack } from '../helpers/gateway';
-import { runMpf } from '../helpers/processes';
+import { gatewayCaller } from '../helpers/http';
+import { runMpf, spawnMpf } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 
 const backend = newKey({ id: 'cli-backend', role: 'backend' });
@@ -100,6 +102,31 @@ describe('mpf through the gateway with an API key, without Temporal', () => {
     const asPerson = await runMpf(['--as', 'person', 'swap', 'list'], { ...env(backend.key), MPF_ACCESS_TOKEN: PERSON_TOKEN });
     assert.equal(asPerson.code, 2, asPerson.stderr);
     assert.match(asPerson.stderr, /^mpf: --as person: this command's gateway routes take an API key only/);
+  });
+
+  test('while it waits to retry, mpf says so on stderr, one line per retry: the status, the code and reason, and the wait the Retry-After asks for', async () => {
+    const as = (key: string) => gatewayCaller(h.gw.url, key);
+    const paused = await as(operator.key).api('POST', '/v1/admin/provider/pause', { reason: 'drill for the CLI' });
+    assert.equal(paused.status, 200, paused.text);
+    const txn = uniqueRef('cli-retry');
+    const child = spawnMpf(startArgs(txn), env(backend.key));
+    try {
+      const [line] = await child.waitFor(/^mpf: .*retry 1 of at most 3$/m, 60_000);
+      const origin = new URL(h.gw.url).origin.replace(/\./g, '\\.');
+      assert.match(
+        line,
+        new RegExp(`^mpf: the gateway at ${origin} answered 503 provider_unavailable to POST /v1/swaps \\(no swap is started: money-moving calls are paused by key cli-operator \\(on call\\) since \\S+: drill for the CLI\\); waiting 30 s \\(Retry-After: 30\\), then retry 1 of at most 3$`),
+      );
+      assert.equal(child.child.exitCode, null, 'said while it waits, before it ends');
+    } finally {
+      assert.equal((await as(operator.key).api('POST', '/v1/admin/provider/resume')).status, 200);
+    }
+    // Resumed: the retry (same Idempotency-Key) starts the swap.
+    await new Promise<void>((resolve) => (child.child.exitCode !== null ? resolve() : child.child.once('exit', () => resolve())));
+    assert.equal(child.child.exitCode, 0, child.output());
+    assert.equal((JSON.parse(child.output().slice(child.output().indexOf('{'))) as { swap: { state: string } }).swap.state, 'awaiting_pin');
+    assert.ok(!child.output().includes(backend.key), 'the key is not echoed');
+    assert.equal(child.output().split('\n').filter((l) => l.includes('retry ')).length, 1, 'one line per retry');
   });
 
   test('without a key it says which variable is missing, and without a pin_token it refuses the PIN', async () => {

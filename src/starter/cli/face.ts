@@ -5,7 +5,8 @@
  *  - Through the gateway when MPF_GATEWAY_URL is set: the key is MPF_API_KEY (or MPF_API_KEY_FILE,
  *    or `mpf --api-key-file <path>`), and the gateway's roles apply (a read_only key lists and
  *    reads and is refused a start with 403). The light HTTP client (src/http-client) retries
- *    429/503/504 and dropped connections with one Idempotency-Key per logical call.
+ *    429/503/504 and dropped connections with one Idempotency-Key per logical call, and each
+ *    retry it waits on is one line on stderr (retry-notice.ts).
  *  - The gateway's operator routes (/v1/admin/*: `mpf reconcile list|resolve`, `mpf provider`)
  *    also take a person's access token: MPF_ACCESS_TOKEN (or MPF_ACCESS_TOKEN_FILE; `mpf cluster
  *    login` writes one), sent as `Authorization: Bearer`, so the action is recorded under the
@@ -30,6 +31,7 @@ import { cliCredentialSetting, cliSetting } from '../../config/cli-env';
 import { ConfigError } from '../../config/env';
 import type * as Connect from './connect';
 import { apiKeyCredential, credentialGiven, operatorCredential, type Credential } from './credentials';
+import { retryNotice } from './retry-notice';
 
 export type FlowKindFilter = 'swap' | 'payment_link' | 'any';
 
@@ -133,11 +135,14 @@ export function operatorGatewayTarget(what: string): { url: string; credential: 
 export function gatewayClientFor(url: string, credential: GatewayCredential, deadlineMs: number): MpfGateway {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const http = require('../../http-client') as typeof HttpClient;
-  if ('x-api-key' in credential.headers) return http.createMpfClient({ baseUrl: url, apiKey: credential.headers['x-api-key'], deadlineMs });
+  // Each retry it waits on is said on stderr (status, code, reason, the wait), never a credential.
+  const onRetry = retryNotice(`the gateway at ${new URL(url).origin}`);
+  if ('x-api-key' in credential.headers) return http.createMpfClient({ baseUrl: url, apiKey: credential.headers['x-api-key'], deadlineMs, onRetry });
   const { authorization } = credential.headers;
   return http.createMpfClient({
     baseUrl: url,
     deadlineMs,
+    onRetry,
     fetch: (req) => {
       req.headers.set('authorization', authorization);
       return fetch(req);

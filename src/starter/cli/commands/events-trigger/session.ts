@@ -15,6 +15,7 @@ import { createMpfClient, type LinkView, MpfApiError, type MpfGateway, type PinO
 import type * as ControlClient from '../../../../simulator/control-client';
 import type { FaultRuleInput } from '../../../../simulator/faults';
 import type * as SimulatorOptions from '../../../../simulator/options';
+import { retryNotice } from '../../retry-notice';
 
 export type FlowKind = 'swap' | 'payment_link';
 export type FlowView = SwapView | LinkView;
@@ -81,7 +82,7 @@ export class TriggerSession {
     this.simHost = new URL(sim.url).host;
     this.where = `the gateway at ${new URL(gateway.url).origin}`;
     this.keyFrom = gateway.from;
-    this.gw = createMpfClient({ baseUrl: gateway.url, apiKey: gateway.apiKey, deadlineMs: opts.timeout * 1000 });
+    this.gw = createMpfClient({ baseUrl: gateway.url, apiKey: gateway.apiKey, deadlineMs: opts.timeout * 1000, onRetry: retryNotice(this.where) });
   }
 
   step(text: string): void {

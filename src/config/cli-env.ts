@@ -9,9 +9,9 @@ import { ConfigError, readVariable } from './env';
 export const CliEnvSchema = z.object({
   /** Set: `mpf swap|link|categories|reconcile` go through this gateway with MPF_API_KEY (no Temporal access or payload keys needed); unset: Temporal directly. */
   MPF_GATEWAY_URL: z.string().min(1).optional(),
-  /** The API key of the commands that go through MPF_GATEWAY_URL; its role applies (read_only lists, backend starts, operator resolves). `mpf --api-key-file` wins; a secret. */
+  /** The API key of the commands that go through MPF_GATEWAY_URL; its role applies (read_only lists, backend starts, operator resolves). `mpf --api-key-file` wins; set with MPF_API_KEY_FILE, or beside MPF_ACCESS_TOKEN for `mpf reconcile|provider`, it is refused (exit 2) unless `mpf --as key|person` picks (docs/security.md); a secret. */
   MPF_API_KEY: z.string().min(1).optional(),
-  /** A person's access token (a JWT of the identity provider: `mpf cluster login` writes it, cluster.env reads it), sent as `Authorization: Bearer` to the gateway's operator routes (`mpf reconcile`, `mpf provider`) so the action is audited as that person; wins over MPF_API_KEY there, `--api-key-file` wins over both; a secret. */
+  /** A person's access token (a JWT of the identity provider: `mpf cluster login` writes it, cluster.env reads it), sent as `Authorization: Bearer` to the gateway's operator routes (`mpf reconcile`, `mpf provider`) so the action is audited as that person; beside an API key (MPF_API_KEY or MPF_API_KEY_FILE) both are refused there (exit 2) unless `mpf --as person|key` picks, and `mpf --api-key-file` wins over both; a secret. */
   MPF_ACCESS_TOKEN: z.string().min(1).optional(),
   /** `mpf sim`: the local simulator's address (`--sim-url` wins; unset: MPS_BASE_URL). */
   MPF_SIMULATOR_URL: z.string().min(1).optional(),
@@ -29,4 +29,32 @@ export function cliSetting<K extends keyof CliEnv>(name: K, source: NodeJS.Proce
   const parsed = CliEnvSchema.shape[name].safeParse(readVariable(name, source));
   if (!parsed.success) throw new ConfigError(`${name}: ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
   return parsed.data as CliEnv[K];
+}
+
+/**
+ * Two settings where a command takes one (a secret's NAME and NAME_FILE, or two credentials of
+ * different kinds): refused, exit 2, nothing done, since none of them is more explicit than the
+ * other (a shell cannot tell `NAME=x mpf …` from an exported NAME).
+ */
+export class AmbiguousSettingError extends ConfigError {
+  override name = 'AmbiguousSettingError';
+  readonly exitCode = 2;
+}
+
+/**
+ * A credential of CliEnvSchema and where it came from: `NAME`, or `NAME_FILE=<path>` (never the
+ * value), for messages. Undefined when neither is set (empty is unset); both set is refused.
+ */
+export function cliCredentialSetting(name: 'MPF_API_KEY' | 'MPF_ACCESS_TOKEN', source: NodeJS.ProcessEnv = process.env): { value: string; from: string } | undefined {
+  const direct = source[name] || undefined;
+  const file = source[`${name}_FILE`] || undefined;
+  if (direct !== undefined && file !== undefined) {
+    throw new AmbiguousSettingError(`${name} and ${name}_FILE=${file} are both set, and mpf takes one; nothing was sent (unset one of them)`);
+  }
+  if (direct !== undefined) return { value: cliSetting(name, { [name]: direct })!, from: name };
+  if (file === undefined) return undefined;
+  const from = `${name}_FILE=${file}`;
+  const value = readVariable(name, { [`${name}_FILE`]: file });
+  if (!value) throw new ConfigError(`${from}: the file is empty`);
+  return { value: cliSetting(name, { [name]: value })!, from };
 }

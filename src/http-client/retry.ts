@@ -37,17 +37,26 @@ export interface RetryOptions {
   onRetry?: (info: RetryInfo) => void;
 }
 
+/**
+ * What `onRetry` is told before each wait: enough to say "answered 503 provider_unavailable (…);
+ * waiting 30 s (Retry-After: 30)". No header or body of the request, so nothing secret (the API
+ * key, a pin_token) is in it.
+ */
 export interface RetryInfo {
   method: string;
   url: string;
-  /** The attempt that failed, from 1. */
+  /** The attempt that failed, from 1 (the next is retry number `attempt`). */
   attempt: number;
-  /** How long the client waits before the next attempt. */
+  /** How long the client waits before the next attempt: the jittered backoff, or the Retry-After when longer. */
   delayMs: number;
   /** The status that was retried, or undefined when no answer came. */
   status?: number;
   /** The gateway's error code, or the connection error's code (ECONNRESET, UND_ERR_SOCKET, timeout, …). */
   code?: string;
+  /** Why, in words: the gateway's `message`, or what happened to the connection (`no answer within 40000 ms`, …). */
+  reason?: string;
+  /** The answer's Retry-After in seconds, when it gave one (delayMs is never shorter). */
+  retryAfterSeconds?: number;
   idempotencyKey?: string;
 }
 
@@ -111,12 +120,16 @@ async function bufferedAnswer(res: Response): Promise<Response> {
   return new Response(body, { status: res.status, statusText: res.statusText, headers });
 }
 
-async function errorCodeOf(res: Response): Promise<string | undefined> {
+/** The gateway's error code and message in an answer's body, when it has the error shape. */
+async function errorOf(res: Response): Promise<{ code?: string; message?: string }> {
   try {
-    const body = (await res.clone().json()) as { error?: unknown };
-    return typeof body?.error === 'string' ? body.error : undefined;
+    const body = (await res.clone().json()) as { error?: unknown; message?: unknown };
+    return {
+      ...(typeof body?.error === 'string' ? { code: body.error } : {}),
+      ...(typeof body?.message === 'string' ? { message: body.message } : {}),
+    };
   } catch {
-    return undefined;
+    return {};
   }
 }
 
@@ -169,24 +182,27 @@ export function retryingFetch(opts: RetryOptions & { fetch?: Fetch; random?: () 
       }
 
       let code: string | undefined;
-      let retryAfterMs = 0;
+      let reason: string | undefined;
+      let retryAfter: number | undefined;
       if (answer) {
         const status = answer.status;
-        const retryAfter = retryAfterSecondsOf(answer.headers.get('retry-after'));
-        code = status >= 400 ? await errorCodeOf(answer) : undefined;
+        retryAfter = retryAfterSecondsOf(answer.headers.get('retry-after'));
+        const said = status >= 400 ? await errorOf(answer) : {};
+        ({ code, message: reason } = said);
         const retried = RETRIED_STATUSES.has(status) || (status === 409 && code === 'idempotency_key_in_use' && retryAfter !== undefined);
         if (!retried) return answer;
-        retryAfterMs = (retryAfter ?? 0) * 1000;
       } else if (timeout.aborted) {
         code = 'timeout';
+        reason = `no answer within ${attemptMs} ms`;
       } else if (isRetriedConnectionError(failure)) {
         code = connectionCodeOf(failure) ?? 'connection_error';
+        reason = describe(failure);
       } else {
         throw new MpfConnectionError(`${request.method} ${request.url}: ${describe(failure)}`, { code: 'connection_error', cause: failure, ...(idempotencyKey ? { idempotencyKey } : {}) });
       }
 
       const backoff = Math.min(o.maxDelayMs, o.initialDelayMs * 2 ** (attempt - 1)) * (0.5 + random() * 0.5);
-      const delayMs = Math.round(Math.max(backoff, retryAfterMs));
+      const delayMs = Math.round(Math.max(backoff, (retryAfter ?? 0) * 1000));
       // The next attempt must start, and have a moment to answer, before the deadline.
       const outOfTime = Date.now() + delayMs + 50 >= deadlineAt;
       if (attempt > o.maxRetries || outOfTime) {
@@ -195,7 +211,17 @@ export function retryingFetch(opts: RetryOptions & { fetch?: Fetch; random?: () 
         const init = { code: code === 'timeout' ? 'timeout' : 'connection_error', cause: failure, ...(idempotencyKey ? { idempotencyKey } : {}) };
         throw code === 'timeout' ? new MpfTimeoutError(why, init) : new MpfConnectionError(why, init);
       }
-      opts.onRetry?.({ method: request.method, url: request.url, attempt, delayMs, ...(answer ? { status: answer.status } : {}), ...(code ? { code } : {}), ...(idempotencyKey ? { idempotencyKey } : {}) });
+      opts.onRetry?.({
+        method: request.method,
+        url: request.url,
+        attempt,
+        delayMs,
+        ...(answer ? { status: answer.status } : {}),
+        ...(code ? { code } : {}),
+        ...(reason ? { reason } : {}),
+        ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+        ...(idempotencyKey ? { idempotencyKey } : {}),
+      });
       await sleep(delayMs, callerSignal);
     }
   };

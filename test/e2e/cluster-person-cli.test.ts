@@ -5,8 +5,10 @@
  * operator routes (MPF_ACCESS_TOKEN, sent as `Authorization: Bearer`). `mpf swap list` works as
  * the operator and is refused without a token; the viewer's `temporal workflow terminate` is
  * refused; a reconciliation resolved through the gateway is recorded under the person, not the
- * operator's API key. A wrong password, no cluster and an IdP that does not answer are refused in
- * one line, exit 1, with no stack trace, and no password or token is ever printed.
+ * operator's API key, and a backend key named for that command beside the person's token is
+ * refused before anything is sent, naming both (the reconciliation runbook's example). A wrong
+ * password, no cluster and an IdP that does not answer are refused in one line, exit 1, with no
+ * stack trace, and no password or token is ever printed.
  * `mpf cluster up` (1 worker, 1 gateway; authorisation is on by default) is started once for this
  * file; if it cannot start, every test fails (never skips).
  */
@@ -188,7 +190,22 @@ describe("the operator's shell signs in as a person: mpf cluster login, then tem
     assert.equal(asViewer.status, 1, asViewer.all);
     assert.match(asViewer.stderr, /^mpf: the gateway answered 403 forbidden: mpf reconcile resolve needs the operator's role; the person in MPF_ACCESS_TOKEN lacks it .*person viewer holds default:read/m);
 
-    // The operator's shell, as cluster.env leaves it: MPF_ACCESS_TOKEN (the person) beside MPF_API_KEY_FILE (the key).
+    // The runbook's refusal example in the operator's shell: a backend key named for the command
+    // beside the person's token is refused before anything is sent (exit 2), naming both sources;
+    // `--as key` sends the key, refused 403 naming its file. The flow is untouched.
+    const backendFile = path.join(info.secretsDir, 'api_key_backend');
+    const both = inShell(`MPF_API_KEY_FILE='${backendFile}' ${resolve}`);
+    assert.equal(both.status, 2, both.all);
+    assert.match(both.stderr, new RegExp(`^mpf: two credentials for the gateway's operator routes: MPF_ACCESS_TOKEN \\(a person's access token\\) and MPF_API_KEY_FILE=${backendFile.replace(/\./g, '\\.')} \\(an API key\\); nothing was sent\\. Pick one: mpf --as person … or mpf --as key …`, 'm'));
+    printsNothingSecret(both.all, 'two credentials');
+    assert.ok(!both.all.includes(backendKey()), 'the key is not printed');
+    const asKey = inShell(`MPF_API_KEY_FILE='${backendFile}' mpf --as key ${resolve.replace(/^mpf /, '')}`);
+    assert.equal(asKey.status, 1, asKey.all);
+    assert.ok(asKey.stderr.includes(`403 forbidden: mpf reconcile resolve needs an API key of role operator; the key sent came from MPF_API_KEY_FILE=${backendFile} (`), asKey.all);
+    assert.equal((await gw.api('GET', `/v1/payment-links/${flowId}`)).json.state, 'needs_reconciliation', 'nothing resolved');
+
+    // The operator's shell, as cluster.env leaves it once signed in: MPF_ACCESS_TOKEN (the person), and no API key beside it.
+    assert.equal(inShell('printf %s "$MPF_API_KEY_FILE"').stdout, '', 'cluster.env sets no operator key once someone signed in');
     const listed = inShell('MPF_GATEWAY_URL="$GATEWAY_PUBLIC_URL" mpf reconcile list');
     assert.equal(listed.status, 0, listed.all);
     assert.match(listed.stdout, new RegExp(`^${flowId}  needs_reconciliation`, 'm'));

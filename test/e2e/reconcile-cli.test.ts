@@ -6,10 +6,15 @@
  * `mpf reconcile resolve` ends it with the audit record in its view, and the merchant's endpoint
  * (MERCHANT_WEBHOOK_URL on the worker, a loopback receiver here) gets the signed events.
  * `mpf reconcile resolve --gateway` goes through an `mpf gateway` process with a keyring: a backend
- * key is told it needs operator, an operator key resolves and the audit record names that key.
+ * key is told it needs operator, naming where the key came from (MPF_API_KEY_FILE=<path>); beside a
+ * person's access token in the environment it is refused before anything is sent (exit 2), naming
+ * both; an operator key resolves and the audit record names that key.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { newKey } from '../../src/auth/keyring';
 import { generateDevKeys } from '../../src/codec/keys';
@@ -23,6 +28,15 @@ import { type MpfProcess, runMpf, spawnMpf } from '../helpers/processes';
 import { scrape, sumOf } from '../helpers/prometheus';
 import { eventually } from '../helpers/stack';
 import { getTestTemporal, uniqueTaskQueue } from '../helpers/temporal';
+
+/**
+ * Shaped like a person's access token (a compact JWS) but signed by no identity provider: the CLI
+ * tells it from an API key by its shape, and the gateway here, with no IdP, takes no person's token.
+ */
+const PERSON_TOKEN = [{ alg: 'ES256', kid: 'k1' }, { sub: 'operator', permissions: ['default:admin'] }]
+  .map((part) => Buffer.from(JSON.stringify(part)).toString('base64url'))
+  .concat('c2lnbmVkLWJ5LW5vLWlkZW50aXR5LXByb3ZpZGVy')
+  .join('.');
 
 function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TEMPORAL_CLI_PATH'];
@@ -41,8 +55,10 @@ describe('mpf reconcile, lists and link cancel against a worker process', () => 
   const secret = generateSecret();
   const ops = newKey({ id: 'ops-ada', role: 'operator', label: 'Ada (ops)' });
   const backend = newKey({ id: 'shop-backend', role: 'backend' });
+  let keyDir: string;
 
   before(async () => {
+    keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-reconcile-keys-'));
     const temporal = await getTestTemporal();
     receiver = await startEventListener({ secrets: [secret] });
     sim = await startSimulator();
@@ -74,9 +90,69 @@ describe('mpf reconcile, lists and link cancel against a worker process', () => 
     await sim?.close();
     await receiver?.close();
     await (await getTestTemporal()).shutdown();
+    if (keyDir) fs.rmSync(keyDir, { recursive: true, force: true });
   });
 
   const mpf = (args: string[], input?: string) => runMpf(args, env, { input, timeoutMs: 90_000 });
+
+  /** `key` in a 0600 file of the test's own directory (as `mpf keys new --key-file` leaves one). */
+  const keyFile = (key: string, name: string): string => {
+    const file = path.join(keyDir, name);
+    fs.writeFileSync(file, key, { mode: 0o600 });
+    return file;
+  };
+
+  /**
+   * The runbook's refusals, with the credential's source named in each and nothing resolved: a
+   * backend key from MPF_API_KEY_FILE is answered 403 naming that file; beside a person's access
+   * token in the environment (the operator's shell after `mpf cluster login`) the same command is
+   * refused before anything is sent, exit 2, naming both; `--as key` sends the key (403 again);
+   * `--api-key-file` on the command line wins over both.
+   */
+  async function credentialsAsTheRunbookShows(resolveArgs: string[]): Promise<void> {
+    const backendFile = keyFile(backend.key, 'shop-backend.key');
+    const run = (args: string[], extra: Record<string, string>) => runMpf(args, { ...env, ...extra }, { timeoutMs: 90_000 });
+    const noSecret = (r: { stdout: string; stderr: string }, what: string) => {
+      for (const secret of [backend.key, ops.key, PERSON_TOKEN]) assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret), `${what}: no credential echoed`);
+    };
+
+    const fromFile = await run([...resolveArgs, '--note', 'x'], { MPF_API_KEY_FILE: backendFile });
+    assert.equal(fromFile.code, 1, fromFile.stderr);
+    assert.equal(
+      fromFile.stderr.trim(),
+      `mpf: the gateway answered 403 forbidden: mpf reconcile resolve needs an API key of role operator; the key sent came from MPF_API_KEY_FILE=${backendFile} (this route needs a key of role operator or above; key shop-backend has role backend)`,
+    );
+    noSecret(fromFile, 'MPF_API_KEY_FILE');
+
+    const both = await run([...resolveArgs, '--note', 'x'], { MPF_API_KEY_FILE: backendFile, MPF_ACCESS_TOKEN: PERSON_TOKEN });
+    assert.equal(both.code, 2, both.stderr);
+    assert.equal(
+      both.stderr.trim(),
+      `mpf: two credentials for the gateway's operator routes: MPF_ACCESS_TOKEN (a person's access token) and MPF_API_KEY_FILE=${backendFile} (an API key); nothing was sent. ` +
+        'Pick one: mpf --as person … or mpf --as key … (or unset MPF_ACCESS_TOKEN or MPF_API_KEY_FILE; or name the key on the command line: mpf --api-key-file <path> …)',
+    );
+    noSecret(both, 'two credentials');
+
+    const asKey = await run(['--as', 'key', ...resolveArgs, '--note', 'x'], { MPF_API_KEY_FILE: backendFile, MPF_ACCESS_TOKEN: PERSON_TOKEN });
+    assert.equal(asKey.code, 1, asKey.stderr);
+    assert.ok(asKey.stderr.startsWith('mpf: the gateway answered 403 forbidden: ') && asKey.stderr.includes(`the key sent came from MPF_API_KEY_FILE=${backendFile} (`), asKey.stderr);
+    noSecret(asKey, '--as key');
+
+    // NAME and NAME_FILE of one credential: two values, refused the same way.
+    const twoKeys = await run([...resolveArgs, '--note', 'x'], { MPF_API_KEY: ops.key, MPF_API_KEY_FILE: backendFile });
+    assert.equal(twoKeys.code, 2, twoKeys.stderr);
+    assert.match(twoKeys.stderr, new RegExp(`^mpf: MPF_API_KEY and MPF_API_KEY_FILE=\\S+shop-backend\\.key are both set`));
+    noSecret(twoKeys, 'NAME and NAME_FILE');
+
+    // The command line wins over the environment: the operator key from --api-key-file lists,
+    // where the person's token (not one this gateway takes) would have been refused.
+    const listed = await run(['--api-key-file', keyFile(ops.key, 'ops-list.key'), 'reconcile', 'list'], { MPF_GATEWAY_URL: gatewayUrl, MPF_API_KEY_FILE: backendFile, MPF_ACCESS_TOKEN: PERSON_TOKEN });
+    assert.equal(listed.code, 0, listed.stderr);
+    const asPerson = await run(['--as', 'person', 'reconcile', 'list'], { MPF_GATEWAY_URL: gatewayUrl, MPF_API_KEY_FILE: backendFile, MPF_ACCESS_TOKEN: PERSON_TOKEN });
+    assert.equal(asPerson.code, 1, asPerson.stderr);
+    assert.match(asPerson.stderr, /answered 401 \w+: .*\(sent MPF_ACCESS_TOKEN: sign in again/);
+    noSecret(asPerson, '--as person');
+  }
 
   test('a swap left in needs_reconciliation is listed by `mpf reconcile list` and ended by `mpf reconcile resolve` with the audit record in its view and the signed events', async () => {
     const txn = uniqueRef('cli-recon');
@@ -108,17 +184,19 @@ describe('mpf reconcile, lists and link cancel against a worker process', () => 
     // Through the gateway, a backend key may not resolve: told which role it needs, nothing changes.
     const asBackend = await runMpf([...resolveArgs, '--note', 'checked'], { ...env, MPF_API_KEY: backend.key }, { timeoutMs: 90_000 });
     assert.equal(asBackend.code, 1);
-    assert.match(asBackend.stderr, /403 forbidden: mpf reconcile resolve needs an API key of role operator in MPF_API_KEY/);
+    assert.match(asBackend.stderr, /403 forbidden: mpf reconcile resolve needs an API key of role operator; the key sent came from MPF_API_KEY \(/);
     assert.ok(!asBackend.stderr.includes(backend.key) && !asBackend.stdout.includes(backend.key), 'the key is never echoed');
     const noKey = await mpf([...resolveArgs, '--note', 'checked']);
     assert.equal(noKey.code, 1);
     assert.match(noKey.stderr, /MPF_API_KEY: is required to resolve through the gateway/);
+    await credentialsAsTheRunbookShows(resolveArgs);
     assert.equal(JSON.parse((await mpf(['swap', 'status', swapId, '--json'])).stdout).state, 'needs_reconciliation', 'untouched');
 
-    // An operator key resolves; the audit record names the key (its id and label), the words go in the note.
+    // An operator key resolves (from its file, as the runbook exports it); the audit record names
+    // the key (its id and label), the words go in the note.
     const resolved = await runMpf(
       [...resolveArgs, '--operator', 'Ada on call', '--note', 'provider statement shows the conversion; credited the user'],
-      { ...env, MPF_API_KEY: ops.key },
+      { ...env, MPF_API_KEY_FILE: keyFile(ops.key, 'ops-ada.key') },
       { timeoutMs: 90_000 },
     );
     assert.equal(resolved.code, 0, resolved.stderr);

@@ -100,6 +100,39 @@ describe('retries', () => {
     assert.deepEqual(retries.map((r) => [r.attempt, r.status, r.code, r.idempotencyKey]), [[1, 503, 'worker_unavailable', keys[0]]]);
   });
 
+  test('onRetry is told, before each wait, the status, code, reason, attempt, delay and Retry-After; then the call answers 200', async () => {
+    const paused = { status: 503, body: { error: 'provider_unavailable', message: 'no swap is started: paused by key ops (drill)' }, headers: { 'retry-after': '1' } };
+    script = [paused, { status: 503, body: { error: 'temporal_unavailable', message: 'Temporal did not answer' } }, { status: 200, body: { swap_id: 'swap-x' } }];
+    const told: Array<{ info: RetryInfo; requestsSoFar: number }> = [];
+    const mpf = createMpfClient({ baseUrl: base, apiKey: 'secret-api-key', initialDelayMs: 10, maxDelayMs: 40, onRetry: (info) => told.push({ info, requestsSoFar: seen.length }) });
+    const view = await mpf.getSwap('swap-x');
+    assert.equal(view.swap_id, 'swap-x');
+    assert.equal(seen.length, 3);
+    assert.deepEqual(
+      told.map(({ info: { attempt, status, code, reason, retryAfterSeconds } }) => ({ attempt, status, code, reason, retryAfterSeconds })),
+      [
+        { attempt: 1, status: 503, code: 'provider_unavailable', reason: 'no swap is started: paused by key ops (drill)', retryAfterSeconds: 1 },
+        { attempt: 2, status: 503, code: 'temporal_unavailable', reason: 'Temporal did not answer', retryAfterSeconds: undefined },
+      ],
+    );
+    assert.deepEqual(told.map((t) => t.requestsSoFar), [1, 2], 'told before the wait, not after the next attempt');
+    assert.ok(told[0]!.info.delayMs >= 1000, `the first wait honours Retry-After: ${told[0]!.info.delayMs} ms`);
+    assert.ok(seen[1]!.at - seen[0]!.at >= told[0]!.info.delayMs - 5, 'and the client waited what it said');
+    assert.ok(told[1]!.info.delayMs < 1000, 'the second, without Retry-After, is the backoff');
+    assert.ok(!JSON.stringify(told).includes('secret-api-key'), 'nothing of the request\'s headers');
+
+    // No answer at all: the connection's code and what happened, in words.
+    script = ['hang', { status: 200, body: { swap_id: 'swap-x' } }];
+    told.length = 0;
+    const slow = createMpfClient({ baseUrl: base, timeoutMs: 200, initialDelayMs: 10, onRetry: (info) => told.push({ info, requestsSoFar: seen.length }) });
+    await slow.getSwap('swap-x');
+    assert.equal(told.length, 1);
+    assert.equal(told[0]!.info.status, undefined);
+    assert.equal(told[0]!.info.code, 'timeout');
+    assert.match(told[0]!.info.reason ?? '', /^no answer within \d+ ms$/);
+    assert.equal(told[0]!.info.retryAfterSeconds, undefined);
+  });
+
   test('each logical start gets its own key; a key the caller gives is sent unchanged on every attempt', async () => {
     script = [{ status: 201, body: STARTED }, { status: 201, body: STARTED }, unavailable(), unavailable(), { status: 201, body: STARTED }];
     const { mpf } = client();

@@ -594,7 +594,9 @@ function writeClientEnv(info: ClusterInfo): void {
         '# (the password on stdin; it is idp_password_operator among the secrets), then source this file again. The token lasts',
         "# the IdP's access-token lifetime (15 minutes by default), then sign in again. temporal and mpf send TEMPORAL_API_KEY to Temporal;",
         "# mpf sends MPF_ACCESS_TOKEN as Authorization: Bearer to the gateway's operator routes (mpf reconcile, mpf provider), so",
-        '# a resolution or a pause is recorded under the person; empty (not signed in), they take the operator key (MPF_API_KEY_FILE).',
+        '# a resolution or a pause is recorded under the person. mpf takes one credential from the environment (two are refused,',
+        '# exit 2), so the operator key (MPF_API_KEY_FILE) is set only while no one signed in; afterwards it is',
+        '# `mpf --api-key-file "$GATEWAY_API_KEY_FILE" …` (break glass when the IdP is down).',
         `TEMPORAL_API_KEY="$(cat '${tokenFile(info.stateDir, 'operator')}' 2>/dev/null)"`,
         `MPF_ACCESS_TOKEN="$(cat '${tokenFile(info.stateDir, 'operator')}' 2>/dev/null)"`,
       ]
@@ -604,10 +606,13 @@ function writeClientEnv(info: ClusterInfo): void {
     `TEMPORAL_UI_URL=${info.ui?.url ?? ''}`,
     `PAYLOAD_ENCRYPTION_KEYS_FILE=${s('payload_encryption_keys')}`,
     `GATEWAY_PUBLIC_URL=${info.gateways[0]?.url ?? ''}`,
-    // The operator's own key (role operator): `mpf reconcile resolve --gateway` when no one signed in (MPF_ACCESS_TOKEN
-    // wins), and `curl -H "x-api-key: $GATEWAY_API_KEY"` as the runbook writes it (read from its file when the shell
-    // sources this). The backend's and the read-only keys are beside it, for their callers; the gateways read only the keyring.
-    `MPF_API_KEY_FILE=${s(apiKeyFile('operator'))}`,
+    // The operator's own key (role operator): `mpf reconcile resolve --gateway` when no one signed in (with calls
+    // authorised, only then: a person's token beside it would be refused as two credentials), and
+    // `curl -H "x-api-key: $GATEWAY_API_KEY"` as the runbook writes it (read from its file when the shell sources this).
+    // The backend's and the read-only keys are beside it, for their callers; the gateways read only the keyring.
+    info.auth
+      ? `MPF_API_KEY_FILE="$([ -s '${tokenFile(info.stateDir, 'operator')}' ] || printf %s '${s(apiKeyFile('operator'))}')"`
+      : `MPF_API_KEY_FILE=${s(apiKeyFile('operator'))}`,
     `GATEWAY_API_KEY_FILE=${s(apiKeyFile('operator'))}`,
     `GATEWAY_API_KEY="$(cat '${s(apiKeyFile('operator'))}')"`,
     `GATEWAY_API_KEYS_FILE=${s(KEYRING_FILE)}`,

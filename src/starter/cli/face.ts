@@ -5,12 +5,15 @@
  *  - Through the gateway when MPF_GATEWAY_URL is set: the key is MPF_API_KEY (or MPF_API_KEY_FILE,
  *    or `mpf --api-key-file <path>`), and the gateway's roles apply (a read_only key lists and
  *    reads and is refused a start with 403). The light HTTP client (src/http-client) retries
- *    429/503/504 and dropped connections with one Idempotency-Key per logical call.
+ *    429/503/504 and dropped connections with one Idempotency-Key per logical call, and each
+ *    retry it waits on is one line on stderr (retry-notice.ts).
  *  - The gateway's operator routes (/v1/admin/*: `mpf reconcile list|resolve`, `mpf provider`)
- *    take a person's access token instead: MPF_ACCESS_TOKEN (or MPF_ACCESS_TOKEN_FILE; `mpf cluster
+ *    also take a person's access token: MPF_ACCESS_TOKEN (or MPF_ACCESS_TOKEN_FILE; `mpf cluster
  *    login` writes one), sent as `Authorization: Bearer`, so the action is recorded under the
- *    person. It wins over MPF_API_KEY there (`--api-key-file`, given on the command line, wins over
- *    both); the other routes are the merchant backend's and keep taking the API key.
+ *    person. Which credential a command sends is credentials.ts's one rule: `--api-key-file` on
+ *    the command line wins; from the environment a command takes one, and a person's token beside
+ *    an API key is refused there (exit 2) unless `mpf --as person|key` picks. The other routes are
+ *    the merchant backend's and take the API key only.
  *  - Otherwise Temporal directly (TEMPORAL_*, PAYLOAD_ENCRYPTION_KEYS), as before.
  *
  * Both answer the same views, so every command prints the same lines either way.
@@ -24,11 +27,11 @@ import type { EventPage, MerchantEventDetail } from '../client/events';
 import type { Redelivery } from '../client/event-redelivery';
 import type { LinkCreateRequest, SwapStartRequest } from '../client/requests';
 import type { LinkView, PinOutcome, SwapView } from '../../workflows/messages';
-import { looksLikeJwt } from '../../auth/person-tokens';
-import { cliSetting } from '../../config/cli-env';
+import { cliCredentialSetting, cliSetting } from '../../config/cli-env';
 import { ConfigError } from '../../config/env';
 import type * as Connect from './connect';
-import { readOptionFile } from './options';
+import { apiKeyCredential, credentialGiven, operatorCredential, type Credential } from './credentials';
+import { retryNotice } from './retry-notice';
 
 export type FlowKindFilter = 'swap' | 'payment_link' | 'any';
 
@@ -69,83 +72,56 @@ export class NotCancellableFace extends Error {
   }
 }
 
-let apiKeyFileOption: string | undefined;
-
-/** `mpf --api-key-file <path>` (the program's preAction hook sets it). */
-export function setApiKeyFile(file: string | undefined): void {
-  apiKeyFileOption = file;
+function personTokenGiven(): boolean {
+  try {
+    return cliCredentialSetting('MPF_ACCESS_TOKEN') !== undefined;
+  } catch {
+    return false;
+  }
 }
 
-/** The API key: `--api-key-file`, else MPF_API_KEY (or MPF_API_KEY_FILE). */
-function apiKeySetting(): { key: string; from: '--api-key-file' | 'MPF_API_KEY' } | undefined {
-  if (apiKeyFileOption) return { key: readOptionFile('--api-key-file', apiKeyFileOption), from: '--api-key-file' };
-  const key = cliSetting('MPF_API_KEY');
-  return key ? { key, from: 'MPF_API_KEY' } : undefined;
-}
-
-function requireApiKey(): string {
-  const k = apiKeySetting();
+/** The API key of the backend routes (credentials.ts), or an error naming where it may be set. */
+function requireApiKey(): Credential {
+  const k = apiKeyCredential();
   if (!k) {
-    const person = personAccessToken()
+    const person = personTokenGiven()
       ? " (a person's access token, MPF_ACCESS_TOKEN, is taken by the gateway's operator routes only: mpf reconcile, mpf provider)"
       : " (the operator routes, mpf reconcile and mpf provider, take a person's access token in MPF_ACCESS_TOKEN instead)";
     throw new Error(`MPF_API_KEY: is required with MPF_GATEWAY_URL (or MPF_API_KEY_FILE, or --api-key-file): an API key of the role the command needs${person}`);
   }
-  return k.key;
+  return k;
 }
 
-/** The gateway and its key when MPF_GATEWAY_URL is set; undefined for Temporal-direct. */
-export function gatewayTarget(): { url: string; apiKey: string } | undefined {
+/** The gateway and its key (with the key's source, for messages) when MPF_GATEWAY_URL is set; undefined for Temporal-direct. */
+export function gatewayTarget(): { url: string; apiKey: string; from: string } | undefined {
   const url = cliSetting('MPF_GATEWAY_URL');
   if (!url) return undefined;
-  return { url, apiKey: requireApiKey() };
+  const k = requireApiKey();
+  return { url, apiKey: k.value, from: k.source };
 }
 
-/**
- * A person's access token (a JWT of the identity provider) for the gateway's operator routes:
- * MPF_ACCESS_TOKEN, or the file MPF_ACCESS_TOKEN_FILE names; undefined when neither is set (or
- * empty, as cluster.env leaves it before anyone signed in).
- */
-export function personAccessToken(): string | undefined {
-  let token: string | undefined;
-  try {
-    token = cliSetting('MPF_ACCESS_TOKEN');
-  } catch (e) {
-    throw new ConfigError(`${(e as Error).message}: sign in first (mpf cluster login, or your identity provider's CLI) or unset it`);
-  }
-  if (!token) return undefined;
-  if (!looksLikeJwt(token)) throw new ConfigError("MPF_ACCESS_TOKEN: is not a person's access token (a JWT from the identity provider); an API key goes in MPF_API_KEY");
-  return token;
-}
-
-/** How the CLI authenticates at the gateway's operator routes, and the setting it came from (for messages; never the value). */
+/** How the CLI authenticates at the gateway, and the credential's source (for messages; never the value). */
 export interface GatewayCredential {
   headers: { authorization: string } | { 'x-api-key': string };
-  from: '--api-key-file' | 'MPF_ACCESS_TOKEN' | 'MPF_API_KEY';
+  /** `MPF_API_KEY`, `MPF_API_KEY_FILE=/path`, `--api-key-file /path`, `MPF_ACCESS_TOKEN`, … */
+  from: string;
   person: boolean;
 }
 
-/**
- * The credential for the gateway's operator routes (/v1/admin/*): `--api-key-file` when given,
- * else a person's access token (MPF_ACCESS_TOKEN, as `Authorization: Bearer`), else MPF_API_KEY.
- */
-export function operatorCredential(): GatewayCredential | undefined {
-  // `--api-key-file`, given on the command line, is not overridden by a token from the environment.
-  const token = apiKeyFileOption ? undefined : personAccessToken();
-  if (token) return { headers: { authorization: `Bearer ${token}` }, from: 'MPF_ACCESS_TOKEN', person: true };
-  const k = apiKeySetting();
-  return k ? { headers: { 'x-api-key': k.key }, from: k.from, person: false } : undefined;
+function gatewayCredentialOf(c: Credential): GatewayCredential {
+  if (c.kind === 'person') return { headers: { authorization: `Bearer ${c.value}` }, from: c.source, person: true };
+  return { headers: { 'x-api-key': c.value }, from: c.source, person: false };
 }
 
-/** operatorCredential(), or an error naming both settings. */
+/** The operator routes' credential (credentials.ts: the command line's key, else the environment's one), or an error naming the settings. */
 export function requireOperatorCredential(what: string): GatewayCredential {
   const c = operatorCredential();
   if (!c) {
     throw new ConfigError(
-      `MPF_ACCESS_TOKEN or MPF_API_KEY: one is required for ${what} through the gateway: a person's access token (mpf cluster login; MPF_ACCESS_TOKEN or MPF_ACCESS_TOKEN_FILE) or an API key of role operator (MPF_API_KEY or MPF_API_KEY_FILE)`,
+      `MPF_ACCESS_TOKEN or MPF_API_KEY: one is required for ${what} through the gateway: a person's access token (mpf cluster login; MPF_ACCESS_TOKEN or MPF_ACCESS_TOKEN_FILE) or an API key of role operator (MPF_API_KEY or MPF_API_KEY_FILE, or mpf --api-key-file <path>)`,
     );
   }
-  return c;
+  return gatewayCredentialOf(c);
 }
 
 /** The gateway (MPF_GATEWAY_URL) and the credential of its operator routes; undefined for Temporal-direct. */
@@ -159,11 +135,14 @@ export function operatorGatewayTarget(what: string): { url: string; credential: 
 export function gatewayClientFor(url: string, credential: GatewayCredential, deadlineMs: number): MpfGateway {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const http = require('../../http-client') as typeof HttpClient;
-  if ('x-api-key' in credential.headers) return http.createMpfClient({ baseUrl: url, apiKey: credential.headers['x-api-key'], deadlineMs });
+  // Each retry it waits on is said on stderr (status, code, reason, the wait), never a credential.
+  const onRetry = retryNotice(`the gateway at ${new URL(url).origin}`);
+  if ('x-api-key' in credential.headers) return http.createMpfClient({ baseUrl: url, apiKey: credential.headers['x-api-key'], deadlineMs, onRetry });
   const { authorization } = credential.headers;
   return http.createMpfClient({
     baseUrl: url,
     deadlineMs,
+    onRetry,
     fetch: (req) => {
       req.headers.set('authorization', authorization);
       return fetch(req);
@@ -171,7 +150,7 @@ export function gatewayClientFor(url: string, credential: GatewayCredential, dea
   });
 }
 
-/** What a refusal of the operator's credential means, for a message: which setting was sent, and for an expired or refused person's token, how to get another. */
+/** What a refusal of a credential means, for a message: which setting was sent (its source, never its value), and for an expired or refused person's token, how to get another. */
 export function credentialHint(c: GatewayCredential, status: number): string {
   if (status !== 401 && status !== 403) return '';
   return status === 401 && c.person ? ` (sent ${c.from}: sign in again, e.g. mpf cluster login, then source cluster.env again)` : ` (sent ${c.from})`;
@@ -182,7 +161,7 @@ export async function withFace<T>(waitSeconds: number, fn: (face: Face) => Promi
   const url = cliSetting('MPF_GATEWAY_URL');
   if (url) {
     // No credential at all: said before the command reads anything (a PIN, a file).
-    if (!apiKeySetting() && !personAccessToken()) requireApiKey();
+    if (!credentialGiven()) requireApiKey();
     return fn(gatewayFace(url, waitSeconds));
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -256,11 +235,17 @@ function gatewayFace(url: string, waitSeconds: number): Face {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const http = require('../../http-client') as typeof HttpClient;
   const deadlineMs = (waitSeconds + 5) * 1000;
-  // The backend routes take the API key; the operator routes the operator's credential (a person's
-  // access token first). Each is read when a command first needs it.
-  let backend: MpfGateway | undefined;
+  // The backend routes take the API key; the operator routes the operator's credential (by the
+  // rule of credentials.ts). Each is read when a command first needs it, before anything is sent.
+  let backend: { gw: MpfGateway; credential: GatewayCredential } | undefined;
   let operator: { gw: MpfGateway; credential: GatewayCredential } | undefined;
-  const gwClient = (): MpfGateway => (backend ??= http.createMpfClient({ baseUrl: url, apiKey: requireApiKey(), deadlineMs }));
+  const gwClient = (): MpfGateway => {
+    if (!backend) {
+      const credential = gatewayCredentialOf(requireApiKey());
+      backend = { gw: gatewayClientFor(url, credential, deadlineMs), credential };
+    }
+    return backend.gw;
+  };
   const admin = () => {
     if (!operator) {
       const credential = requireOperatorCredential('the operator routes (mpf reconcile list)');
@@ -275,7 +260,9 @@ function gatewayFace(url: string, waitSeconds: number): Face {
       if (!(err instanceof http.MpfApiError)) throw err;
       const e = err as HttpApiError & { body?: { swap?: { state: string }; link?: { state: string } } };
       if (e.code === 'not_cancellable') throw new NotCancellableFace(e.body?.swap ?? e.body?.link ?? { state: 'not cancellable' });
-      const hint = credential ? credentialHint(credential, e.status) : '';
+      // Refused: say which credential was sent (the operator's, or the backend routes' key).
+      const sent = credential ?? backend?.credential;
+      const hint = sent ? credentialHint(sent, e.status) : '';
       throw new Error(`${where} answered ${e.status} ${e.code}: ${e.message}${hint}`);
     });
   const query = (filter: Record<string, unknown>) => filter as Parameters<MpfGateway['listSwaps']>[0];

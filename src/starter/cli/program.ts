@@ -3,9 +3,9 @@
  * Command, owns its options, and loads what its action needs only when it runs (a worker loads no
  * gateway, `mpf --help` no Temporal client).
  */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { packageVersion } from '../../config/version';
-import { setApiKeyFile } from './face';
+import { setCredentialFlags, type CredentialKind } from './credentials';
 import { clusterCommand } from './commands/cluster';
 import { keysCommand } from './commands/keys';
 import { categoriesCommand } from './commands/categories';
@@ -29,8 +29,11 @@ export function buildProgram(): Command {
   return new Command('mpf')
     .description('Merchant payment flows on Temporal: swaps, payment links, categories')
     .version(packageVersion(), '-V, --version', "print mpf's version")
-    .option('--api-key-file <path>', 'the API key of the commands that go through a gateway (MPF_GATEWAY_URL), instead of MPF_API_KEY')
-    .hook('preAction', (program) => setApiKeyFile((program.opts() as { apiKeyFile?: string }).apiKeyFile))
+    .option('--api-key-file <path>', 'the API key of the commands that go through a gateway (MPF_GATEWAY_URL); wins over MPF_API_KEY, MPF_API_KEY_FILE and MPF_ACCESS_TOKEN')
+    .addOption(
+      new Option('--as <credential>', "which credential of the environment the gateway's operator routes (mpf reconcile, mpf provider) get when it holds both a person's access token (MPF_ACCESS_TOKEN) and an API key (MPF_API_KEY); without it, both are refused").choices(['person', 'key']),
+    )
+    .hook('preAction', (program) => setCredentialFlags(program.opts() as { apiKeyFile?: string; as?: CredentialKind }))
     .showSuggestionAfterError(true)
     .addCommand(workerCommand())
     .addCommand(gatewayCommand())

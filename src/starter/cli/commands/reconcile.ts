@@ -3,11 +3,13 @@
  * (the workflows' `resolve` update) with the audit record it leaves in the flow's view.
  *
  * `resolve` goes through the gateway when one is named (`--gateway URL` or MPF_GATEWAY_URL) with
- * the operator's credential (never an option, since a command line is visible to every user of
- * the machine): a person's access token (MPF_ACCESS_TOKEN or MPF_ACCESS_TOKEN_FILE, from `mpf
- * cluster login` or the organisation's IdP; sent as `Authorization: Bearer`), else the operator's
- * API key (MPF_API_KEY or MPF_API_KEY_FILE). The audit record then names that person (`person
- * <name> (sub <subject>)`) or that key, and a credential without the operator's role is told so.
+ * the operator's credential (never its value as an option, since a command line is visible to
+ * every user of the machine): `mpf --api-key-file <path>`, else the one credential of the
+ * environment — a person's access token (MPF_ACCESS_TOKEN or MPF_ACCESS_TOKEN_FILE, from `mpf
+ * cluster login` or the organisation's IdP; sent as `Authorization: Bearer`) or the operator's API
+ * key (MPF_API_KEY or MPF_API_KEY_FILE); both is refused unless `mpf --as person|key` picks
+ * (credentials.ts). The audit record then names that person (`person <name> (sub <subject>)`) or
+ * that key, and a credential without the operator's role is told so, naming where it came from.
  * Without a gateway it sends the update straight to
  * Temporal, as anyone holding the Temporal credentials (in `mpf cluster up`, the operator's client
  * certificate) can: the record then names `--operator` and says it came through Temporal.
@@ -19,6 +21,7 @@ import { NotResolvableError } from '../../client/errors';
 import type { LinkView, SwapView } from '../../../workflows/messages';
 import type * as Connect from '../connect';
 import type * as Face from '../face';
+import { credentialGiven } from '../credentials';
 import { requireOperatorCredential, type GatewayCredential } from '../face';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP, parsePositive } from '../options';
 import { printJson, printLines, rows } from '../output';
@@ -119,14 +122,13 @@ function printResolved(flowId: string, view: SwapView | LinkView, json: boolean 
   ]);
 }
 
-/** The operator's credential for the gateway: a person's access token first, else the operator's API key. */
+/** The operator's credential for the gateway, by the one rule of credentials.ts (two in the environment: refused, exit 2). */
 function operatorCredential(): GatewayCredential {
-  try {
-    return requireOperatorCredential('mpf reconcile resolve');
-  } catch (e) {
+  if (!credentialGiven()) {
     // Worded as before for the API key, naming the person's token beside it.
-    throw new Error(`MPF_API_KEY: is required to resolve through the gateway (an API key of role operator: mpf keys new --role operator), or a person's access token in MPF_ACCESS_TOKEN (mpf cluster login)`, { cause: e });
+    throw new Error(`MPF_API_KEY: is required to resolve through the gateway (an API key of role operator: mpf keys new --role operator), or a person's access token in MPF_ACCESS_TOKEN (mpf cluster login)`);
   }
+  return requireOperatorCredential('mpf reconcile resolve');
 }
 
 /** POST /v1/admin/flows/{flow_id}/resolve with the operator's credential; a clear error for 401/403/409/400. */
@@ -154,8 +156,8 @@ async function resolveThroughGateway(gateway: string, flowId: string, body: Reco
   if (res.ok) return answer as unknown as SwapView | LinkView;
   const said = answer.message ?? answer.error ?? `HTTP ${res.status}`;
   if (res.status === 403 && answer.error === 'forbidden') {
-    if (credential.person) throw new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs the operator's role; the person in MPF_ACCESS_TOKEN lacks it (${said})`);
-    throw new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs an API key of role operator in ${credential.from} (${said})`);
+    if (credential.person) throw new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs the operator's role; the person in ${credential.from} lacks it (${said})`);
+    throw new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs an API key of role operator; the key sent came from ${credential.from} (${said})`);
   }
   if (res.status === 401) throw new Error(`the gateway refused ${credential.from} (${answer.error ?? 'unauthorized'}): ${said}${credential.person ? ' (mpf cluster login, then source cluster.env again)' : ''}`);
   if (res.status === 409 && answer.error === 'not_resolvable') throw new NotResolvable(said);

@@ -16,6 +16,7 @@ import { createMpfClient, type LinkView, MpfApiError, type MpfGateway, type PinO
 import type * as ControlClient from '../../../../simulator/control-client';
 import type { FaultRuleInput } from '../../../../simulator/faults';
 import type * as SimulatorOptions from '../../../../simulator/options';
+import { retryNotice } from '../../retry-notice';
 
 export type FlowKind = 'swap' | 'payment_link';
 export type FlowView = SwapView | LinkView;
@@ -62,13 +63,15 @@ export class TriggerSession {
   /** Ends the waits and the calls still running (Ctrl-C, or the run is over). */
   readonly stop = new AbortController();
   private readonly where: string;
+  /** Where the API key came from (MPF_API_KEY, MPF_API_KEY_FILE=/path, --api-key-file /path), for a refusal. */
+  private readonly keyFrom: string;
   private readonly simHost: string;
   private readonly undo: Array<{ what: string; run: () => Promise<void> }> = [];
 
   constructor(
     readonly type: string,
     opts: TriggerOptions,
-    gateway: { url: string; apiKey: string },
+    gateway: { url: string; apiKey: string; from: string },
     private readonly say: (step: string) => void,
   ) {
     const suffix = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
@@ -78,8 +81,9 @@ export class TriggerSession {
     const sim = simulatorControl(opts.simUrl);
     this.sim = sim.control;
     this.simHost = new URL(sim.url).host;
-    this.gw = createMpfClient({ baseUrl: gateway.url, apiKey: gateway.apiKey, deadlineMs: opts.timeout * 1000 });
     this.where = `the gateway at ${new URL(gateway.url).origin}`;
+    this.keyFrom = gateway.from;
+    this.gw = createMpfClient({ baseUrl: gateway.url, apiKey: gateway.apiKey, deadlineMs: opts.timeout * 1000, onRetry: retryNotice(this.where) });
   }
 
   step(text: string): void {
@@ -95,7 +99,7 @@ export class TriggerSession {
       if (!(err instanceof MpfApiError)) throw err;
       if (err.status === 403) {
         const key = role === 'operator' ? 'an operator key' : 'a key of role backend or operator';
-        throw new Error(`${this.where} answered 403 ${err.code} to ${what}: mpf events trigger ${this.type} needs ${key} in MPF_API_KEY (${err.message})`, { cause: err });
+        throw new Error(`${this.where} answered 403 ${err.code} to ${what}: mpf events trigger ${this.type} needs ${key} in ${this.keyFrom} (${err.message})`, { cause: err });
       }
       throw new Error(`${this.where} answered ${err.status} ${err.code} to ${what}: ${err.message}`, { cause: err });
     }

@@ -47,6 +47,8 @@ export interface StackOptions {
   events?: MerchantEventsConfig;
   /** The provider breakers' thresholds of the in-process worker (default DEFAULT_BREAKER). */
   breaker?: Partial<BreakerSettings>;
+  /** The worker's provider client's connections (maxConnections; default the client's). */
+  providerConnections?: number;
 }
 
 export interface Stack {
@@ -105,6 +107,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const provider = new ProviderClient({
     baseUrl: sim.baseUrl,
     ...EMBEDDED_SIMULATOR_CREDENTIALS,
+    ...(opts.providerConnections ? { maxConnections: opts.providerConnections } : {}),
   });
   let native: NativeConnection | undefined;
   let worker: Worker | undefined;

@@ -10,7 +10,9 @@
  * caller's `admit` (the provider guard's admission), and is sent at once. So the guard decides at
  * the moment a call goes out, not before it queued behind slow calls (an open breaker would
  * otherwise still let out every call queued before it opened), and a call's latency, its slow
- * notice and its outcome count from that moment.
+ * notice and its outcome count from that moment. A gate in front of the Pool rather than a check
+ * inside undici's dispatch (an interceptor), because that check would have to answer synchronously
+ * while the guard's admission may take a round trip (a half-open breaker's trial claim).
  */
 import { Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';

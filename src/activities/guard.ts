@@ -1,13 +1,16 @@
 /**
  * The provider guard at the activities (contract/provider-guard.ts): a money-moving call asks the
- * worker's ProviderGate when it has its connection, right before it is sent (the provider client's
- * `admit`, provider/client.ts: `guardedSend`), not before it waits for a connection, so a breaker
- * that opens while the call waits behind slow calls holds it. A held call fails with
+ * worker's ProviderGate when it has its connection, right before it is sent (guardedSend: the
+ * provider client's `admit`, provider/client.ts), not before it waits for a connection, so a
+ * breaker that opens while the call waits behind slow calls holds it. A held call fails with
  * PROVIDER_HELD_TYPE (retryable: the activity's retries wait, inside its schedule-to-close, for
- * the guard to let it go). Nothing is sent by a held attempt. Whether an EARLIER attempt of the same activity may
- * have reached the provider travels in the heartbeat details (`held_only`), so a confirmation
- * held on every attempt is known never to have been sent, and one held after a sent attempt
- * keeps its doubt.
+ * the guard to let it go). Nothing is sent by a held attempt. Whether an EARLIER attempt of the
+ * same activity may have reached the provider travels in the heartbeat details (`held_only`), so
+ * a confirmation held on every attempt is known never to have been sent, and one held after a
+ * sent attempt keeps its doubt. An attempt that waits a second or more for its connection
+ * heartbeats meanwhile without details (activities/heartbeat.ts), which reads as "may have been
+ * sent": the safe side, should its window close during that wait; a refusal at the connection
+ * heartbeats "held" again.
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';

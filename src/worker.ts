@@ -115,8 +115,9 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   deps.onVersion?.(version.line);
   const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS);
   // Provider calls counted and timed through the activity metric meter (src/observability/activity-metrics.ts).
-  // The deployment's provider guard (kill switch, breakers), read every second and asked before
-  // every money-moving call; this worker's calls are reported to it.
+  // The deployment's provider guard (kill switch, breakers), read every second and asked when a
+  // money-moving call has its connection, right before it is sent; this worker's calls are
+  // reported to it.
   const guard = bundleHasProviderGuard(deps.workflowBundle)
     ? new ProviderGuardLink({
         client: new Client({ connection: deps.connection, namespace: deps.namespace, dataConverter: workerDataConverter(deps.keys) }),

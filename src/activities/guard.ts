@@ -1,15 +1,21 @@
 /**
- * The provider guard at the activities (contract/provider-guard.ts): before a money-moving call
- * the activity asks the worker's ProviderGate, and a held call fails with PROVIDER_HELD_TYPE
- * (retryable: the activity's retries wait, inside its schedule-to-close, for the guard to let it
- * go). Nothing is sent by a held attempt. Whether an EARLIER attempt of the same activity may
- * have reached the provider travels in the heartbeat details (`held_only`), so a confirmation
- * held on every attempt is known never to have been sent, and one held after a sent attempt
- * keeps its doubt.
+ * The provider guard at the activities (contract/provider-guard.ts): a money-moving call asks the
+ * worker's ProviderGate when it has its connection, right before it is sent (guardedSend: the
+ * provider client's `admit`, provider/client.ts), not before it waits for a connection, so a
+ * breaker that opens while the call waits behind slow calls holds it. A held call fails with
+ * PROVIDER_HELD_TYPE (retryable: the activity's retries wait, inside its schedule-to-close, for
+ * the guard to let it go). Nothing is sent by a held attempt. Whether an EARLIER attempt of the
+ * same activity may have reached the provider travels in the heartbeat details (`held_only`), so
+ * a confirmation held on every attempt is known never to have been sent, and one held after a
+ * sent attempt keeps its doubt. An attempt that waits a second or more for its connection
+ * heartbeats meanwhile without details (activities/heartbeat.ts), which reads as "may have been
+ * sent": the safe side, should its window close during that wait; a refusal at the connection
+ * heartbeats "held" again.
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { type HeldDetails, type MoneyClass, PROVIDER_HELD_TYPE, type ProviderGate } from '../contract/provider-guard';
+import type { SendOptions } from '../provider/client';
 
 interface GuardHeartbeat {
   held_only?: boolean;
@@ -46,8 +52,26 @@ function attemptInfo(): AttemptInfo | undefined {
 }
 
 /**
+ * How the activity lets a provider call out: a money-moving class (`cls`) is admitted by the guard
+ * when the call has its connection (passGuard, asked by the provider client right before it
+ * sends); every call stops waiting for a connection when the activity is cancelled or timed out,
+ * so an attempt that is over sends nothing.
+ */
+export function guardedSend(gate: ProviderGate | undefined, cls: MoneyClass | undefined): SendOptions {
+  let signal: AbortSignal | undefined;
+  try {
+    signal = Context.current().cancellationSignal;
+  } catch {
+    signal = undefined; // outside an activity (unit tests)
+  }
+  return { ...(cls ? { admit: () => passGuard(gate, cls) } : {}), ...(signal ? { signal } : {}) };
+}
+
+/**
  * Throws the held failure when the guard holds `cls` for this flow; otherwise notes that this
- * attempt sends. The flow (its workflow id) is the key of a half-open breaker's trial call.
+ * attempt sends. The flow (its workflow id) is the key of a half-open breaker's trial call. Asked
+ * when the call has its connection (guardedSend), so the reading it answers from, the trial claim
+ * and the time left before the deadline are those of the moment of sending.
  */
 export async function passGuard(gate: ProviderGate | undefined, cls: MoneyClass): Promise<void> {
   const info = attemptInfo();

@@ -10,7 +10,7 @@ import { type Sealer, unsealUrlLastSegment } from '../codec/seal';
 import { classifyConfirmRejection, isProviderError, ProviderRejectedError } from '../provider/errors';
 import type { ProviderClient } from '../provider/client';
 import { whileHeartbeating } from './heartbeat';
-import { passGuard } from './guard';
+import { guardedSend } from './guard';
 import type { ProviderGate } from '../contract/provider-guard';
 import { earlierAttemptAppliedFailure, sealedPayloadFailure, toActivityError } from './failures';
 import type { EventSettings, EventSettingsInput } from './event-types';
@@ -28,7 +28,7 @@ export interface ActivityDeps {
    * the flow's first provider activity when the flow passes its EventSettingsInput.
    */
   eventSettings?: (input: EventSettingsInput) => Promise<EventSettings>;
-  /** The deployment's provider guard (kill switch and breakers): asked before every money-moving call. */
+  /** The deployment's provider guard (kill switch and breakers): asked when a money-moving call has its connection, right before it is sent. */
   guard?: ProviderGate;
 }
 
@@ -98,9 +98,8 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
     async initSwap(input, events): Promise<SwapInitResult & WithEventSettings> {
       const refs = { txn_ref: input.txn_ref, user_ref: input.user_ref };
       let data;
-      await passGuard(deps.guard, 'initiate');
       try {
-        data = await whileHeartbeating(() => client.initSwap({ ...input, notification_url: unsealUrl(input.notification_url) }));
+        data = await whileHeartbeating(() => client.initSwap({ ...input, notification_url: unsealUrl(input.notification_url) }, guardedSend(deps.guard, 'initiate')));
       } catch (err) {
         logFailure('initSwap', refs, err);
         if (duplicateOnRetry(err)) throw earlierAttemptAppliedFailure('txn_ref', input.txn_ref, err.providerMessage);
@@ -121,9 +120,8 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
       const refs = { user_ref: input.user_ref };
       const auth_token = unseal('sealed_auth_token', input.sealed_auth_token);
       const wallet_pin = unseal('sealed_pin', input.sealed_pin);
-      await passGuard(deps.guard, 'confirm');
       try {
-        const res = await whileHeartbeating(() => client.confirmSwap({ user_ref: input.user_ref, auth_token, wallet_pin }));
+        const res = await whileHeartbeating(() => client.confirmSwap({ user_ref: input.user_ref, auth_token, wallet_pin }, guardedSend(deps.guard, 'confirm')));
         log.info('confirmSwap: swap confirmed', refs);
         return { outcome: 'confirmed', message: res.message };
       } catch (err) {
@@ -141,9 +139,8 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
 
     async createPaymentLink(input, events) {
       const refs = { txn_merchant_ref: input.txn_merchant_ref, user_ref: input.user_ref };
-      await passGuard(deps.guard, 'create');
       try {
-        const link = await whileHeartbeating(() => client.createHostedLink({ ...input, notification_url: unsealUrl(input.notification_url) }));
+        const link = await whileHeartbeating(() => client.createHostedLink({ ...input, notification_url: unsealUrl(input.notification_url) }, guardedSend(deps.guard, 'create')));
         log.info('createPaymentLink: link created', { ...refs, payment_ref: link.payment_ref });
         return await withEventSettings(link, events);
       } catch (err) {
@@ -155,7 +152,7 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
 
     async listCategories() {
       try {
-        const list = await whileHeartbeating(() => client.listCategories());
+        const list = await whileHeartbeating(() => client.listCategories(guardedSend(deps.guard, undefined)));
         log.debug('listCategories: received', { count: list.length });
         return list;
       } catch (err) {

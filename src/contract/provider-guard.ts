@@ -181,7 +181,8 @@ export interface TrialClaim {
 }
 
 /**
- * What the activities ask before a money-moving call (a ProviderGuardLink in the worker): why
+ * What the activities ask when a money-moving call has its connection, right before it is sent
+ * (a ProviderGuardLink in the worker): why
  * `key`'s call of `cls` may not be sent now (undefined: send it). A half-open breaker's trial is
  * claimed here, for the first flow that asks.
  */

@@ -14,7 +14,7 @@
 import { Context } from '@temporalio/activity';
 import type { MetricMeter } from '@temporalio/common';
 import type { ProviderEndpoint } from '../contract/provider';
-import type { ProviderClient } from '../provider/client';
+import type { ProviderClient, SendOptions } from '../provider/client';
 import { isProviderError } from '../provider/errors';
 import { type EventDeliveryResult, METRICS } from './metric-catalog';
 
@@ -37,17 +37,34 @@ function record(meter: MetricMeter, count: { base: string; help: string }, durat
   meter.createHistogram(duration.base, 'float', 's', duration.help).record(seconds, tags);
 }
 
-async function timed<T>(endpoint: ProviderEndpoint, call: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  let errorKind = 'none';
+/**
+ * Counts and times one call from the moment it is sent (its admission passed: `send.admit`), not
+ * from when it began to wait for a connection. A call that was never sent (held by the guard, its
+ * wait aborted) is not a provider call; one refused by our own contract check (invalid_request)
+ * is, as before.
+ */
+async function timed<T>(endpoint: ProviderEndpoint, send: SendOptions, call: (send: SendOptions) => Promise<T>): Promise<T> {
+  let started: number | undefined;
+  const admitted: SendOptions = {
+    ...send,
+    admit: async () => {
+      await send.admit?.();
+      started = performance.now();
+    },
+  };
+  const called = performance.now();
+  /** undefined: not a provider call (never sent, and not our contract's refusal either). */
+  let errorKind: string | undefined = 'none';
   try {
-    return await call();
+    return await call(admitted);
   } catch (err) {
-    errorKind = errorKindOf(err);
+    errorKind = started === undefined && !isProviderError(err) ? undefined : errorKindOf(err);
     throw err;
   } finally {
     const meter = activityMeter();
-    if (meter) record(meter, METRICS.providerCalls, METRICS.providerCallDuration, (performance.now() - started) / 1000, { endpoint, error_kind: errorKind });
+    if (meter && errorKind !== undefined) {
+      record(meter, METRICS.providerCalls, METRICS.providerCallDuration, (performance.now() - (started ?? called)) / 1000, { endpoint, error_kind: errorKind });
+    }
   }
 }
 
@@ -57,10 +74,10 @@ async function timed<T>(endpoint: ProviderEndpoint, call: () => Promise<T>): Pro
  */
 export function instrumentProvider(client: ProviderClient): ProviderClient {
   const wrapped = Object.create(client) as ProviderClient;
-  wrapped.initSwap = (req) => timed('swapInit', () => client.initSwap(req));
-  wrapped.confirmSwap = (req) => timed('swapConfirm', () => client.confirmSwap(req));
-  wrapped.createHostedLink = (req) => timed('hostedLink', () => client.createHostedLink(req));
-  wrapped.listCategories = () => timed('categories', () => client.listCategories());
+  wrapped.initSwap = (req, send = {}) => timed('swapInit', send, (s) => client.initSwap(req, s));
+  wrapped.confirmSwap = (req, send = {}) => timed('swapConfirm', send, (s) => client.confirmSwap(req, s));
+  wrapped.createHostedLink = (req, send = {}) => timed('hostedLink', send, (s) => client.createHostedLink(req, s));
+  wrapped.listCategories = (send = {}) => timed('categories', send, (s) => client.listCategories(s));
   return wrapped;
 }
 

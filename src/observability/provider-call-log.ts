@@ -1,7 +1,8 @@
 /**
  * One log line per provider call, from inside the activity that made it (so the line carries the
  * flow's workflowId, request id and trace id through the activity logger): endpoint, method,
- * status, latency and, on failure, the error kind. Never a body, a header or a token.
+ * status, latency (from the moment it was sent), how long it waited for a connection first
+ * (`queuedMs`, when it did) and, on failure, the error kind. Never a body, a header or a token.
  */
 import { Context, log } from '@temporalio/activity';
 import type { ProviderCall } from '../provider/client';
@@ -12,6 +13,7 @@ export function logProviderCall(call: ProviderCall): void {
     method: call.method,
     status: call.status,
     latencyMs: call.latencyMs,
+    ...(call.queuedMs ? { queuedMs: call.queuedMs } : {}),
     ...(call.errorKind ? { errorKind: call.errorKind } : {}),
     ...(call.providerRequestId ? { providerRequestId: call.providerRequestId } : {}),
   };

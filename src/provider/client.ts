@@ -2,9 +2,17 @@
  * The typed HTTP client of the provider's four endpoints (undici). Every response is parsed with
  * the contract (envelope, then the data schema) and every failure becomes a ProviderError.
  *
- * Concurrency: the client owns one undici Pool for the provider's origin, keep-alive, with at most
- * `maxConnections` sockets and no pipelining. That bound is our client-side rate bound: at most
- * `maxConnections` requests are in flight per client; further calls queue inside the Pool.
+ * Concurrency: the client owns one undici Pool for the provider's origin, keep-alive, no
+ * pipelining. Its gate (connection-gate.ts) is our client-side rate bound: at most
+ * `maxConnections` requests are in flight per client (the Pool has one spare socket beyond that,
+ * used only while a failed connection closes). Further calls wait at the gate, in arrival order,
+ * not inside the Pool: a call passes the gate when a connection is free, is then asked its
+ * caller's `admit` (the provider guard's admission), and is sent at once. So the guard decides at
+ * the moment a call goes out, not before it queued behind slow calls (an open breaker would
+ * otherwise still let out every call queued before it opened), and a call's latency, its slow
+ * notice and its outcome count from that moment. A gate in front of the Pool rather than a check
+ * inside undici's dispatch (an interceptor), because that check would have to answer synchronously
+ * while the guard's admission may take a round trip (a half-open breaker's trial claim).
  */
 import { Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
@@ -26,6 +34,7 @@ import {
 } from '../contract/provider';
 import { classifyNetworkError, type ExchangeContext, type HttpMethod, interpretResponse, requestIdOf, type WireResponse } from './classify';
 import { ProviderRequestInvalidError } from './errors';
+import { ConnectionGate } from './connection-gate';
 
 export interface ProviderClientConfig {
   baseUrl: string;
@@ -38,6 +47,7 @@ export interface ProviderClientConfig {
   categoriesBearer?: boolean;
   /** Injected by tests; default: one undici Pool for the baseUrl's origin, closed by close(). */
   dispatcher?: Dispatcher;
+  /** Calls in flight at once (the Pool's connections and the gate's permits); default ASSUMPTIONS.maxConnectionsPerOrigin. */
   maxConnections?: number;
   timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
 }
@@ -65,8 +75,22 @@ export interface ProviderCall {
   phase?: 'slow';
   /** On the final notice of a call that had its slow notice. */
   slow?: boolean;
+  /** How long the call waited for a connection before it was sent (ms; absent when it did not wait). */
+  queuedMs?: number;
 }
 export type ProviderCallObserver = (call: ProviderCall) => void;
+
+/** How one call is let out (every method takes it; none of it is sent). */
+export interface SendOptions {
+  /**
+   * Asked once the call has its connection, right before it is sent: a throw refuses the call
+   * (nothing is sent, no observer is told, the error is the call's). The provider guard's
+   * admission (activities/guard.ts). The connection stays the call's while it is asked.
+   */
+  admit?: () => Promise<void> | void;
+  /** Ends the wait for a connection (the call's activity cancelled or timed out): nothing is sent. */
+  signal?: AbortSignal;
+}
 
 export class ProviderClient {
   /** The provider's origin (scheme, host, port): logged at start-up, never a secret. */
@@ -74,6 +98,8 @@ export class ProviderClient {
   private readonly pathPrefix: string;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
+  /** Calls pass it before they may use the dispatcher: `maxConnections` permits. */
+  private readonly gate: ConnectionGate;
   private readonly headersMs: number;
   private readonly bodyMs: number;
   private readonly secretKey: string;
@@ -116,12 +142,18 @@ export class ProviderClient {
     this.categoriesBearer = cfg.categoriesBearer ?? ASSUMPTIONS.categoriesSendBearerDefault;
     this.headersMs = cfg.timeouts?.headersMs ?? DEFAULT_TIMEOUTS.headersMs;
     this.bodyMs = cfg.timeouts?.bodyMs ?? DEFAULT_TIMEOUTS.bodyMs;
+    const connections = cfg.maxConnections ?? ASSUMPTIONS.maxConnectionsPerOrigin;
+    if (!Number.isInteger(connections) || connections < 1) throw new ConfigError('provider maxConnections must be a whole number of at least 1');
+    this.gate = new ConnectionGate(connections);
     if (cfg.dispatcher) {
       this.dispatcher = cfg.dispatcher;
       this.ownsDispatcher = false;
     } else {
       this.dispatcher = new Pool(this.origin, {
-        connections: cfg.maxConnections ?? ASSUMPTIONS.maxConnectionsPerOrigin,
+        // One more than the gate has permits, so a call past the gate finds a connection at once
+        // even while undici still closes one that failed (a timeout, a reset): the calls in
+        // flight stay bounded by the gate.
+        connections: connections + 1,
         pipelining: 1,
         connect: { timeout: cfg.timeouts?.connectMs ?? DEFAULT_TIMEOUTS.connectMs },
         headersTimeout: this.headersMs,
@@ -138,41 +170,41 @@ export class ProviderClient {
   }
 
   /** Step 1 of a swap; same standard authentication headers as the confirmation (Bearer secret key). */
-  async initSwap(req: SwapInitRequest): Promise<SwapInitData> {
+  async initSwap(req: SwapInitRequest, send: SendOptions = {}): Promise<SwapInitData> {
     const body = toProviderSwapInitBody(this.validate('swapInit', SwapInitRequest, req));
-    const { data } = await this.exchange('swapInit', 'POST', this.secretKeyHeaders(), body, SwapInitData, []);
+    const { data } = await this.exchange('swapInit', 'POST', this.secretKeyHeaders(), body, SwapInitData, [], send);
     return data as SwapInitData;
   }
 
   /** Step 2 of a swap: auth_token from step 1 and the user's PIN. */
-  async confirmSwap(req: SwapConfirmRequest): Promise<SwapConfirmResult> {
+  async confirmSwap(req: SwapConfirmRequest, send: SendOptions = {}): Promise<SwapConfirmResult> {
     const valid = this.validate('swapConfirm', SwapConfirmRequest, req);
     const body = { user_ref: valid.user_ref, auth_token: valid.auth_token, wallet_pin: valid.wallet_pin };
     const { envelope } = await this.exchange('swapConfirm', 'POST', this.secretKeyHeaders(), body, undefined, [
       req.auth_token,
       req.wallet_pin,
       valid.wallet_pin,
-    ]);
+    ], send);
     return { status: envelope.status, message: envelope.message };
   }
 
   /** Hosted bank-transfer payment link: Bearer access token and x-merchant-ref. */
-  async createHostedLink(req: HostedLinkRequest): Promise<HostedLinkData> {
+  async createHostedLink(req: HostedLinkRequest, send: SendOptions = {}): Promise<HostedLinkData> {
     const body = this.validate('hostedLink', HostedLinkRequest, req);
     const headers = {
       authorization: `Bearer ${this.accessToken}`,
       'x-merchant-ref': this.merchantRef,
       'content-type': 'application/json',
     };
-    const { data } = await this.exchange('hostedLink', 'POST', headers, body, HostedLinkData, []);
+    const { data } = await this.exchange('hostedLink', 'POST', headers, body, HostedLinkData, [], send);
     return data as HostedLinkData;
   }
 
   /** The flat category list (data.data). x-merchant-ref only, unless categoriesBearer. */
-  async listCategories(): Promise<Category[]> {
+  async listCategories(send: SendOptions = {}): Promise<Category[]> {
     const headers: Record<string, string> = { 'x-merchant-ref': this.merchantRef };
     if (this.categoriesBearer) headers.authorization = `Bearer ${this.accessToken}`;
-    const { data } = await this.exchange('categories', 'GET', headers, undefined, CategoriesData, []);
+    const { data } = await this.exchange('categories', 'GET', headers, undefined, CategoriesData, [], send);
     return (data as z.infer<typeof CategoriesData>).data;
   }
 
@@ -217,25 +249,38 @@ export class ProviderClient {
     body: unknown,
     dataSchema: z.ZodType<T> | undefined,
     extraSecrets: readonly (string | undefined)[],
+    sending: SendOptions,
   ) {
     const ctx: ExchangeContext = {
       endpoint,
       method,
       secrets: [this.secretKey, this.accessToken, ...extraSecrets],
     };
-    const started = performance.now();
-    let wire: WireResponse | undefined;
-    const slow = this.watchSlow(ctx, started);
+    const arrived = performance.now();
+    const release = await this.gate.acquire(sending.signal);
     try {
-      wire = await this.send(ctx, headers, body);
-      const result = interpretResponse(ctx, wire, dataSchema);
-      slow.stop();
-      this.notify(ctx, started, wire, undefined, slow.noticed);
-      return result;
-    } catch (err) {
-      slow.stop();
-      this.notify(ctx, started, wire, err, slow.noticed);
-      throw err;
+      // The connection is ours: asked now, the caller's admission decides what is sent now. A
+      // refusal is not a call (no observer is told): nothing left this process.
+      await sending.admit?.();
+      const started = performance.now();
+      const queuedMs = Math.round(started - arrived);
+      let wire: WireResponse | undefined;
+      const slow = this.watchSlow(ctx, started);
+      try {
+        wire = await this.send(ctx, headers, body);
+        const result = interpretResponse(ctx, wire, dataSchema);
+        slow.stop();
+        this.notify(ctx, started, wire, undefined, slow.noticed, queuedMs);
+        return result;
+      } catch (err) {
+        slow.stop();
+        this.notify(ctx, started, wire, err, slow.noticed, queuedMs);
+        throw err;
+      }
+    } finally {
+      // The answer is read to its end, or the exchange failed: the connection is free again (or,
+      // when it failed, being closed; the Pool's spare connection stands in meanwhile).
+      release();
     }
   }
 
@@ -264,7 +309,7 @@ export class ProviderClient {
     };
   }
 
-  private notify(ctx: ExchangeContext, started: number, wire: WireResponse | undefined, err: unknown, slow = false): void {
+  private notify(ctx: ExchangeContext, started: number, wire: WireResponse | undefined, err: unknown, slow: boolean, queuedMs: number): void {
     if (this.observers.size === 0) return;
     const e = err as { kind?: unknown } | undefined;
     const providerRequestId = wire ? requestIdOf(wire.headers) : undefined;
@@ -276,6 +321,7 @@ export class ProviderClient {
       ...(err !== undefined ? { errorKind: typeof e?.kind === 'string' ? e.kind : 'unexpected' } : {}),
       ...(providerRequestId ? { providerRequestId } : {}),
       ...(slow ? { slow: true } : {}),
+      ...(queuedMs > 0 ? { queuedMs } : {}),
     };
     for (const observer of this.observers) {
       try {

@@ -49,6 +49,8 @@ export interface StackOptions {
   breaker?: Partial<BreakerSettings>;
   /** How often the in-process worker sweeps for flows closed from outside (default the worker's). */
   closedFlowSweepMs?: number;
+  /** The worker's provider client's connections (maxConnections; default the client's). */
+  providerConnections?: number;
 }
 
 export interface Stack {
@@ -107,6 +109,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const provider = new ProviderClient({
     baseUrl: sim.baseUrl,
     ...EMBEDDED_SIMULATOR_CREDENTIALS,
+    ...(opts.providerConnections ? { maxConnections: opts.providerConnections } : {}),
   });
   let native: NativeConnection | undefined;
   let worker: Worker | undefined;

@@ -11,7 +11,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import { instrumentProvider, recordEventDelivery } from '../../src/observability/activity-metrics';
 import { flowMetricSinks, initWorkerCounters } from '../../src/metrics/flow-metric-sink';
-import type { ProviderClient } from '../../src/provider/client';
+import type { ProviderClient, SendOptions } from '../../src/provider/client';
 import { ProviderAmbiguousError, ProviderRejectedError } from '../../src/provider/errors';
 
 interface Recorded {
@@ -85,6 +85,39 @@ describe('the instrumented provider client', () => {
     const timed = out.filter((r) => r.name === 'mpf_provider_call_duration_seconds');
     assert.equal(timed.length, 3);
     assert.ok(timed.every((r) => r.value >= 0 && r.value < 5));
+  });
+
+  test('times a call from when it is sent, not while it waited for its connection, and counts no call its admission refused', async () => {
+    const out: Recorded[] = [];
+    const env = new MockActivityEnvironment({ activityType: 'confirmSwap' }, { metricMeter: recordingMeter(out) });
+    const sending = {
+      // Waits 1 s for its connection, then is sent and answered at once.
+      listCategories: async (send: SendOptions) => {
+        await new Promise((r) => setTimeout(r, 1_000));
+        await send.admit?.();
+        return [];
+      },
+      confirmSwap: async (_req: unknown, send: SendOptions) => {
+        await send.admit?.();
+        return { status: 'success', message: 'ok' };
+      },
+    } as unknown as ProviderClient;
+    const client = instrumentProvider(sending);
+    await env.run(() => client.listCategories());
+    const held = new Error('held by the provider guard, nothing sent');
+    await assert.rejects(
+      env.run(() =>
+        client.confirmSwap({} as never, {
+          admit: () => {
+            throw held;
+          },
+        }),
+      ),
+      (e: unknown) => e === held,
+    );
+    assert.deepEqual(out.filter((r) => r.name === 'mpf_provider_calls').map((r) => r.tags.endpoint), ['categories'], 'the held confirmation is not a provider call');
+    const [timed] = out.filter((r) => r.name === 'mpf_provider_call_duration_seconds');
+    assert.ok(timed && timed.value < 1, `timed ${timed?.value} s: from sending, not from the wait`);
   });
 
   test('records nothing outside an activity (a client used directly), and the event-delivery hook likewise', async () => {

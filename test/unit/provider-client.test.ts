@@ -80,6 +80,14 @@ async function startScripted(): Promise<Scripted> {
   };
 }
 
+async function eventuallyTrue(fn: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for a condition');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
@@ -278,6 +286,106 @@ describe('provider client against a scripted server', () => {
         await Promise.all(Array.from({ length: 6 }, () => c.listCategories()));
         assert.equal(srv.seen.length, 6);
         assert.equal(maxInFlight, 2);
+      });
+    });
+  });
+
+  describe('admission when a call gets its connection', () => {
+    /** A server whose answers wait until the test lets them go; `inFlight` counts the unanswered. */
+    const heldAnswers = () => {
+      const waiting: Array<() => void> = [];
+      const state = { inFlight: 0 };
+      srv.handle(
+        (_r, res) =>
+          new Promise<void>((done) => {
+            state.inFlight += 1;
+            waiting.push(() => {
+              state.inFlight -= 1;
+              json(res, 200, { status: 'success', message: 'ok', data: { data: categories } });
+              done();
+            });
+          }),
+      );
+      return { state, release: () => waiting.splice(0).forEach((go) => go()), waiting };
+    };
+    const tick = (ms = 200) => new Promise((r) => setTimeout(r, ms));
+
+    test('asks a call\'s admit only once a connection is free, and then sends it', async () => {
+      const answers = heldAnswers();
+      await withClient({ maxConnections: 1 }, async (c) => {
+        const first = c.listCategories();
+        await eventuallyTrue(() => answers.state.inFlight === 1);
+        const askedWithInFlight: number[] = [];
+        const second = c.listCategories({ admit: () => void askedWithInFlight.push(answers.state.inFlight) });
+        await tick(300);
+        assert.deepEqual(askedWithInFlight, [], 'not asked while the only connection is busy');
+        assert.equal(srv.seen.length, 1);
+        answers.release();
+        await first;
+        await eventuallyTrue(() => srv.seen.length === 2);
+        assert.deepEqual(askedWithInFlight, [0], 'asked once, with nothing in flight');
+        answers.release();
+        await second;
+      });
+    });
+
+    test('a call its admit refuses is never sent, is not a provider call, and leaves the connection to the next', async () => {
+      srv.handle((_r, res) => json(res, 200, { status: 'success', message: 'ok', data: { data: categories } }));
+      await withClient({ maxConnections: 1 }, async (c) => {
+        const told: unknown[] = [];
+        c.observe((call) => told.push(call));
+        const refusal = new Error('held: nothing sent');
+        await assert.rejects(
+          c.confirmSwap({ user_ref: 'user-1', auth_token: AUTH_TOKEN, wallet_pin: PIN }, {
+            admit: () => {
+              throw refusal;
+            },
+          }),
+          (e: unknown) => e === refusal,
+        );
+        assert.equal(srv.seen.length, 0, 'nothing reached the provider');
+        assert.deepEqual(told, [], 'no observer was told of a call');
+        assert.equal((await c.listCategories()).length, 3, 'the connection went to the next call');
+      });
+    });
+
+    test('counts a call\'s latency and slow notice from when it is sent, not while it waited for a connection', async () => {
+      const answers = heldAnswers();
+      await withClient({ maxConnections: 1 }, async (c) => {
+        const calls: Array<{ phase?: string; latencyMs: number; queuedMs?: number }> = [];
+        c.observe((call) => calls.push(call), { slowMs: 1_000 });
+        const first = c.listCategories();
+        await eventuallyTrue(() => answers.state.inFlight === 1);
+        const second = c.listCategories();
+        await tick(1_500); // the first is slow; the second only waits for the connection
+        answers.release();
+        await first;
+        await eventuallyTrue(() => answers.state.inFlight === 1);
+        answers.release();
+        await second;
+        assert.deepEqual(calls.map((x) => x.phase ?? 'final'), ['slow', 'final', 'final'], 'only the first was slow');
+        const last = calls.at(-1)!;
+        assert.ok(last.queuedMs !== undefined && last.queuedMs >= 1_000, `waited ${last.queuedMs} ms for its connection`);
+        assert.ok(last.latencyMs < last.queuedMs, `latency ${last.latencyMs} ms counts from when it was sent`);
+      });
+    });
+
+    test('a call whose wait for a connection is aborted is never sent', async () => {
+      const answers = heldAnswers();
+      await withClient({ maxConnections: 1 }, async (c) => {
+        const first = c.listCategories();
+        await eventuallyTrue(() => answers.state.inFlight === 1);
+        const abort = new AbortController();
+        let asked = false;
+        const second = c.listCategories({ signal: abort.signal, admit: () => void (asked = true) });
+        const reason = new Error('the activity was cancelled');
+        abort.abort(reason);
+        await assert.rejects(second, (e: unknown) => e === reason);
+        answers.release();
+        await first;
+        await tick();
+        assert.equal(asked, false);
+        assert.equal(srv.seen.length, 1, 'only the first call reached the provider');
       });
     });
   });

@@ -275,6 +275,25 @@ describe('merchant events of real flows (real Temporal, simulator over HTTP)', (
         await eventually(async () => (await stack.mpf.getLink(link.link_id)).state === 'needs_reconciliation', 15_000, 'needs_reconciliation');
         await stack.mpf.resolveFlow(link.link_id, resolution('paid', link.payment_ref));
       })(),
+      (async () => {
+        // swap: terminated in Temporal while it awaits the PIN (carried on by the workers' sweep).
+        const { swap } = await stack.mpf.startSwap(swapBody(uniqueRef('ev-all-term'), hook));
+        await stack.client.workflow.getHandle(swap.swap_id).terminate('test: break-glass');
+        await eventually(async () => (await stack.mpf.getSwap(swap.swap_id)).events?.some((e) => e.type === 'swap.terminated'), 60_000, 'swap.terminated');
+        flows.push(swap.swap_id);
+      })(),
+      (async () => {
+        // payment_link: terminated in Temporal while the provider creates it (slowly, for this link only).
+        const ref = uniqueRef('ev-all-term');
+        await stack.control.setRefFaults(ref, [{ endpoint: 'link.create', kind: 'latency', latencyMs: [3_000, 3_000] }]);
+        const creating = stack.mpf.createLink(linkBody(ref, hook));
+        const linkId = `paylink-${ref}`;
+        await eventually(async () => (await stack.mpf.getLink(linkId).catch(() => undefined))?.state === 'creating', 15_000, 'creating');
+        await stack.client.workflow.getHandle(linkId).terminate('test: break-glass');
+        assert.equal((await creating).link.state, 'terminated');
+        await eventually(async () => (await stack.mpf.getLink(linkId)).events?.some((e) => e.type === 'payment_link.terminated'), 60_000, 'payment_link.terminated');
+        flows.push(linkId);
+      })(),
     ]);
     // Every flow has ended, and its last event reached the listener.
     for (const id of flows) {

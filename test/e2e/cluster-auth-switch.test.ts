@@ -101,10 +101,11 @@ describe('mpf cluster up with MPF_CLUSTER_AUTH=0: certificates only, said in a w
     assert.deepEqual(Object.keys(await operatorCliEnv(info)).filter((k) => k === 'TEMPORAL_API_KEY'), []);
     const d = await asOperator(info, (c) => c.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: swapId } }));
     assert.equal(d.workflowExecutionInfo?.status, 1, 'running');
+    const runId = d.workflowExecutionInfo?.execution?.runId ?? '';
     const env = clusterShellEnv(info);
     const terminate = spawnSync(provisionTemporalCli(), ['workflow', 'terminate', '--workflow-id', swapId, '--reason', 'break glass'], { encoding: 'utf8', env, timeout: 60_000 });
     assert.equal(terminate.status, 0, `${terminate.stdout}\n${terminate.stderr}`);
-    const events = await asOperator(info, async (c) => (await c.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: swapId } })).history?.events ?? []);
+    const events = await asOperator(info, async (c) => (await c.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: swapId, runId } })).history?.events ?? []);
     const by = events.flatMap((e) => (e.workflowExecutionTerminatedEventAttributes ? [e.workflowExecutionTerminatedEventAttributes.identity ?? ''] : []));
     assert.equal(by.length, 1, 'one terminate in the history');
     assert.match(by[0]!, /^\d+@/, 'the CLI\'s own identity (pid@host): no signed-in person is named');

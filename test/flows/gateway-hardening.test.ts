@@ -127,7 +127,7 @@ describe('the gateway under attack and operator actions', () => {
     assert.ok(h.logs.some((l) => l.includes('"level":40') && l.includes('notification for a closed flow') && l.includes('"outcome":"failed"')));
   });
 
-  test('answers a flow terminated in Temporal truthfully: the view says terminated, with its last state', async () => {
+  test('answers a flow terminated in Temporal truthfully: the state it ended in, how, and why', async () => {
     const s = await startSwap(uniqueRef('term-swap'));
     const link = await createLink(uniqueRef('term-link'));
     await h.stack.client.workflow.getHandle(s.swap_id).terminate('operator test');
@@ -135,14 +135,13 @@ describe('the gateway under attack and operator actions', () => {
     const sv = await h.api('GET', `/v1/swaps/${s.swap_id}`);
     assert.equal(sv.status, 200, sv.text);
     assert.equal(sv.json.execution, 'terminated');
-    assert.equal(sv.json.state, 'awaiting_pin', 'the last state it published');
-    assert.match(sv.json.reason, /terminated in Temporal/);
-    assert.match(sv.json.reason, /provider/);
+    assert.equal(sv.json.state, 'terminated', 'awaiting its PIN, nothing was sent');
+    assert.match(sv.json.reason, /terminated in Temporal while awaiting_pin; no confirmation was sent: no money moved/);
     const lv = await h.api('GET', `/v1/payment-links/${link.link_id}`);
     assert.equal(lv.status, 200, lv.text);
     assert.equal(lv.json.execution, 'terminated');
-    assert.equal(lv.json.state, 'awaiting_payment');
-    assert.match(lv.json.reason, /terminated in Temporal/);
+    assert.equal(lv.json.state, 'needs_reconciliation', 'its customer holds pay_link and may pay');
+    assert.match(lv.json.reason, /terminated in Temporal while awaiting_payment; the customer holds pay_link/);
     // A running flow's view carries no execution field.
     const running = await startSwap(uniqueRef('term-running'));
     assert.equal((await h.api('GET', `/v1/swaps/${running.swap_id}`)).json.execution, undefined);

@@ -43,7 +43,7 @@ export interface Setup {
 export type Step = Block | Setup;
 
 const FENCE = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)(.*)$/;
-const EXIT = /#\s*exit (\d+)\s*$/;
+const EXIT = /#\s*exit (\d+)\b/;
 /** An annotation after an output line: two or more spaces, then `#`. */
 const ANNOTATION = /\s{2,}#\s.*$/;
 
@@ -140,7 +140,7 @@ function scriptCommands(body: string[]): Command[] {
 }
 
 /**
- * An expected output line as a pattern: `…` is anything, runs of spaces are any spaces, and what
+ * An expected output line as a pattern: `…` is anything, runs of spaces are any spacing, and what
  * differs on every run (times, the provider's references, ids of requests, process identities,
  * ages) is any value of its kind.
  */
@@ -162,7 +162,7 @@ export function linePattern(expected: string): RegExp {
   }
   const escaped = text
     .split('…')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s+'))
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s*'))
     .join('.*?');
   return new RegExp(`^${escaped.replace(/\u0000(\d+)\u0000/g, (_, n: string) => placeholders[Number(n)]!)}$`);
 }

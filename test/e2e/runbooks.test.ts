@@ -86,6 +86,8 @@ before(async () => {
     CODEC_AUTH_TOKEN: `rb-codec-${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`,
     MPF_CODEC_ENDPOINT: `${gatewayUrl}/codec`,
     MPF_SIMULATOR_URL: sim.baseUrl,
+    // The dev server runs headless: Temporal Web's address only shapes the links `mpf web views` prints.
+    TEMPORAL_UI_URL: 'http://127.0.0.1:28233',
     MPS_BASE_URL: sim.baseUrl,
     MPS_SECRET_KEY: SIMULATOR_DEFAULT_CREDENTIALS.secretKey,
     MPS_ACCESS_TOKEN: SIMULATOR_DEFAULT_CREDENTIALS.accessToken,

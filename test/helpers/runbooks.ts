@@ -147,6 +147,7 @@ function scriptCommands(body: string[]): Command[] {
 export function linePattern(expected: string): RegExp {
   const VARIABLE: Array<[RegExp, string]> = [
     [/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g, '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(?:\\.\\d+)?Z'],
+    [/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/g, '\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC'],
     [/SIM(SWP|PL)-\d{6}-[0-9a-f]{8}/g, 'SIM$1-\\d{6}-[0-9a-f]{8}'],
     [/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '[0-9a-f-]{36}'],
     [/\b\d+ (?:seconds?|minutes?) ago\b/g, '(?:\\d+ \\w+ ago|now)'],

@@ -2,7 +2,8 @@
  * The runbooks, run: every shell block of docs/operations/*.md and docs/integrating.md is run, in
  * page order, in the operator's shell that docs/operations/README.md describes, against one real
  * stack started once for every page: the test's Temporal dev server, the provider simulator, an
- * `mpf worker` process (versioned, as in production) and an `mpf gateway` process with a keyring
+ * `mpf worker` process (versioned, as in production; its merchant events go to a loopback
+ * receiver) and an `mpf gateway` process with a keyring
  * (an operator key `ops-ada` and a backend key `shop-backend`, their key files in ~/.mpf). The
  * stack's client settings are written where the demo writes its own (`.data/demo.env`, the same
  * variables), so a page's `set -a; . .data/demo.env; set +a` loads them; `mpf` is
@@ -22,6 +23,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { newKey } from '../../src/auth/keyring';
 import { generateDevKeys } from '../../src/codec/keys';
+import { startEventListener, type RunningListener } from '../../src/merchant-events/listener';
+import { generateSecret } from '../../src/merchant-events/signing';
 import { SIMULATOR_DEFAULT_CREDENTIALS } from '../../src/simulator/options';
 import { startSimulator, type RunningSimulator } from '../../src/simulator';
 import { freePort } from '../../src/temporal/ports';
@@ -45,6 +48,7 @@ const PAGE_TIMEOUT_MS = 300_000;
 
 let tmp: string;
 let sim: RunningSimulator;
+let receiver: RunningListener | undefined;
 let worker: MpfProcess | undefined;
 let gateway: MpfProcess | undefined;
 let shellEnv: NodeJS.ProcessEnv;
@@ -73,6 +77,8 @@ before(async () => {
 
   const temporal = await getTestTemporal();
   sim = await startSimulator();
+  const eventSecret = generateSecret();
+  receiver = await startEventListener({ secrets: [eventSecret] }); // the merchant's endpoint
   const gatewayPort = await freePort();
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const settings: Record<string, string> = {
@@ -86,6 +92,7 @@ before(async () => {
     CODEC_AUTH_TOKEN: `rb-codec-${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`,
     MPF_CODEC_ENDPOINT: `${gatewayUrl}/codec`,
     MPF_SIMULATOR_URL: sim.baseUrl,
+    MERCHANT_WEBHOOK_SECRET: eventSecret,
     // The dev server runs headless: Temporal Web's address only shapes the links `mpf web views` prints.
     TEMPORAL_UI_URL: 'http://127.0.0.1:28233',
     MPS_BASE_URL: sim.baseUrl,
@@ -103,7 +110,7 @@ before(async () => {
   // The worker and the gateway get what they need; the operator's key file and the codec token only where used.
   const processEnv: Record<string, string> = { ...settings, HOME: home };
   for (const k of ['GATEWAY_API_KEY_FILE', 'GATEWAY_API_KEYS_FILE', 'CODEC_AUTH_TOKEN']) delete processEnv[k];
-  worker = spawnMpf(['worker'], { ...processEnv, WORKER_METRICS_ADDRESS: '127.0.0.1:0' });
+  worker = spawnMpf(['worker'], { ...processEnv, MERCHANT_WEBHOOK_URL: receiver.url, WORKER_METRICS_ADDRESS: '127.0.0.1:0' });
   await worker.waitFor(/worker: polling task queue /, 180_000);
   gateway = spawnMpf(['gateway', '--port', String(gatewayPort)], { ...processEnv, GATEWAY_API_KEYS_FILE: keyring, CODEC_AUTH_TOKEN: settings.CODEC_AUTH_TOKEN!, GATEWAY_METRICS_ADDRESS: '127.0.0.1:0' });
   await gateway.waitFor(/listening on http:\/\//, 180_000);
@@ -114,6 +121,7 @@ after(async () => {
   await gateway?.kill('SIGTERM');
   await worker?.kill('SIGTERM');
   await sim?.close();
+  await receiver?.close();
   await (await getTestTemporal()).shutdown();
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });

@@ -14,6 +14,7 @@
  * their kind). A block marked `<!-- illustrative: why -->` is not run; every other shell block is.
  * `<!-- runbook-setup … -->` comments prepare what a page refers to (its flows, a worker to stop).
  * The test prints every block it ran (page:line) and every block it did not, with the reason.
+ * MPF_RUNBOOK_PAGES=<page>,… runs only those pages; MPF_RUNBOOK_VERBOSE=1 prints what each printed.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -140,7 +141,7 @@ function pageScript(steps: Step[]): string {
   steps.forEach((s, si) => {
     if (s.kind === 'setup') {
       out.push(`printf '\\n${MARK} ${si}.0 start@@\\n'`, s.script, `printf '\\n${MARK} ${si}.0 rc %d@@\\n' $?`);
-    } else if (!s.illustrative) {
+    } else if (s.kind === 'block' && !s.illustrative) {
       s.commands.forEach((c, ci) => out.push(`printf '\\n${MARK} ${si}.${ci} start@@\\n'`, c.text, `printf '\\n${MARK} ${si}.${ci} rc %d@@\\n' $?`));
     }
   });
@@ -187,18 +188,24 @@ describe('the runbooks run literally against a real stack', () => {
     test(`every shell block of ${page} runs as written, or is marked illustrative`, { timeout: PAGE_TIMEOUT_MS + 60_000 }, async () => {
       const steps = parsePage(path.join(ROOT, page), page);
       const blocks = steps.filter((s): s is Block => s.kind === 'block');
+      for (const u of steps.filter((s) => s.kind === 'untagged')) {
+        assert.fail(`${page}:${u.line}: a block of shell commands with no language: tag it console (or bash), or mark it illustrative`);
+      }
       for (const b of blocks.filter((b) => !b.illustrative && b.commands.length === 0)) {
         assert.fail(`${page}:${b.line}: a shell block with no command to run: mark it <!-- illustrative: why --> or show the commands with "$ "`);
       }
+      if (process.env.MPF_RUNBOOK_VERBOSE) console.log(`${page}: ${blocks.length} shell blocks`);
       if (!steps.some((s) => s.kind === 'setup' || (s.kind === 'block' && !s.illustrative))) {
         for (const b of blocks) notRun.push(`${page}:${b.line}  illustrative: ${b.illustrative}`);
         return;
       }
       const { output, all } = await runPage(page, pageScript(steps));
+      if (process.env.MPF_RUNBOOK_VERBOSE) console.log(all); // what each command printed, when writing a page
       const problems: string[] = [];
       const pre = output.get('preamble');
       if (pre?.rc !== 0) problems.push(`the operator's shell did not load: ${pre?.text ?? all}`);
       steps.forEach((s, si) => {
+        if (s.kind === 'untagged') return;
         if (s.kind === 'setup') {
           const o = output.get(`${si}.0`);
           if (o?.rc !== 0) problems.push(`${page}:${s.line} runbook-setup exited ${o?.rc ?? '(never finished)'}:\n${o?.text ?? ''}`);

@@ -33,6 +33,13 @@ export interface Block {
   commands: Command[];
 }
 
+/** A fence with no language whose lines look like a shell session (`$ …`): it must say what it is. */
+export interface Untagged {
+  kind: 'untagged';
+  page: string;
+  line: number;
+}
+
 export interface Setup {
   kind: 'setup';
   page: string;
@@ -40,7 +47,7 @@ export interface Setup {
   script: string;
 }
 
-export type Step = Block | Setup;
+export type Step = Block | Setup | Untagged;
 
 const FENCE = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)(.*)$/;
 const EXIT = /#\s*exit (\d+)\b/;
@@ -81,6 +88,7 @@ export function parsePage(file: string, page: string): Step[] {
       body.push(lines[j]!.startsWith(indent!) ? lines[j]!.slice(indent!.length) : lines[j]!.trimStart());
       j++;
     }
+    if (!lang && body.some((l) => l.startsWith('$ '))) steps.push({ kind: 'untagged', page, line: i + 1 });
     if (SHELL_LANGS.has(lang!)) {
       let k = i - 1;
       while (k >= 0 && lines[k]!.trim() === '') k--;
@@ -142,7 +150,7 @@ function scriptCommands(body: string[]): Command[] {
 /**
  * An expected output line as a pattern: `…` is anything, runs of spaces are any spacing, and what
  * differs on every run (times, the provider's references, ids of requests, process identities,
- * ages) is any value of its kind.
+ * ages, loopback ports) is any value of its kind.
  */
 export function linePattern(expected: string): RegExp {
   const VARIABLE: Array<[RegExp, string]> = [
@@ -152,25 +160,26 @@ export function linePattern(expected: string): RegExp {
     [/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '[0-9a-f-]{36}'],
     [/\b\d+ (?:seconds?|minutes?) ago\b/g, '(?:\\d+ \\w+ ago|now)'],
     [/\b\d+@vm\b/g, '\\S+'],
+    [/127\.0\.0\.1:\d+/g, '127\\.0\\.0\\.1:\\d+'], // loopback ports differ on every run
   ];
   const placeholders: string[] = [];
   let text = expected.trim();
   for (const [re, pattern] of VARIABLE) {
     text = text.replace(re, (...m: string[]) => {
       placeholders.push(pattern.replace('$1', m[1] ?? ''));
-      return `\u0000${placeholders.length - 1}\u0000`;
+      return `\uE000${placeholders.length - 1}\uE000`;
     });
   }
   const escaped = text
     .split('…')
     .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s*'))
     .join('.*?');
-  return new RegExp(`^${escaped.replace(/\u0000(\d+)\u0000/g, (_, n: string) => placeholders[Number(n)]!)}$`);
+  return new RegExp(`^${escaped.replace(/\uE000(\d+)\uE000/g, (_, n: string) => placeholders[Number(n)]!)}$`);
 }
 
 /** The expected lines in order, each matching one line of the output after the previous one's; the first missing line, or undefined. */
 export function missingLine(expected: string[], output: string): string | undefined {
-  const lines = output.replace(/\u001b\[[0-9;]*m/g, '').split('\n').map((l) => l.trim());
+  const lines = output.split('\n').map((l) => l.trim()); // no terminal: no colours to strip
   let at = 0;
   for (const e of expected) {
     const re = linePattern(e);

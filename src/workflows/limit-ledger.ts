@@ -1,7 +1,7 @@
 /**
  * The daily limit ledger of one subject for one UTC day: a user (`limits-<keyed hash of
  * user_ref>-<day>`; the user_ref itself is never in Temporal) or the whole deployment
- * (`limits-deployment-<day>`), shared by every gateway. Before a flow starts, each client
+ * (`limits-deployment-<task queue>-<day>`), shared by every gateway. Before a flow starts, each client
  * `reserve`s the flow in the ledgers its limits name; the update's validator refuses the
  * reservation when it would take a count or an amount past the limit the client sent (a refused
  * reservation leaves no trace in history). Updates are handled one at a time, so the check and the

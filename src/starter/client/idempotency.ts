@@ -1,8 +1,8 @@
 /**
  * Idempotency-Key records, kept in Temporal (one small workflow per key, idempotencyWorkflow), so
  * that any number of gateway processes without shared memory give a retried request the first
- * request's answer. A key is scoped (the caller's credential: the API key, or a swap's pin_token)
- * and its workflow id is `idem-<sha256(scope, key)>`: the key itself never appears in Temporal.
+ * request's answer. A key is scoped (the gateway's choice: the merchant for the API-key routes, the
+ * swap for a PIN) and its workflow id is `idem-<sha256(scope, key)>`: the key itself never appears in Temporal.
  *
  * Fields are fingerprinted with an HMAC under a key derived from the payload key (HKDF, like the
  * sealing key), so the record holds no field value (a PIN, a name) and a mismatch can still be

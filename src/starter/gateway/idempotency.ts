@@ -46,7 +46,7 @@ export const IdempotencyInUseBody = ErrorBody.extend({ error: z.literal('idempot
 export interface IdempotentRoute<Req extends FastifyRequest> {
   /** e.g. 'POST /v1/swaps' */
   route: string;
-  /** Who the key belongs to (the credential's scope). Default: the API key presented. */
+  /** Who the key belongs to (its scope). Default: the merchant (apiKeyScope). */
   scope?: (req: Req) => string;
   /** What must be equal for a retry (path parameters and body fields). */
   fields: (req: Req) => Record<string, unknown>;

@@ -115,6 +115,36 @@ describe('the demo run again on the same data', () => {
     }
   });
 
+  test('Ctrl-C while the demo is still starting stops it within seconds too: exit 130, no stack trace, its dev server gone', { timeout: 300_000 }, async (t) => {
+    const child = spawn(process.execPath, [MPF_BIN, 'demo'], { cwd: ROOT, env: demoEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const deadline = Date.now() + 240_000;
+      while (!/\[demo\] worker: bundling the workflows/.test(out)) {
+        if (child.exitCode !== null || Date.now() > deadline) assert.fail(`the demo did not reach its worker:\n${out}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const serverPid = Number(/Temporal dev server at \S+ \(pid (\d+)\)/.exec(out)?.[1]);
+      assert.ok(serverPid > 0, out);
+      const sent = Date.now();
+      process.kill(-child.pid!, 'SIGINT');
+      const code = await exited;
+      const tookMs = Date.now() - sent;
+      t.diagnostic(`Ctrl-C to exit: ${tookMs} ms`);
+      assert.equal(code, 130, out);
+      assert.ok(tookMs < 20_000, `Ctrl-C took ${tookMs} ms:\n${out}`);
+      assert.match(out, /\[demo\] stopping before the demo was done …\n[^]*\[demo\] stopped\n$/);
+      assert.doesNotMatch(out, TRACE);
+      assert.throws(() => process.kill(serverPid, 0), /ESRCH/, 'the dev server was stopped');
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+      await exited;
+    }
+  });
+
   test('data whose keys were replaced is not run half-working: the demo says so and how to start afresh, exit 1, nothing started', { timeout: 300_000 }, async () => {
     const keysFile = path.join(dataDir, 'demo-keys.env');
     const before = fs.readFileSync(keysFile, 'utf8');

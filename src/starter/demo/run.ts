@@ -63,13 +63,20 @@ export interface DemoOptions {
   write?: (line: string) => void;
 }
 
-/** Resources stopped in reverse order of start, each at most once, errors reported not thrown. */
+/**
+ * Resources stopped in reverse order of start, each at most once, errors reported not thrown. A
+ * resource a start still under way adds once stopping began (Ctrl-C during the start) is stopped
+ * at once.
+ */
 class Teardown {
   private readonly steps: Array<{ name: string; fn: () => Promise<void> }> = [];
+  private stopping = false;
   add(name: string, fn: () => Promise<void>): void {
-    this.steps.push({ name, fn });
+    if (this.stopping) void fn().catch(() => undefined);
+    else this.steps.push({ name, fn });
   }
   async run(say: (l: string) => void): Promise<void> {
+    this.stopping = true;
     while (this.steps.length > 0) {
       const { name, fn } = this.steps.pop()!;
       try {
@@ -89,9 +96,17 @@ function uniqueRef(prefix: string): string {
 const money = (n: unknown, currency: unknown): string =>
   typeof n === 'number' ? `${n.toLocaleString('en-US', { maximumFractionDigits: 8 })} ${String(currency)}` : '?';
 
+/** A Ctrl-C came before the demo was done: what it was doing is left, and it stops. */
+class StopRequested extends Error {}
+
 export async function runDemo(opts: DemoOptions): Promise<number> {
   const write = opts.write ?? ((l: string) => process.stdout.write(`${l}\n`));
-  const say = (msg: string): void => write(`[demo] ${msg}`);
+  const sayAlways = (msg: string): void => write(`[demo] ${msg}`);
+  // Once a stop is requested, what is left running of the start or the flows says nothing more.
+  let abandoned = false;
+  const say = (msg: string): void => {
+    if (!abandoned) sayAlways(msg);
+  };
   const teardown = new Teardown();
   let swapOk = false;
   let linkOk = false;
@@ -101,31 +116,43 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
   // Once: a second Ctrl-C stops the process at once. A closed terminal (SIGHUP) stops it in order too.
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   for (const s of signals) process.once(s, onSignal);
+  // A step of the start or of the flows, left when a stop is requested (its resources are still torn down).
+  const untilStopped = <T>(step: Promise<T>): Promise<T> => {
+    step.catch(() => undefined);
+    return Promise.race([step, stopSignal.then((): never => {
+      throw new StopRequested();
+    })]);
+  };
 
+  let interrupted = false;
   try {
-    const stack = await startDemoStack(say, teardown);
-    const swap = await driveSwap(stack, say);
+    const stack = await untilStopped(startDemoStack(say, teardown, sayAlways));
+    const swap = await untilStopped(driveSwap(stack, say));
     swapOk = swap.ok;
-    linkOk = await driveLink(stack, say);
+    linkOk = await untilStopped(driveLink(stack, say));
     say('— result —');
     say(`swap ${swapOk ? 'confirmed' : 'NOT confirmed'}, payment link ${linkOk ? 'paid' : 'NOT paid'}: ${swapOk && linkOk ? 'OK' : 'FAILED'}`);
     if (!opts.once) {
-      await printHowToUse(stack, swap.swapId, say);
+      await untilStopped(printHowToUse(stack, swap.swapId, say));
       await Promise.race([stopSignal, stack.workerRun]);
       say('stopping …');
     }
   } catch (e) {
-    say(`failed: ${(e as Error).message}`);
+    if (e instanceof StopRequested) {
+      [abandoned, interrupted] = [true, true];
+      sayAlways('stopping before the demo was done …');
+    } else say(`failed: ${(e as Error).message}`);
   } finally {
     for (const s of signals) process.off(s, onSignal);
     // A signal while stopping stops at once; exiting (not dying of the signal) lets the exit hooks
     // kill the child processes, the dev server in its own process group included.
     const now = (): never => process.exit(130);
     for (const s of signals) process.once(s, now);
-    await teardown.run(say);
+    await teardown.run(sayAlways);
     for (const s of signals) process.off(s, now);
-    say('stopped');
+    sayAlways('stopped');
   }
+  if (interrupted) return 130;
   return swapOk && linkOk ? 0 : 1;
 }
 
@@ -160,9 +187,9 @@ interface DemoStack extends DemoTemporal {
 
 /**
  * Starts the whole stack, each component with its teardown: Temporal, the client, the simulator,
- * the event receiver, the worker, the gateway and the merchant site.
+ * the event receiver, the worker, the gateway and the merchant site. `stopSay` tells what stopping does.
  */
-async function startDemoStack(say: Say, teardown: Teardown): Promise<DemoStack> {
+async function startDemoStack(say: Say, teardown: Teardown, stopSay: Say): Promise<DemoStack> {
   const env = loadEnv();
   const { exporterUrl } = await quietTemporalRuntime();
   if (env.MPS_BASE_URL) say('MPS_BASE_URL is ignored: the demo always runs against its embedded provider simulator');
@@ -220,7 +247,7 @@ async function startDemoStack(say: Say, teardown: Teardown): Promise<DemoStack> 
   const startedFlows: string[] = [];
   // Stopping is bounded: one attempt per cancel, no retries (a Ctrl-C is not waited out).
   const stopper = createMpfClient({ baseUrl: gateway.url, apiKey, maxRetries: 0, timeoutMs: STOP_FLOWS_WAIT_MS, deadlineMs: STOP_FLOWS_WAIT_MS });
-  cancelFlowsOnStop({ client, backend: stopper, startedFlows }, say, teardown);
+  cancelFlowsOnStop({ client, backend: stopper, startedFlows }, stopSay, teardown);
   return {
     ...temporal,
     keys,

@@ -19,8 +19,10 @@ export const CliEnvSchema = z.object({
   TEMPORAL_WEB_URL: z.string().min(1).default('http://localhost:8233'),
   /** `mpf demo`: the Chromium that pays a link as a customer would (without it, the simulator's control API pays). */
   CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
-  /** `mpf demo`: where it writes the running demo's client settings (mode 0600); unset: `.data/demo.env` in the project. */
+  /** `mpf demo`: where it writes the running demo's client settings (mode 0600); unset: `demo.env` in its data folder (MPF_DEMO_DATA_DIR). */
   MPF_DEMO_ENV_FILE: z.string().min(1).optional(),
+  /** `mpf demo`: its data folder — its Temporal database, the payload keys that database is sealed under (kept, mode 0600), its client settings and its gateway's log; unset: `.data` in the project. Removing its demo-temporal.db and demo-keys.env starts afresh. */
+  MPF_DEMO_DATA_DIR: z.string().min(1).optional(),
 });
 export type CliEnv = z.infer<typeof CliEnvSchema>;
 

@@ -2078,9 +2078,11 @@ export interface operations {
                     "application/json": components["schemas"]["Unavailable"] | components["schemas"]["LimitUnavailable"] | components["schemas"]["ProviderUnavailable"];
                 };
             };
-            /** @description Started (or sent) but no answer yet: look the flow up by flow_id */
+            /** @description Started (or sent) but no answer yet: look the flow up by flow_id, after Retry-After seconds */
             504: {
                 headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2451,9 +2453,11 @@ export interface operations {
                     "application/json": components["schemas"]["Unavailable"];
                 };
             };
-            /** @description Started (or sent) but no answer yet: look the flow up by flow_id */
+            /** @description Started (or sent) but no answer yet: look the flow up by flow_id, after Retry-After seconds */
             504: {
                 headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2691,9 +2695,11 @@ export interface operations {
                     "application/json": components["schemas"]["Unavailable"] | components["schemas"]["LimitUnavailable"] | components["schemas"]["ProviderUnavailable"];
                 };
             };
-            /** @description Started (or sent) but no answer yet: look the flow up by flow_id */
+            /** @description Started (or sent) but no answer yet: look the flow up by flow_id, after Retry-After seconds */
             504: {
                 headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -39,6 +39,12 @@ export interface DevServerOptions {
    * end; the server is then killed by the exit hook).
    */
   unref?: boolean;
+  /**
+   * Run the server in a process group of its own: a terminal's Ctrl-C, sent to the whole foreground
+   * group, then reaches only the caller, which stops the server in its own order (the demo cancels
+   * its flows through the server first, and its worker stops while the server still answers).
+   */
+  ownProcessGroup?: boolean;
 }
 
 export interface DevServer {
@@ -115,7 +121,7 @@ async function startOnce(binary: string, opts: DevServerOptions): Promise<DevSer
     ...Object.entries({ ...DEV_SERVER_VERSIONING_CONFIG, ...opts.dynamicConfig }).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
   ];
   const log = fs.openSync(logFile, 'a');
-  const child = spawn(binary, args, { stdio: ['ignore', log, log] });
+  const child = spawn(binary, args, { stdio: ['ignore', log, log], detached: opts.ownProcessGroup ?? false });
   fs.closeSync(log);
   live.add(child);
   if (opts.unref) child.unref();

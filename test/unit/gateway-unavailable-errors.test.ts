@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
-import { TemporalCredentialsRefusedError, TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from '../../src/starter/client/errors';
+import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { FlowPendingError, TemporalCredentialsRefusedError, TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from '../../src/starter/client/errors';
 import { installErrorHandlers } from '../../src/starter/gateway/errors';
 
 /** A gateway's error handler behind one route that throws `err`. */
@@ -49,5 +50,22 @@ describe('the 503 answers name what is unavailable', () => {
     assert.equal(r.body.flow_id, 'swap-r-3');
     assert.match(String(r.body.message), /refused this process's credentials .*try again shortly/);
     assert.doesNotMatch(JSON.stringify(r.body), /sign in again/);
+  });
+
+  test('an update past its RPC deadline that no route classified is 503 worker_unavailable with Retry-After naming the update and the route, not a 500', async () => {
+    const cause = Object.assign(new Error('4 DEADLINE_EXCEEDED: Deadline exceeded'), { code: 4 });
+    const r = await answerTo(new WorkflowUpdateRPCTimeoutOrCancelledError('Timeout or cancellation waiting for update', { cause }));
+    assert.equal(r.status, 503);
+    assert.equal(r.retryAfter, '5');
+    assert.equal(r.body.error, 'worker_unavailable');
+    assert.match(String(r.body.message), /^an update sent to Temporal for GET \/x did not answer within its deadline/);
+  });
+
+  test('a flow started (or sent a PIN) that did not answer in time is 504 pending with Retry-After and its flow id', async () => {
+    const r = await answerTo(new FlowPendingError('swap', 'swap-r-4', 30_000));
+    assert.equal(r.status, 504);
+    assert.equal(r.retryAfter, '5');
+    assert.equal(r.body.error, 'pending');
+    assert.equal(r.body.flow_id, 'swap-r-4');
   });
 });

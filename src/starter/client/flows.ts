@@ -323,12 +323,9 @@ export class Flows {
   ): Promise<V> {
     const waitMs = this.gate.queryAnswerTimeoutMs();
     try {
-      return await this.gate.guard(
-        () => this.gate.temporal.withDeadline(Date.now() + waitMs, () => this.gate.temporal.workflow.getHandle(flowId).executeUpdate(update, { args: [{ reason }] })),
-        flowId,
-      );
+      return await this.gate.answered(flowId, kind, waitMs, () => this.gate.temporal.workflow.getHandle(flowId).executeUpdate(update, { args: [{ reason }] }));
     } catch (err) {
-      if (err instanceof TemporalUnavailableError) throw err;
+      if (err instanceof TemporalUnavailableError || err instanceof WorkerUnavailableError) throw err;
       if (err instanceof WorkflowNotFoundError) {
         // Closed already (or never existed): answer with its final view when it has one.
         const v = await view();

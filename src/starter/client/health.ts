@@ -16,8 +16,8 @@ import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
 import { FLOW_STATE } from '../../workflows/search-attributes';
 import { flowKindOf as kindOf } from '../../workflows/flow-ids';
-import { FlowNotFoundError, TemporalCredentialsRefusedError, TemporalPersistenceUnavailableError, TemporalUnavailableError } from './errors';
-import { credentialsRefusal, isDeadlineExceeded, isPersistenceUnavailable, isTemporalUnavailable } from './temporal-errors';
+import { FlowNotFoundError, TemporalCredentialsRefusedError, TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from './errors';
+import { credentialsRefusal, isDeadlineExceeded, isNoPoller, isPersistenceUnavailable, isTemporalUnavailable } from './temporal-errors';
 import type { FlowStatusSummary } from './views';
 
 export interface TemporalGateOptions {
@@ -182,6 +182,23 @@ export class TemporalGate {
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return undefined;
       throw err;
+    }
+  }
+
+  /**
+   * A message to a flow that needs a worker's answer (an update: a cancel, a resolution), bounded
+   * by `waitMs` under guard(). When no worker answered in time (our deadline passed, or the server
+   * knows no worker polls), it is WorkerUnavailableError naming the flow and its last published
+   * state: 503 with Retry-After on the gateway, never an unclassified SDK error. Other errors as
+   * they are (the caller reads WorkflowNotFoundError, WorkflowUpdateFailedError).
+   */
+  async answered<T>(flowId: string, kind: string, waitMs: number, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await this.guard(() => this.temporal.withDeadline(Date.now() + waitMs, fn), flowId);
+    } catch (err) {
+      if (err instanceof TemporalUnavailableError || !(isDeadlineExceeded(err) || isNoPoller(err))) throw err;
+      const last = await this.flowStatus(flowId).catch(() => undefined);
+      throw new WorkerUnavailableError(kind, flowId, waitMs, last?.state);
     }
   }
 

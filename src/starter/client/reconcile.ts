@@ -9,7 +9,6 @@ import { checkResolveInput } from '../../workflows/reconciliation';
 import { FlowNotFoundError, InputError, NotResolvableError, TemporalUnavailableError, WorkerUnavailableError } from './errors';
 import type { Flows } from './flows';
 import type { TemporalGate } from './health';
-import { isDeadlineExceeded } from './temporal-errors';
 import type { Viewed } from './views';
 
 
@@ -24,20 +23,14 @@ export async function resolveFlow(gate: TemporalGate, flows: Flows, flowId: stri
   const problem = checkResolveInput(input, kind);
   if (problem) throw new InputError(problem.message, problem.field);
   const view = (): Promise<Viewed<SwapView> | Viewed<LinkView>> => (kind === 'swap' ? flows.getSwap(flowId) : flows.getLink(flowId));
-  const waitMs = gate.queryAnswerTimeoutMs();
   const handle = gate.temporal.workflow.getHandle(flowId);
   const args: [ResolveInput] = [input as ResolveInput];
   try {
-    return await gate.guard(
-      () =>
-        gate.temporal.withDeadline(Date.now() + waitMs, (): Promise<SwapView | LinkView> =>
-          kind === 'swap' ? handle.executeUpdate(resolveSwapUpdate, { args }) : handle.executeUpdate(resolveLinkUpdate, { args }),
-        ),
-      flowId,
+    return await gate.answered(flowId, kind, gate.queryAnswerTimeoutMs(), (): Promise<SwapView | LinkView> =>
+      kind === 'swap' ? handle.executeUpdate(resolveSwapUpdate, { args }) : handle.executeUpdate(resolveLinkUpdate, { args }),
     );
   } catch (err) {
-    if (err instanceof TemporalUnavailableError) throw err;
-    if (isDeadlineExceeded(err)) throw new WorkerUnavailableError(kind, flowId, waitMs, (await gate.flowStatus(flowId))?.state);
+    if (err instanceof TemporalUnavailableError || err instanceof WorkerUnavailableError) throw err;
     if (err instanceof WorkflowNotFoundError) {
       const closed = await gate.flowStatus(flowId);
       if (!closed) throw new FlowNotFoundError(kind, flowId);

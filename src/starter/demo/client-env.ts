@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { cliSetting } from '../../config/cli-env';
-import { PROJECT_ROOT } from '../../temporal/provision';
+import { demoDataDir } from './data';
 
 export interface DemoClientSettings {
   TEMPORAL_ADDRESS: string;
@@ -33,10 +33,10 @@ export interface DemoClientSettings {
   PATH?: string;
 }
 
-/** Where the settings go: MPF_DEMO_ENV_FILE, else .data/demo.env in the project. */
+/** Where the settings go: MPF_DEMO_ENV_FILE, else demo.env in the demo's data folder (`.data/`, or MPF_DEMO_DATA_DIR). */
 export function demoEnvFile(env: NodeJS.ProcessEnv = process.env): string {
   const file = cliSetting('MPF_DEMO_ENV_FILE', env);
-  return file ? path.resolve(file) : path.join(PROJECT_ROOT, '.data', 'demo.env');
+  return file ? path.resolve(file) : path.join(demoDataDir(env), 'demo.env');
 }
 
 /** A value as a single-quoted shell word. */
@@ -48,7 +48,7 @@ export function writeDemoClientEnv(settings: DemoClientSettings, file = demoEnvF
   const lines = [
     `# merchant-payment-flows: the running interactive demo's client settings (pid ${process.pid}, ${new Date().toISOString()}).`,
     '# Secrets of this run (payload keys, API key, codec token): mode 0600, never printed. Load them with:',
-    '#   set -a; . .data/demo.env; set +a',
+    `#   set -a; . ${shellQuote(file)}; set +a`,
     ...Object.entries(settings)
       .filter(([, v]) => v !== undefined)
       .map(([k, v]) => `${k}=${shellQuote(String(v))}`),

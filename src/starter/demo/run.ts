@@ -2,7 +2,8 @@
  * `mpf demo` (`npm run demo`): the whole stack on this machine, then both flows end to end over
  * the gateway's HTTP API, with progress lines and Temporal Web links.
  *
- *   Temporal dev server (Web UI, persistent .data/demo-temporal.db) — or TEMPORAL_ADDRESS's server
+ *   Temporal dev server (Web UI, persistent .data/demo-temporal.db, sealed under the payload keys
+ *   kept beside it: data.ts) — or TEMPORAL_ADDRESS's server
  *   provider simulator (free ports) · in-process worker · gateway (+ codec server for the Web UI)
  *   a small "merchant site" serving the payment link's redirect_url
  *
@@ -12,7 +13,8 @@
  * the merchant site -> the provider's notification reaches the gateway -> paid.
  *
  * `--once`: tears everything down and returns 0 only if the swap ended confirmed and the link
- * paid. Otherwise it keeps running, prints where everything is, and stops cleanly on Ctrl-C.
+ * paid. Otherwise it keeps running, prints where everything is, and stops cleanly on Ctrl-C
+ * within seconds (a second Ctrl-C stops it at once).
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -33,7 +35,7 @@ import { connectClient, type TemporalTarget, temporalTargetFromEnv } from '../..
 import { connectNative } from '../../temporal/native-connection';
 import { startDevServer } from '../../temporal/dev-server';
 import { freePort } from '../../temporal/ports';
-import { PROJECT_ROOT, provisionTemporalCli } from '../../temporal/provision';
+import { provisionTemporalCli } from '../../temporal/provision';
 import { ensureSearchAttributes } from '../../temporal/search-attributes-admin';
 import { createMpfWorker, defaultVersioning } from '../../worker';
 import { mpfClientFromEnv } from '../client/from-env';
@@ -42,11 +44,12 @@ import { createMpfClient, type LinkView, type MpfGateway } from '../../http-clie
 import { flowKindOf } from '../../workflows/flow-ids';
 import { type RunningGateway, startGateway } from '../gateway/main';
 import { demoEnvFile, writeDemoClientEnv } from './client-env';
+import { demoDataDir, demoDbFile, demoKeysFile, demoSecrets, shown, unreadableState } from './data';
 import { type MerchantSite, startMerchantSite } from './merchant-site';
 import { payLink } from './pay';
 
-const DEMO_DB_FILE = path.join(PROJECT_ROOT, '.data', 'demo-temporal.db');
-const DEMO_GATEWAY_LOG = path.join(PROJECT_ROOT, '.data', 'demo-gateway.log');
+/** How long stopping waits for the flows this run started to take their cancel and close. */
+const STOP_FLOWS_WAIT_MS = 5_000;
 
 /** An append-only log file (mode 0600) under .data/, created with its directory. */
 function demoLogStream(file: string): fs.WriteStream {
@@ -60,13 +63,20 @@ export interface DemoOptions {
   write?: (line: string) => void;
 }
 
-/** Resources stopped in reverse order of start, each at most once, errors reported not thrown. */
+/**
+ * Resources stopped in reverse order of start, each at most once, errors reported not thrown. A
+ * resource a start still under way adds once stopping began (Ctrl-C during the start) is stopped
+ * at once.
+ */
 class Teardown {
   private readonly steps: Array<{ name: string; fn: () => Promise<void> }> = [];
+  private stopping = false;
   add(name: string, fn: () => Promise<void>): void {
-    this.steps.push({ name, fn });
+    if (this.stopping) void fn().catch(() => undefined);
+    else this.steps.push({ name, fn });
   }
   async run(say: (l: string) => void): Promise<void> {
+    this.stopping = true;
     while (this.steps.length > 0) {
       const { name, fn } = this.steps.pop()!;
       try {
@@ -86,38 +96,63 @@ function uniqueRef(prefix: string): string {
 const money = (n: unknown, currency: unknown): string =>
   typeof n === 'number' ? `${n.toLocaleString('en-US', { maximumFractionDigits: 8 })} ${String(currency)}` : '?';
 
+/** A Ctrl-C came before the demo was done: what it was doing is left, and it stops. */
+class StopRequested extends Error {}
+
 export async function runDemo(opts: DemoOptions): Promise<number> {
   const write = opts.write ?? ((l: string) => process.stdout.write(`${l}\n`));
-  const say = (msg: string): void => write(`[demo] ${msg}`);
+  const sayAlways = (msg: string): void => write(`[demo] ${msg}`);
+  // Once a stop is requested, what is left running of the start or the flows says nothing more.
+  let abandoned = false;
+  const say = (msg: string): void => {
+    if (!abandoned) sayAlways(msg);
+  };
   const teardown = new Teardown();
   let swapOk = false;
   let linkOk = false;
   let stopRequested: (() => void) | undefined;
   const stopSignal = new Promise<void>((resolve) => (stopRequested = resolve));
   const onSignal = (): void => stopRequested?.();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // Once: a second Ctrl-C stops the process at once. A closed terminal (SIGHUP) stops it in order too.
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const s of signals) process.once(s, onSignal);
+  // A step of the start or of the flows, left when a stop is requested (its resources are still torn down).
+  const untilStopped = <T>(step: Promise<T>): Promise<T> => {
+    step.catch(() => undefined);
+    return Promise.race([step, stopSignal.then((): never => {
+      throw new StopRequested();
+    })]);
+  };
 
+  let interrupted = false;
   try {
-    const stack = await startDemoStack(say, teardown);
-    const swap = await driveSwap(stack, say);
+    const stack = await untilStopped(startDemoStack(say, teardown, sayAlways));
+    const swap = await untilStopped(driveSwap(stack, say));
     swapOk = swap.ok;
-    linkOk = await driveLink(stack, say);
+    linkOk = await untilStopped(driveLink(stack, say));
     say('— result —');
     say(`swap ${swapOk ? 'confirmed' : 'NOT confirmed'}, payment link ${linkOk ? 'paid' : 'NOT paid'}: ${swapOk && linkOk ? 'OK' : 'FAILED'}`);
     if (!opts.once) {
-      await printHowToUse(stack, swap.swapId, say);
+      await untilStopped(printHowToUse(stack, swap.swapId, say));
       await Promise.race([stopSignal, stack.workerRun]);
       say('stopping …');
     }
   } catch (e) {
-    say(`failed: ${(e as Error).message}`);
+    if (e instanceof StopRequested) {
+      [abandoned, interrupted] = [true, true];
+      sayAlways('stopping before the demo was done …');
+    } else say(`failed: ${(e as Error).message}`);
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await teardown.run(say);
-    say('stopped');
+    for (const s of signals) process.off(s, onSignal);
+    // A signal while stopping stops at once; exiting (not dying of the signal) lets the exit hooks
+    // kill the child processes, the dev server in its own process group included.
+    const now = (): never => process.exit(130);
+    for (const s of signals) process.once(s, now);
+    await teardown.run(sayAlways);
+    for (const s of signals) process.off(s, now);
+    sayAlways('stopped');
   }
+  if (interrupted) return 130;
   return swapOk && linkOk ? 0 : 1;
 }
 
@@ -152,9 +187,9 @@ interface DemoStack extends DemoTemporal {
 
 /**
  * Starts the whole stack, each component with its teardown: Temporal, the client, the simulator,
- * the event receiver, the worker, the gateway and the merchant site.
+ * the event receiver, the worker, the gateway and the merchant site. `stopSay` tells what stopping does.
  */
-async function startDemoStack(say: Say, teardown: Teardown): Promise<DemoStack> {
+async function startDemoStack(say: Say, teardown: Teardown, stopSay: Say): Promise<DemoStack> {
   const env = loadEnv();
   const { exporterUrl } = await quietTemporalRuntime();
   if (env.MPS_BASE_URL) say('MPS_BASE_URL is ignored: the demo always runs against its embedded provider simulator');
@@ -163,13 +198,18 @@ async function startDemoStack(say: Say, teardown: Teardown): Promise<DemoStack> 
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   // Generated before the dev server so Temporal Web gets the codec's capability URL at start.
   const codecToken = randomBytes(24).toString('base64url');
-  const temporal = await startDemoTemporal(env, codecWebEndpoint(gatewayUrl, codecToken), say, teardown);
+  const dataDir = demoDataDir();
+  // The demo's own database is read by every later run: sealed under keys kept with it (data.ts).
+  const secrets = env.TEMPORAL_ADDRESS
+    ? { keys: env.PAYLOAD_ENCRYPTION_KEYS ?? generateDevKeys(), eventSecret: env.MERCHANT_WEBHOOK_SECRET ?? generateSecret(), keysFrom: env.PAYLOAD_ENCRYPTION_KEYS ? 'PAYLOAD_ENCRYPTION_KEYS' : 'generated for this run (set PAYLOAD_ENCRYPTION_KEYS to use your own)' }
+    : demoSecrets(env, dataDir, say);
+  const temporal = await startDemoTemporal(env, demoDbFile(dataDir), codecWebEndpoint(gatewayUrl, codecToken), say, teardown);
   const { address, namespace, uiUrl } = temporal;
   const webLink = (workflowId: string): string =>
     uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}` : `(set TEMPORAL_UI_URL for a link) workflow ${workflowId}`;
 
-  const keys = env.PAYLOAD_ENCRYPTION_KEYS ?? generateDevKeys();
-  say(env.PAYLOAD_ENCRYPTION_KEYS ? 'payload encryption keys: PAYLOAD_ENCRYPTION_KEYS' : 'payload encryption keys: generated for this run (set PAYLOAD_ENCRYPTION_KEYS to use your own)');
+  const { keys } = secrets;
+  say(`payload encryption keys: ${secrets.keysFrom}`);
   const target = { ...temporalTargetFromEnv({ ...env, TEMPORAL_ADDRESS: address }), namespace };
   const client = await connectClient(target, keys);
   teardown.add('the Temporal client', () => client.connection.close());
@@ -186,18 +226,28 @@ async function startDemoStack(say: Say, teardown: Teardown): Promise<DemoStack> 
   const taskQueue = queueGiven || !env.TEMPORAL_ADDRESS ? env.TEMPORAL_TASK_QUEUE : `mpf-demo-${randomBytes(4).toString('hex')}`;
   const provider = new ProviderClient({ baseUrl: sim.baseUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
   teardown.add('the provider client', () => provider.close());
-  const receiver = await startDemoEventReceiver(env, say, teardown);
+  // A stack that cannot read its own state would hold every provider call: say so, and what to do.
+  const unreadable = await unreadableState(client, taskQueue);
+  if (unreadable) {
+    const fix = env.TEMPORAL_ADDRESS
+      ? `run with the PAYLOAD_ENCRYPTION_KEYS it was written with, or another TEMPORAL_TASK_QUEUE`
+      : `run with the PAYLOAD_ENCRYPTION_KEYS it was written with, or start afresh: remove ${shown(demoDbFile(dataDir))} and ${shown(demoKeysFile(dataDir))}`;
+    throw new Error(`the data of task queue ${taskQueue} on ${address} is sealed under payload keys this run does not have (${unreadable}); nothing was started. ${fix}`);
+  }
+  const receiver = await startDemoEventReceiver(env, secrets.eventSecret, say, teardown);
   const { workerRun, metricsUrl } = await startDemoWorker({ target, namespace, taskQueue, keys, provider, events: receiver.events, exporterUrl }, say, teardown);
 
   const apiKey = randomBytes(24).toString('base64url');
-  const gateway = await startDemoGateway({ env, client, taskQueue, keys, gatewayUrl, gatewayPort, uiUrl, apiKey, codecToken }, say, teardown);
+  const gateway = await startDemoGateway({ env, client, taskQueue, keys, gatewayUrl, gatewayPort, uiUrl, apiKey, codecToken, logFile: path.join(dataDir, 'demo-gateway.log') }, say, teardown);
   say(`metrics (Prometheus): worker ${metricsUrl}/metrics, gateway ${gateway.metricsUrl ?? '(off)'}/metrics; the Grafana dashboard is ops/grafana/merchant-payment-flows.json`);
   const site = await startMerchantSite();
   teardown.add('the merchant site', () => site.close());
   say(`merchant site ${site.url} (the payment link's redirect_url)`);
   const backend = createMpfClient({ baseUrl: gateway.url, apiKey });
   const startedFlows: string[] = [];
-  cancelFlowsOnStop({ client, backend, startedFlows }, say, teardown);
+  // Stopping is bounded: one attempt per cancel, no retries (a Ctrl-C is not waited out).
+  const stopper = createMpfClient({ baseUrl: gateway.url, apiKey, maxRetries: 0, timeoutMs: STOP_FLOWS_WAIT_MS, deadlineMs: STOP_FLOWS_WAIT_MS });
+  cancelFlowsOnStop({ client, backend: stopper, startedFlows }, stopSay, teardown);
   return {
     ...temporal,
     keys,
@@ -218,14 +268,15 @@ async function startDemoStack(say: Say, teardown: Teardown): Promise<DemoStack> 
 }
 
 /** The Temporal dev server (Web UI on, the demo's data file), or the server TEMPORAL_ADDRESS names. */
-async function startDemoTemporal(env: AppEnv, uiCodecEndpoint: string, say: Say, teardown: Teardown): Promise<DemoTemporal> {
+async function startDemoTemporal(env: AppEnv, dbFile: string, uiCodecEndpoint: string, say: Say, teardown: Teardown): Promise<DemoTemporal> {
   if (env.TEMPORAL_ADDRESS) {
     const target = temporalTargetFromEnv(env);
     say(`using the Temporal server at ${target.address} (TEMPORAL_ADDRESS), namespace ${target.namespace}`);
     return { address: target.address, namespace: target.namespace, uiUrl: env.TEMPORAL_UI_URL?.replace(/\/+$/, '') };
   }
-  say(`starting the Temporal dev server (Web UI on, database ${path.relative(process.cwd(), DEMO_DB_FILE) || DEMO_DB_FILE}) …`);
-  const server = await startDevServer({ ui: true, dbFile: DEMO_DB_FILE, uiCodecEndpoint });
+  const kept = fs.existsSync(dbFile);
+  say(`starting the Temporal dev server (Web UI on, database ${shown(dbFile)}${kept ? ', with the flows of earlier runs' : ''}) …`);
+  const server = await startDevServer({ ui: true, dbFile, uiCodecEndpoint, ownProcessGroup: true });
   teardown.add('the Temporal dev server', () => server.stop());
   say(`Temporal dev server at ${server.address} (pid ${server.pid}); Temporal Web at ${server.uiUrl}`);
   say('the dev server is plain text on loopback, without TLS (a local sandbox); `mpf cluster up` runs Temporal with mTLS');
@@ -238,10 +289,10 @@ async function startDemoTemporal(env: AppEnv, uiCodecEndpoint: string, say: Say,
  */
 async function startDemoEventReceiver(
   env: AppEnv,
+  eventSecret: string,
   say: Say,
   teardown: Teardown,
 ): Promise<{ eventSecret: string; received: ReceivedDelivery[]; events: MerchantEventsConfig }> {
-  const eventSecret = env.MERCHANT_WEBHOOK_SECRET ?? generateSecret();
   const received: ReceivedDelivery[] = [];
   const receiver = await startEventListener({ secrets: splitSecrets(eventSecret), onDelivery: (d) => received.push(d) });
   teardown.add('the event receiver', () => receiver.close());
@@ -286,7 +337,7 @@ async function startDemoWorker(
 
 /** The gateway on its chosen port, with the codec server Temporal Web decodes through. */
 async function startDemoGateway(
-  o: { env: AppEnv; client: Client; taskQueue: string; keys: string; gatewayUrl: string; gatewayPort: number; uiUrl?: string; apiKey: string; codecToken: string },
+  o: { env: AppEnv; client: Client; taskQueue: string; keys: string; gatewayUrl: string; gatewayPort: number; uiUrl?: string; apiKey: string; codecToken: string; logFile: string },
   say: Say,
   teardown: Teardown,
 ): Promise<RunningGateway> {
@@ -309,30 +360,38 @@ async function startDemoGateway(
     publicUrl: o.gatewayUrl,
     codec: { keys: o.keys, authToken: o.codecToken, corsOrigins },
     // The gateway's JSON log lines (secrets redacted) go to a file, not between the progress lines.
-    logger: { level: 'info', stream: demoLogStream(DEMO_GATEWAY_LOG) },
+    logger: { level: 'info', stream: demoLogStream(o.logFile) },
     metricsAddress: { host: '127.0.0.1', port: 0 },
   });
   teardown.add('the gateway', () => gateway.close());
-  say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec${o.env.TEMPORAL_ADDRESS ? '' : ', which Temporal Web uses to show payloads decoded'}; its log: ${path.relative(process.cwd(), DEMO_GATEWAY_LOG) || DEMO_GATEWAY_LOG})`);
+  say(`gateway ${gateway.url} (API key generated for this run; codec server at ${gateway.url}/codec${o.env.TEMPORAL_ADDRESS ? '' : ', which Temporal Web uses to show payloads decoded'}; its log: ${shown(o.logFile)})`);
   return gateway;
 }
 
 /**
- * Every flow this run starts is ended before it exits (Ctrl-C included): a flow left running would
- * wait for its PIN or payment with keys that go away with this run (undecodable).
+ * Every flow this run starts is ended before it exits (Ctrl-C included), so none is left waiting
+ * for a PIN or a payment nobody will send. Bounded: the cancels are sent at once, one attempt each,
+ * and the wait for the flows to close (each closes in a task after its cancel answered, handing its
+ * last events over) ends after STOP_FLOWS_WAIT_MS; the waits still open are then ended, so nothing
+ * is left using the Temporal client when it closes.
  */
 function cancelFlowsOnStop(o: { client: Client; backend: MpfGateway; startedFlows: readonly string[] }, say: Say, teardown: Teardown): void {
   teardown.add('the flows this run started', async () => {
-    for (const id of o.startedFlows) {
-      // Cancelled, or 409 not_cancellable when it already ended: either way nothing is left waiting.
-      const reason = 'the demo stopped';
-      const cancel = flowKindOf(id) === 'swap' ? o.backend.cancelSwap(id, { reason }) : o.backend.cancelLink(id, { reason });
-      if (await cancel.then(() => true, () => false)) say(`cancelled ${id} (the demo stopped)`);
-    }
-    // Each flow closes in a task after its cancel answered (it hands its last events over): keep
-    // the worker until they have, bounded, so no flow is left open without a worker.
-    const closing = o.startedFlows.map((id) => o.client.workflow.getHandle(id).result().catch(() => undefined));
-    await Promise.race([Promise.all(closing), new Promise((r) => setTimeout(r, 15_000))]);
+    const reason = 'the demo stopped';
+    await Promise.all(
+      o.startedFlows.map(async (id) => {
+        // Cancelled, or 409 not_cancellable when it already ended: either way nothing is left waiting.
+        const cancel = flowKindOf(id) === 'swap' ? o.backend.cancelSwap(id, { reason }) : o.backend.cancelLink(id, { reason });
+        if (await cancel.then(() => true, () => false)) say(`cancelled ${id} (the demo stopped)`);
+      }),
+    );
+    const abort = new AbortController();
+    const closing = o.startedFlows.map((id) => o.client.withAbortSignal(abort.signal, () => o.client.workflow.getHandle(id).result()).catch(() => undefined));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(closing), new Promise((r) => (timer = setTimeout(r, STOP_FLOWS_WAIT_MS)))]);
+    clearTimeout(timer);
+    abort.abort();
+    await Promise.all(closing);
   });
 }
 
@@ -348,6 +407,10 @@ async function driveSwap(stack: DemoStack, say: Say): Promise<{ ok: boolean; swa
     const id = s.swap_id;
     swapId = id;
     stack.startedFlows.push(id);
+    if (s.state !== 'awaiting_pin') {
+      say(`swap ${swapId}: ${s.state}${s.reason ? ` (${s.reason})` : ''}; no rate to confirm`);
+      return { ok: false, swapId };
+    }
     say(`swap ${swapId}: ${s.state}; rate 1 ${s.from_currency} = ${String(s.rate_used)} ${s.to_currency}; ${money(s.amount, s.from_currency)} -> ${money(s.converted_amount, s.to_currency)}; confirm before ${String(s.expires_at)}`);
     say(`Temporal Web: ${stack.webLink(id)}`);
     say(`POST /v1/swaps/${id}/pin with the swap's pin_token and the simulator's default wallet PIN`);

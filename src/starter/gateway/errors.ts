@@ -6,7 +6,7 @@
  *   DuplicateFlowError                 -> 409 duplicate, with the existing flow's view
  *   FlowNotFoundError                  -> 404 not_found
  *   PinNotAcceptedError                -> 409 pin_not_accepted
- *   FlowPendingError                   -> 504 pending, with flow_id
+ *   FlowPendingError                   -> 504 pending, with flow_id and Retry-After
  *   WorkerUnavailableError             -> 503 worker_unavailable, with flow_id, last_known_state, Retry-After
  *   PinBudgetExhaustedError            -> 429 rate_limited, with Retry-After (the PIN was not sent)
  *   PinBudgetUnavailableError          -> 503 pin_budget_unavailable, with Retry-After (the PIN was not sent)
@@ -19,8 +19,11 @@
  *   router errors (bad %-encoding, a path segment over maxParamLength)
  *                                      -> 400 invalid_request / 414 uri_too_long, never echoing the path
  *   rate limit                         -> 429 rate_limited
+ *   any other Temporal call past its deadline (an update, a query: isDeadlineExceeded)
+ *                                      -> 503 worker_unavailable, with Retry-After, naming the call and the route
  *   anything else                      -> 500 internal (generic message; logged without secrets)
  */
+import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -41,6 +44,10 @@ import {
   WorkerUnavailableError,
 } from '../client/errors';
 import { ProviderUnavailableError } from '../client/provider-guard';
+import { isDeadlineExceeded } from '../client/temporal-errors';
+
+/** Seconds a caller waits before trying again after Temporal or a worker did not answer in time. */
+const RETRY_AFTER_SECONDS = 5;
 
 export interface ErrorBody {
   error: string;
@@ -118,7 +125,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
     }
     if (err instanceof FlowNotFoundError) return sendError(reply, 404, 'not_found', err.message);
     if (err instanceof PinNotAcceptedError) return sendError(reply, 409, 'pin_not_accepted', err.message);
-    if (err instanceof FlowPendingError) return sendError(reply, 504, 'pending', err.message, { flow_id: err.flowId });
+    if (err instanceof FlowPendingError) {
+      reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+      return sendError(reply, 504, 'pending', err.message, { flow_id: err.flowId });
+    }
     if (err instanceof PinBudgetExhaustedError) {
       reply.header('retry-after', String(err.retryAfterSeconds));
       return sendError(reply, 429, 'rate_limited', err.message);
@@ -141,7 +151,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
       return sendError(reply, 503, 'provider_unavailable', err.message);
     }
     if (err instanceof WorkerUnavailableError) {
-      reply.header('retry-after', '5');
+      reply.header('retry-after', String(RETRY_AFTER_SECONDS));
       return sendError(reply, 503, 'worker_unavailable', err.message, { flow_id: err.flowId, last_known_state: err.lastKnownState });
     }
     if ((err as unknown) instanceof TemporalUnavailableError) {
@@ -150,8 +160,17 @@ export function installErrorHandlers(app: FastifyInstance): void {
       if ((err as unknown) instanceof TemporalCredentialsRefusedError) {
         req.log.error({ flow_id: flowId, temporal_said: (err as unknown as TemporalCredentialsRefusedError).reason }, "Temporal refused this gateway's token (UNAUTHENTICATED): is the identity provider reachable (TEMPORAL_OIDC_ISSUER)?");
       } else req.log.warn({ flow_id: flowId }, persistence ? "Temporal's persistence unavailable" : 'Temporal server unavailable');
-      reply.header('retry-after', '5');
+      reply.header('retry-after', String(RETRY_AFTER_SECONDS));
       return sendError(reply, 503, persistence ? 'temporal_persistence_unavailable' : 'temporal_unavailable', err.message, flowId ? { flow_id: flowId } : {});
+    }
+    if (isDeadlineExceeded(err)) {
+      // A call no route classified (the client's errors name the flow or record when they can):
+      // still a Temporal call that did not answer in time, as every other, never a 500.
+      const what = (err as unknown) instanceof WorkflowUpdateRPCTimeoutOrCancelledError ? 'an update sent to Temporal' : 'a call to Temporal';
+      const route = `${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`;
+      req.log.warn({ err: { type: err.name, message: err.message } }, `${what} did not answer within its deadline`);
+      reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+      return sendError(reply, 503, 'worker_unavailable', `${what} for ${route} did not answer within its deadline (is a worker running?); try again shortly`);
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status === 429) return sendError(reply, 429, 'rate_limited', 'too many requests; try again later');

@@ -6,9 +6,9 @@
  *                        summary (the route's), security (the route's; else the API key when the
  *                        route's config asks for it; else none, declared as `security: []`)
  *   every status         a description instead of "Default Response"
- *   429 and 503          declared with a Retry-After header: 429 on every route the gateway's rate
+ *   429, 503 and 504     declared with a Retry-After header: 429 on every route the gateway's rate
  *                        limit covers (all but the health checks), 503 on every /v1 route (they all
- *                        reach Temporal)
+ *                        reach Temporal), 504 wherever a route declares it
  *   401                  on every secured route
  *   403                  on every API-key route (the key's role lacks the route's access)
  *   components           a `FooInput` twin identical to `Foo` (fastify-type-provider-zod emits
@@ -57,7 +57,7 @@ const STATUS_DESCRIPTIONS: Record<string, string> = {
   '500': 'Internal error (logged by the gateway)',
   '502': "The provider refused or did not answer; the flow's view says what happened",
   '503': 'Temporal or a worker did not answer in time: retry after Retry-After seconds',
-  '504': 'Started (or sent) but no answer yet: look the flow up by flow_id',
+  '504': 'Started (or sent) but no answer yet: look the flow up by flow_id, after Retry-After seconds',
 };
 
 type Json = Record<string, unknown>;
@@ -154,7 +154,7 @@ function normaliseOperations(doc: Json): void {
       if (!response.description || response.description === 'Default Response') {
         response.description = STATUS_DESCRIPTIONS[status] ?? `HTTP ${status}`;
       }
-      if ((status === '429' || status === '503') && !isRateLimitExempt(path)) response.headers = { ...RETRY_AFTER, ...((response.headers as Json | undefined) ?? {}) };
+      if ((status === '429' || status === '503' || status === '504') && !isRateLimitExempt(path)) response.headers = { ...RETRY_AFTER, ...((response.headers as Json | undefined) ?? {}) };
     }
   }
 }

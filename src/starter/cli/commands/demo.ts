@@ -11,5 +11,8 @@ export function demoCommand(): Command {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const { runDemo } = require('../../demo/run') as typeof Demo;
       process.exitCode = await runDemo({ once: Boolean(opts.once) });
+      // Everything it started is stopped: a handle some library left open does not keep the
+      // process (and a Ctrl-C'd demo) waiting. Unref'd: a process that is done exits at once.
+      setTimeout(() => process.exit(), 2_000).unref();
     });
 }

@@ -67,7 +67,7 @@ const face = (): typeof Face => require('../face') as typeof Face;
 
 function linkLines(l: LinkView & { execution?: string }): string[] {
   return [
-    // A flow closed in Temporal (terminated, …) says so: its state is only the last one it reached.
+    // A flow closed in Temporal (terminated, …) says so: its state is the one it truthfully ended in (closed-flows.ts).
     l.execution ? `payment link ${l.link_id}: ${l.state} (execution ${l.execution})` : `payment link ${l.link_id}: ${l.state}`,
     ...rows([
       ['amount', formatAmount(l.amount, l.currency)],

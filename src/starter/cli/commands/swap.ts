@@ -85,7 +85,7 @@ class NotCancellableError extends Error {
 
 function swapLines(s: SwapView & { execution?: string }, extra: Array<[string, string | undefined]> = []): string[] {
   return [
-    // A flow closed in Temporal (terminated, …) says so: its state is only the last one it reached.
+    // A flow closed in Temporal (terminated, …) says so: its state is the one it truthfully ended in (closed-flows.ts).
     s.execution ? `swap ${s.swap_id}: ${s.state} (execution ${s.execution})` : `swap ${s.swap_id}: ${s.state}`,
     ...rows([
       ['amount', formatAmount(s.amount, s.from_currency)],

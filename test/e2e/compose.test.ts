@@ -860,7 +860,7 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
 });
 
 /**
- * Authorisation, as `mpf cluster up` runs it (issue 29): the identity provider, the Temporal
+ * Authorisation, as `mpf cluster up` runs it: the identity provider, the Temporal
  * server's authorizer, the machine clients' tokens and Temporal Web's sign-in, behind the same
  * switch (compose's `.env`) read the same way: on by default, off with MPF_CLUSTER_AUTH=0, and any
  * other value refused by every service that reads it. The entrypoints' shells run here with

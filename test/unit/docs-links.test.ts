@@ -3,7 +3,8 @@
  * CONTRIBUTING.md, CHANGELOG.md and docs/**\/*.md must point at a file or folder of the repository,
  * every repository path a page names in code (`src/…`, `test/…`, in a code span or block) must
  * exist, and no page may point outside it (issue numbers, a build machine's paths). The opening
- * comments of the files under test/ and bench/ are held to the same rules.
+ * comments of the files under test/ and bench/ are held to the same rules, and no file of the code,
+ * tests, tools or docs names one of the project's own issues or pull requests.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -126,6 +127,51 @@ describe('the docs', () => {
   });
 });
 
+/**
+ * A reference to one of the project's own issues or pull requests: `issue <n>`, `issue #<n>`,
+ * `issues <n>-<m>`, `(#<n>)`, `fixes #<n>`, `PR #<n>`. An upstream project's, named with its
+ * repository (`temporalio/ui PR #<n>`), is not one; CSS colours and counters (`entry #<n>`) are not either.
+ */
+const OWN_ISSUE = /(?<![\w.-]+\/[\w.-]+ )\b(?:issues?[ -]#?\d+|(?:PR|pull request|fix(?:es|ed)?|close[sd]?|resolve[sd]?)[ -]?#\d+)\b|\(#\d+\)/i;
+
+/** The folders and top-level files whose text is the project's own (generated and recorded data left out). */
+const OWN_TEXT = ['src', 'test', 'tools', 'scripts', 'bench', 'docs', 'packages', 'examples', 'docker', 'ops', 'bin', '.ci'];
+const NOT_OURS = new Set(['node_modules', 'dist', '.data', '.cache', 'replay', 'upgrade']);
+
+function ownTextFiles(): string[] {
+  const walk = (dir: string): string[] =>
+    fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+      const rel = path.join(dir, e.name);
+      if (e.isDirectory()) return NOT_OURS.has(e.name) ? [] : walk(rel);
+      return /\.(ts|mjs|cjs|js|go|sh|md|json|ya?ml|sql|txt|html|css)$|^(run|Dockerfile|[\w-]+\.Dockerfile)$/.test(e.name) && !e.name.endsWith('.lock.json') ? [rel] : [];
+    });
+  const top = fs.readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isFile() && e.name !== 'CHANGELOG.md' && e.name !== 'package-lock.json').map((e) => e.name);
+  return [...top, ...OWN_TEXT.filter((d) => fs.existsSync(path.join(ROOT, d))).flatMap(walk)];
+}
+
+describe('the code, tests, tools and docs', () => {
+  test('name none of the project\'s own issues or pull requests (the reason goes in the text, the history in git)', () => {
+    const files = ownTextFiles();
+    assert.ok(files.includes(path.join('tools', 'cluster', 'temporal-server', 'authz.go')) && files.includes(path.join('test', 'e2e', 'compose.test.ts')), 'the scan reads Go and test files');
+    const offenders = files.flatMap((file) =>
+      fs
+        .readFileSync(path.join(ROOT, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (OWN_ISSUE.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    assert.deepEqual(offenders, []);
+  });
+
+  test('an issue or pull request of our own is noticed, an upstream one or a colour is not (the check can fail)', () => {
+    // Written with N for the number, so that the scan of this very file does not flag them.
+    const n = (lines: string[]) => lines.map((l) => l.replace('N', '29'));
+    const own = n(['as cluster up runs it (issue N):', '// Issue #N: retried', 'see issues N-30', 'the guard (#N)', 'Fixes #N', 'PR #N made it']);
+    const not = n(['the update action (temporalio/ui PR #N)', 'border:1px solid #889', 'entry #N: id must be', 'an issued token', 'tissue N']);
+    assert.deepEqual(own.filter((l) => !OWN_ISSUE.test(l)), []);
+    assert.deepEqual(not.filter((l) => OWN_ISSUE.test(l)), []);
+  });
+});
+
 describe('the opening comments of test and bench files', () => {
   test('point nowhere outside the repository and name only repository paths that exist', () => {
     const offenders = testAndBenchFiles().flatMap((file) => {
@@ -141,8 +187,10 @@ describe('the opening comments of test and bench files', () => {
   });
 
   test('an issue number or a stale path in a header is noticed (the check can fail)', () => {
-    const header = headerComment('#!/usr/bin/env node\n/**\n * issue 7: see test/nowhere.test.ts and src/auth/.\n */\nimport x from "y";\n/** not the header */\n');
-    assert.equal(header, '/**\n * issue 7: see test/nowhere.test.ts and src/auth/.\n */');
+    // The issue number is spelled in two parts so that the scan of this very file does not flag it.
+    const issue = ['issue', '7'].join(' ');
+    const header = headerComment(`#!/usr/bin/env node\n/**\n * ${issue}: see test/nowhere.test.ts and src/auth/.\n */\nimport x from "y";\n/** not the header */\n`);
+    assert.equal(header, `/**\n * ${issue}: see test/nowhere.test.ts and src/auth/.\n */`);
     assert.ok(OUTSIDE.test(header));
     assert.deepEqual(headerRepoPaths(header), ['test/nowhere.test.ts', 'src/auth/']);
     assert.equal(headerComment('// one\n// two\nconst a = 1;\n'), '// one\n// two\n');

@@ -237,7 +237,7 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
       info: {
         title: 'merchant-payment-flows gateway',
         version: '1.0.0',
-        license: { name: 'UNLICENSED', identifier: 'LicenseRef-UNLICENSED' },
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         description:
           'Durable wallet swaps and hosted bank-transfer payment links on Temporal. Errors are ' +
           '{ error, message, field? }; a bad body is 400 invalid_request naming the field and starts nothing. ' +

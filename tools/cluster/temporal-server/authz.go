@@ -1,7 +1,7 @@
 // The authorisation of merchant-payment-flows' Temporal API: Temporal's own JWT claim mapper
 // (a token signed by a key of the identity provider's JWKS, for the configured audience, its
 // `permissions` claim read as `<namespace>:read|write|worker|admin`) and an authorizer that gives
-// those four roles the meanings the project's operators need (issue 29):
+// those four roles the meanings the project's operators need:
 //
 //	read    list, describe, query, read history; nothing that changes a flow.
 //	write   what a gateway does: start, signal, signal-with-start, update, query, and read.

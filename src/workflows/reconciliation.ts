@@ -77,7 +77,8 @@ export interface Resolvable {
 
 /**
  * The last step of a flow: one in `needs_reconciliation` stays open until `resolve` moves it to
- * `reconciled` (no time limit: it is an operator's open task; terminate it in Temporal to give up).
+ * `reconciled` (no time limit: it is an operator's open task; terminated in Temporal, its next run
+ * (closed-flow.ts) waits for the resolution in its place).
  * Flows that never needed reconciliation, and histories from before the patch, end as before.
  */
 /**

@@ -9,6 +9,7 @@
  * Flows recorded before this existed replay without it (`patched`), so their histories stay valid.
  */
 import { MERCHANT_EVENTS_PATCH } from './patches';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   CancellationScope,
   condition,
@@ -199,7 +200,7 @@ export class EventOutbox {
       });
     } catch (err) {
       // Already running (e.g. the flow was reset in Temporal): hand the batch to that one; it skips ids it has.
-      if (!(err instanceof Error) || !/already (started|running)|AlreadyStarted/i.test(`${err.name} ${err.message}`)) throw err;
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       const existing = getExternalWorkflowHandle(workflowId);
       await existing.signal(eventsSignal, { events: batch });
       this.target = existing;

@@ -9,7 +9,9 @@
  * again when the answer is replayed). The record lives `ttl_seconds` (24 h by default), then the
  * workflow completes and the key may be used again.
  */
-import { allHandlersFinished, condition, defineQuery, defineUpdate, setHandler } from '@temporalio/workflow';
+import { condition, defineQuery, defineUpdate, setHandler } from '@temporalio/workflow';
+import { runEntityLoop } from './entity-loop';
+import { RECORD_FAILURE, recordRefusal } from './record-failures';
 
 export const IDEMPOTENCY_WORKFLOW_TYPE = 'idempotencyWorkflow';
 
@@ -99,10 +101,16 @@ export async function idempotencyWorkflow(input: IdempotencyInput): Promise<void
     if (record && !record.answer && record.claim_id === claim_id) record = { ...record, in_progress: false };
   });
   setHandler(idempotencyRecordQuery, () => ({ route: record?.route, answered: record?.answer !== undefined, in_progress: record?.in_progress ?? false }));
-  await condition(() => false, Math.max(1, input.ttl_seconds) * 1000);
-  await condition(allHandlersFinished);
+  // One round: the record's lifetime (a handful of updates: it never grows long enough to continue as new).
+  await runEntityLoop<typeof idempotencyWorkflow>({
+    round: async () => {
+      await condition(() => false, Math.max(1, input.ttl_seconds) * 1000);
+      return 'end';
+    },
+    carryOver: () => [input],
+  });
 }
 
 function checkAnswer(a: StoredAnswer | undefined): void {
-  if (!a || typeof a.status !== 'number' || a.status < 100 || a.status > 599) throw new Error('answer.status: must be an HTTP status');
+  if (!a || typeof a.status !== 'number' || a.status < 100 || a.status > 599) throw recordRefusal(RECORD_FAILURE.invalidInput, 'answer.status: must be an HTTP status', { field: 'answer.status' });
 }

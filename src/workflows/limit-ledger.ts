@@ -19,7 +19,9 @@
  * started again for a day that is over refuses everything (`ledger_closed`), so it never counts a
  * day again from zero.
  */
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, defineQuery, defineUpdate, setHandler } from '@temporalio/workflow';
+import { runEntityLoop } from './entity-loop';
+import { type LimitExceededDetails, RECORD_FAILURE, recordRefusal } from './record-failures';
 
 export const LIMIT_LEDGER_WORKFLOW_TYPE = 'limitLedgerWorkflow';
 
@@ -73,10 +75,13 @@ export const limitReleaseUpdate = defineUpdate<void, [{ flow_id: string; holder:
 /** Counter (`count:<kind>`, `amount:<kind>:<currency>`) -> the day's total, as decimal text. */
 export const limitTotalsQuery = defineQuery<Record<string, string>>('totals');
 
-/** The message of a refused reservation: `limit_exceeded:<limit name>`. */
-export const LIMIT_EXCEEDED = 'limit_exceeded';
-/** The message of a reservation outside the ledger's day (give or take CLOCK_SKEW_MS): `ledger_closed:<day>`. */
-export const LEDGER_CLOSED = 'ledger_closed';
+/**
+ * A refused reservation is an ApplicationFailure (record-failures.ts): RECORD_FAILURE.limitExceeded
+ * with the limit, its day and what is left of it; RECORD_FAILURE.ledgerClosed for a reservation
+ * outside the ledger's day (give or take CLOCK_SKEW_MS). Their messages keep the text of the
+ * releases before (`limit_exceeded:<limit name>`, `ledger_closed:<day>`), which their clients read
+ * while a deployment is upgraded.
+ */
 
 const countKey = (kind: LedgerKind): string => `count:${kind}`;
 const amountKey = (kind: LedgerKind, currency: string): string => `amount:${kind}:${currency}`;
@@ -92,11 +97,14 @@ export function ledgerTotals(entries: readonly LedgerEntry[], folded: Readonly<R
   return totals;
 }
 
-/** The name of the limit the reservation would pass, or undefined. Pure. */
-export function passedLimit(totals: ReadonlyMap<string, bigint>, r: LedgerReservation): string | undefined {
-  if (r.count_limit && (totals.get(countKey(r.kind)) ?? 0n) + 1n > BigInt(r.count_limit.max)) return r.count_limit.name;
-  if (r.amount_limit && (totals.get(amountKey(r.kind, r.currency)) ?? 0n) + BigInt(r.amount) > BigInt(r.amount_limit.max)) return r.amount_limit.name;
-  return undefined;
+/** The limit the reservation would pass (its name, what it limits, the day's use and what is left), or undefined. Pure. */
+export function passedLimit(totals: ReadonlyMap<string, bigint>, r: LedgerReservation): Omit<LimitExceededDetails, 'day'> | undefined {
+  const check = (limit: LedgerLimit | undefined, measure: 'count' | 'amount', used: bigint, requested: bigint): Omit<LimitExceededDetails, 'day'> | undefined => {
+    if (!limit || used + requested <= BigInt(limit.max)) return undefined;
+    const left = BigInt(limit.max) - used;
+    return { limit: limit.name, measure, max: limit.max, used: used.toString(), requested: requested.toString(), remaining: (left > 0n ? left : 0n).toString() };
+  };
+  return check(r.count_limit, 'count', totals.get(countKey(r.kind)) ?? 0n, 1n) ?? check(r.amount_limit, 'amount', totals.get(amountKey(r.kind, r.currency)) ?? 0n, BigInt(r.amount));
 }
 
 /** Folds the reservations older than FOLD_AFTER_MS into the totals. Pure. */
@@ -132,10 +140,13 @@ export async function limitLedgerWorkflow(input: LimitLedgerInput): Promise<void
     {
       validator: (r: LedgerReservation) => {
         const now = Date.now();
-        if (now < opens || now > closes) throw new Error(`${LEDGER_CLOSED}:${input.day}`);
+        if (now < opens || now > closes) {
+          const window = { day: input.day, opens_at: new Date(opens).toISOString(), closes_at: new Date(closes).toISOString() };
+          throw recordRefusal(RECORD_FAILURE.ledgerClosed, `ledger_closed:${input.day}`, window);
+        }
         if (entries.some((e) => e.flow_id === r.flow_id)) return; // counted once
         const passed = passedLimit(ledgerTotals(entries, folded), r);
-        if (passed !== undefined) throw new Error(`${LIMIT_EXCEEDED}:${passed}`);
+        if (passed !== undefined) throw recordRefusal(RECORD_FAILURE.limitExceeded, `limit_exceeded:${passed.limit}`, { ...passed, day: input.day });
       },
     },
   );
@@ -148,15 +159,15 @@ export async function limitLedgerWorkflow(input: LimitLedgerInput): Promise<void
   });
   setHandler(limitTotalsQuery, () => Object.fromEntries([...ledgerTotals(entries, folded)].map(([k, v]) => [k, v.toString()])));
 
-  const long = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2_000;
-  while (Date.now() < closes) {
+  await runEntityLoop<typeof limitLedgerWorkflow>({
     // One timer for the rest of the day; woken early only when history grows long.
-    await condition(long, Math.max(1, closes - Date.now()));
-    if (long()) {
-      await condition(allHandlersFinished);
+    round: async (long) => {
+      if (Date.now() >= closes) return 'end';
+      await condition(long, Math.max(1, closes - Date.now()));
+    },
+    carryOver: () => {
       ({ entries, folded } = foldOld(entries, folded, Date.now()));
-      await continueAsNew<typeof limitLedgerWorkflow>({ day: input.day, entries, folded });
-    }
-  }
-  await condition(allHandlersFinished);
+      return [{ day: input.day, entries, folded }];
+    },
+  });
 }

@@ -8,7 +8,9 @@
  * so the check and the count are one step: concurrent PINs on several gateways cannot overrun it.
  * The workflow ends once it holds nothing; the next take starts it again.
  */
-import { allHandlersFinished, condition, continueAsNew, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, defineUpdate, setHandler } from '@temporalio/workflow';
+import { runEntityLoop } from './entity-loop';
+import { RECORD_FAILURE, recordRefusal } from './record-failures';
 
 export const PIN_BUDGET_WORKFLOW_TYPE = 'pinBudgetWorkflow';
 
@@ -30,8 +32,11 @@ export interface PinBudgetEntry {
 
 export const pinBudgetTakeUpdate = defineUpdate<void, [{ attempt_id: string }]>('take');
 export const pinBudgetSettleUpdate = defineUpdate<void, [{ attempt_id: string; wrong: boolean }]>('settle');
-/** The message of a refused take: `budget_exhausted:<seconds until a slot frees>`. */
-export const BUDGET_EXHAUSTED = 'budget_exhausted';
+/**
+ * A refused take is an ApplicationFailure (record-failures.ts), RECORD_FAILURE.pinBudgetExhausted,
+ * with the seconds until a slot frees. Its message keeps the text of the releases before
+ * (`budget_exhausted:<seconds>`), which their clients read while a deployment is upgraded.
+ */
 
 /** The entries still counting at `now`. Pure. */
 export function liveEntries(entries: readonly PinBudgetEntry[], now: number, windowMs: number, holdMs: number): PinBudgetEntry[] {
@@ -59,7 +64,9 @@ export async function pinBudgetWorkflow(input: PinBudgetInput): Promise<void> {
     {
       validator: (_arg: { attempt_id: string }) => {
         const now = live();
-        if (now.length >= input.max) throw new Error(`${BUDGET_EXHAUSTED}:${secondsUntilFree(now, Date.now(), input.window_ms, holdMs)}`);
+        if (now.length < input.max) return;
+        const seconds = secondsUntilFree(now, Date.now(), input.window_ms, holdMs);
+        throw recordRefusal(RECORD_FAILURE.pinBudgetExhausted, `budget_exhausted:${seconds}`, { retry_after_seconds: seconds, max: input.max });
       },
     },
   );
@@ -68,18 +75,16 @@ export async function pinBudgetWorkflow(input: PinBudgetInput): Promise<void> {
     changes++;
   });
 
-  for (;;) {
-    const seen = changes;
-    const current = live();
-    if (current.length === 0 && seen > 0) break;
-    // Wake when something changes, or when the oldest entry stops counting.
-    const wait = current.length === 0 ? input.window_ms : Math.min(...current.map((e) => e.at + (e.held ? holdMs : input.window_ms))) - Date.now() + 1;
-    const moved = await condition(() => changes !== seen, Math.max(1, wait));
-    if (!moved && live().length === 0) break;
-    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2_000) {
-      await condition(allHandlersFinished);
-      await continueAsNew<typeof pinBudgetWorkflow>({ ...input, entries: live() });
-    }
-  }
-  await condition(allHandlersFinished);
+  await runEntityLoop<typeof pinBudgetWorkflow>({
+    round: async () => {
+      const seen = changes;
+      const current = live();
+      if (current.length === 0 && seen > 0) return 'end';
+      // Wake when something changes, or when the oldest entry stops counting.
+      const wait = current.length === 0 ? input.window_ms : Math.min(...current.map((e) => e.at + (e.held ? holdMs : input.window_ms))) - Date.now() + 1;
+      const moved = await condition(() => changes !== seen, Math.max(1, wait));
+      if (!moved && live().length === 0) return 'end';
+    },
+    carryOver: () => [{ ...input, entries: live() }],
+  });
 }

@@ -8,7 +8,9 @@ import { startEventListener, type ReceivedDelivery, type RunningListener } from 
 import { generateSecret } from '../../src/merchant-events/signing';
 import type { InputError } from '../../src/starter/client/errors';
 import { MpfClient } from '../../src/starter/client/mpf-client';
-import { EVENT_TYPES, eventTypeFor, FLOW_EVENT_TYPES } from '../../src/contract/merchant-events';
+import { EVENT_DELIVERY_WORKFLOW_TYPE, type EventDeliveryInput, EVENT_TYPES, eventTypeFor, FLOW_EVENT_TYPES } from '../../src/contract/merchant-events';
+import { eventDeliveryWorkflowId } from '../../src/workflows/event-types';
+import { flowId } from '../../src/workflows/flow-ids';
 import { eventSchemaIssues } from '../../src/contract/merchant-event-schemas';
 import type { LinkView, SwapView } from '../../src/workflows/messages';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
@@ -146,6 +148,22 @@ describe('merchant events of real flows (real Temporal, simulator over HTTP)', (
     assert.equal(d.attempts, 1);
     assert.equal(d.last_status, 200);
     assert.ok(d.delivered_at);
+  });
+
+  test('a delivery workflow already running under the flow\'s delivery id (a flow reset in Temporal) is handed the flow\'s events, and the flow goes on', async () => {
+    const ref = uniqueRef('ev-existing');
+    const linkId = flowId('payment_link', ref);
+    const schedule = { ...NO_MERCHANT_EVENTS.schedule, initial_interval_ms: 200, idle_close_ms: 60_000 };
+    const input: EventDeliveryInput = { flow_id: linkId, endpoints: [listener.url], schedule, events: [] };
+    await stack.client.workflow.start(EVENT_DELIVERY_WORKFLOW_TYPE, { workflowId: eventDeliveryWorkflowId(linkId), taskQueue: stack.taskQueue, args: [input] });
+    const { link } = await stack.mpf.createLink(linkBody(ref, { webhook_url: listener.url }));
+    assert.equal(link.link_id, linkId);
+    // The outbox met the running one (WorkflowExecutionAlreadyStartedError) and signalled it the event.
+    await eventually(async () => ofFlow(listener, linkId).find((d) => d.event?.type === 'payment_link.created'), 30_000, 'payment_link.created through the running delivery workflow');
+    assert.equal(await payOnCheckout(stack.sim.checkoutUrl, link.payment_ref!), 303);
+    const final = (await stack.client.workflow.getHandle(linkId).result()) as LinkView;
+    assert.equal(final.state, 'paid');
+    await eventually(async () => ofFlow(listener, linkId).find((d) => d.event?.type === 'payment_link.paid'), 30_000, 'payment_link.paid');
   });
 
   test("a flow's event settings come with its first provider activity: no local activity of its own in its history, events delivered to its webhook_url", async () => {

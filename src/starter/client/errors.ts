@@ -2,6 +2,7 @@
 
 /** Bad input: names the field; nothing was started. -> 400 */
 import type { FlowKind } from '../../workflows/flow-ids';
+import type { LimitExceededDetails } from '../../workflows/record-failures';
 
 export class InputError extends Error {
   override name = 'InputError';
@@ -212,6 +213,8 @@ export class LimitExceededError extends Error {
     readonly field: string | undefined,
     readonly resetsAt: string,
     why: string,
+    /** What the ledger said: the limit, its day, its maximum, the day's use and what is left (absent when not from a ledger). */
+    readonly refusal?: LimitExceededDetails,
   ) {
     super(`${field ?? limit}: ${why}; nothing was started (the day's count resets at ${resetsAt})`);
   }

@@ -9,7 +9,7 @@
  * first) and, within a flow, its events newest first; a page may hold fewer than `limit` events
  * when few flows match, and `next_page_token` goes on.
  */
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { QueryNotRegisteredError, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { describeZodError } from '../../contract/provider';
 import { EVENT_PREFIX, FLOW_EVENT_TYPES, type FlowEvent, type FlowEventSummary, type DeliveryRecord } from '../../contract/merchant-events';
@@ -113,7 +113,7 @@ export class MerchantEventsReader {
       if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(kindOfFlow(flowId), flowId);
       if (isDeadlineExceeded(err) || isNoPoller(err)) throw new WorkerUnavailableError(kindOfFlow(flowId), flowId, this.gate.queryAnswerTimeoutMs(), undefined);
       // A worker of a release before the events query: its flows' events are read by a newer one.
-      if (err instanceof Error && /query.*(not (found|registered)|unknown)|did not register/i.test(err.message)) {
+      if (err instanceof QueryNotRegisteredError) {
         throw new WorkerUnavailableError(kindOfFlow(flowId), flowId, this.gate.queryAnswerTimeoutMs(), undefined);
       }
       throw err;

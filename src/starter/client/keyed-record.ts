@@ -8,13 +8,15 @@
  *    for guessable ones such as a user_ref);
  *  - update-with-start (the first caller starts it, every later one meets the same run; once a
  *    run ended the id may start again);
+ *  - a record's refusal, by its failure type and details (refusalOf);
  *  - one bounded wait per call, and one classification of what did not answer: the Temporal
  *    frontend (TemporalUnavailableError), its persistence (TemporalPersistenceUnavailableError)
  *    or no worker within the wait (WorkerUnavailableError naming the record).
  */
 import { createHash, createHmac } from 'node:crypto';
-import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
+import { type Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { SearchAttributePair, UpdateDefinition } from '@temporalio/common';
+import { type RecordFailureDetails, type RecordFailureType, refusalDetails } from '../../workflows/record-failures';
 import { TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from './errors';
 import type { TemporalAvailability } from './health';
 import { isDeadlineExceeded, isPersistenceUnavailable, isTemporalUnavailable } from './temporal-errors';
@@ -26,6 +28,15 @@ export const recordId = {
   /** HMAC-SHA256 under a derived key (160 bits of it): for a guessable subject, such as a user_ref. */
   keyed: (prefix: string, key: Buffer, subject: string): string => `${prefix}-${createHmac('sha256', key).update(subject).digest('hex').slice(0, 40)}`,
 };
+
+/**
+ * The details of a record's refusal of `type` (workflows/record-failures.ts): an update its
+ * validator or handler refused with that failure type. undefined for anything else (another
+ * refusal, a record that did not answer). Read from the failure's type and details, never its text.
+ */
+export function refusalOf<T extends RecordFailureType>(err: unknown, type: T): RecordFailureDetails[T] | undefined {
+  return err instanceof WorkflowUpdateFailedError ? refusalDetails(err.cause, type) : undefined;
+}
 
 export interface KeyedRecordsOptions {
   client: Client;

@@ -26,21 +26,20 @@
  * ring and a start reserves in each; a ring of one key costs one update per limited subject.
  */
 import { randomUUID } from 'node:crypto';
-import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { deriveKeys } from '../../codec/derive';
 import type { DailyLimits, LimitName } from '../../config/limits-env';
 import {
-  LEDGER_CLOSED,
-  LIMIT_EXCEEDED,
   LIMIT_LEDGER_WORKFLOW_TYPE,
   type LedgerKind,
   type LedgerReservation,
   limitReleaseUpdate,
   limitReserveUpdate,
 } from '../../workflows/limit-ledger';
+import { type LimitExceededDetails, RECORD_FAILURE } from '../../workflows/record-failures';
 import { LimitExceededError, LimitUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from './errors';
 import type { TemporalGate } from './health';
-import { KeyedRecords, recordId } from './keyed-record';
+import { KeyedRecords, recordId, refusalOf } from './keyed-record';
 import { isAlreadyStarted } from './temporal-errors';
 
 /** Retry-After of a start refused because the limits could not be checked. */
@@ -74,6 +73,13 @@ export function hundredths(amount: number | string): bigint {
   const m = /^(\d+)(?:\.(\d{1,2}))?$/.exec(String(amount).trim());
   if (!m) throw new RangeError(`not an amount of at most 2 decimal places: ${String(amount)}`);
   return BigInt(m[1]!) * 100n + BigInt((m[2] ?? '').padEnd(2, '0'));
+}
+
+/** Hundredths (decimal text) as an amount with 2 decimal places, exactly. */
+export function fromHundredths(h: string): string {
+  const n = BigInt(h);
+  const abs = n < 0n ? -n : n;
+  return `${n < 0n ? '-' : ''}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
 }
 
 /** The UTC day of an instant, YYYY-MM-DD. */
@@ -111,7 +117,8 @@ class LedgerClosedError extends Error {
   }
 }
 
-type Reserved = { taken: string[]; refused?: { check: Check; name: string }; failed?: unknown };
+type Refused = { check: Check; details: LimitExceededDetails };
+type Reserved = { taken: string[]; refused?: Refused; failed?: unknown };
 
 export class DailyLimitLedgers {
   private readonly userKeys: Buffer[];
@@ -148,12 +155,12 @@ export class DailyLimitLedgers {
     if (checks.length === 0) return start();
     const holder = randomUUID();
     const base = { flow_id: flowId, holder, kind, currency, amount: hundredths(req.amount).toString() };
-    const reserved = await this.reserve(checks, base);
+    const reserved = await this.reserve(checks, day, base);
     const giveBack = () => this.release(reserved.taken, flowId, holder);
     if (reserved.refused) {
       await giveBack();
       if (await this.opts.gate.flowStatus(flowId)) return start();
-      throw this.exceeded(kind, flowId, req, currency, day, reserved.refused);
+      throw this.exceeded(kind, flowId, req, currency, reserved.refused);
     }
     if (reserved.failed !== undefined) {
       await giveBack();
@@ -192,11 +199,11 @@ export class DailyLimitLedgers {
   }
 
   /** Reserves in every ledger at once: those taken, the first refusal (the user's before the deployment's), a failure. */
-  private async reserve(checks: Check[], base: Omit<LedgerReservation, 'count_limit' | 'amount_limit'>): Promise<Reserved> {
+  private async reserve(checks: Check[], day: string, base: Omit<LedgerReservation, 'count_limit' | 'amount_limit'>): Promise<Reserved> {
     const calls = checks.flatMap((check) => check.ledgers.map((id) => ({ id, check })));
     const answers = await Promise.allSettled(
       calls.map(({ id, check }) =>
-        this.reserveOne(id, {
+        this.reserveOne(id, day, {
           ...base,
           ...(check.count ? { count_limit: { name: check.count.name, max: String(check.count.max) } } : {}),
           ...(check.amount ? { amount_limit: { name: check.amount.name, max: hundredths(check.amount.max).toString() } } : {}),
@@ -207,22 +214,21 @@ export class DailyLimitLedgers {
     answers.forEach((a, i) => {
       if (a.status === 'rejected') out.failed ??= a.reason ?? new Error('a limit ledger failed');
       else if (a.value === undefined) out.taken.push(calls[i]!.id);
-      else out.refused ??= { check: calls[i]!.check, name: a.value };
+      else out.refused ??= { check: calls[i]!.check, details: a.value };
     });
     return out;
   }
 
-  /** undefined: reserved; a limit's name: refused. Throws when the ledger did not answer. */
-  private async reserveOne(workflowId: string, r: LedgerReservation): Promise<string | undefined> {
-    const day = workflowId.slice(-10);
+  /** undefined: reserved in the ledger of `day`; the refusal's details: refused. Throws when the ledger did not answer. */
+  private async reserveOne(workflowId: string, day: string, r: LedgerReservation): Promise<LimitExceededDetails | undefined> {
     try {
       await this.records.updateWithStart(workflowId, limitReserveUpdate, [r], { workflowType: LIMIT_LEDGER_WORKFLOW_TYPE, args: [{ day }] });
       return undefined;
     } catch (err) {
-      const message = err instanceof WorkflowUpdateFailedError ? String((err.cause as Error | undefined)?.message) : '';
-      const m = new RegExp(`^${LIMIT_EXCEEDED}:([a-z_]+)$`).exec(message);
-      if (m) return m[1]!;
-      if (message.startsWith(`${LEDGER_CLOSED}:`)) throw new LedgerClosedError(day);
+      const exceeded = refusalOf(err, RECORD_FAILURE.limitExceeded);
+      if (exceeded) return exceeded;
+      const closed = refusalOf(err, RECORD_FAILURE.ledgerClosed);
+      if (closed) throw new LedgerClosedError(closed.day);
       throw err;
     }
   }
@@ -232,17 +238,17 @@ export class DailyLimitLedgers {
     await Promise.all(ledgers.map((id) => this.records.update(id, limitReleaseUpdate, [{ flow_id: flowId, holder }]).catch(() => undefined)));
   }
 
-  private exceeded(kind: LedgerKind, flowId: string, req: LimitedStart, currency: string, day: string, refused: { check: Check; name: string }): LimitExceededError {
-    const { check, name } = refused;
+  /** The refusal as the start's error, from what the ledger said (the limit, its day, what is left). */
+  private exceeded(kind: LedgerKind, flowId: string, req: LimitedStart, currency: string, refused: Refused): LimitExceededError {
+    const { check, details } = refused;
     const who = check.scope === 'user' ? 'this user_ref' : 'this deployment';
     const noun = kind === 'swap' ? 'swaps' : 'payment links';
-    if (check.amount?.name === name) {
-      const why = `${req.amount} ${currency} would take ${who} past ${name} (${check.amount.max} ${currency} a UTC day)`;
-      return new LimitExceededError(name, flowId, 'amount', endOfDay(day), why);
+    if (details.measure === 'amount') {
+      const why = `${req.amount} ${currency} would take ${who} past ${details.limit} (${fromHundredths(details.max)} ${currency} a UTC day, ${fromHundredths(details.remaining)} ${currency} left)`;
+      return new LimitExceededError(details.limit, flowId, 'amount', endOfDay(details.day), why, details);
     }
-    const max = check.count?.name === name ? check.count.max : '?';
-    const why = `${who} has started the ${max} ${noun} ${name} allows in a UTC day`;
-    return new LimitExceededError(name, flowId, check.scope === 'user' ? 'user_ref' : undefined, endOfDay(day), why);
+    const why = `${who} has started the ${details.max} ${noun} ${details.limit} allows in a UTC day`;
+    return new LimitExceededError(details.limit, flowId, check.scope === 'user' ? 'user_ref' : undefined, endOfDay(details.day), why, details);
   }
 
   /** Temporal or its persistence down as they are; anything else as LimitUnavailableError (fail closed). */

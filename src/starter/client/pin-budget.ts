@@ -12,12 +12,13 @@
  * A ring of one key (the usual case) costs one update per PIN, as before.
  */
 import { randomUUID } from 'node:crypto';
-import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { deriveKeys } from '../../codec/derive';
 import type { KeyRing } from '../../codec/keys';
-import { BUDGET_EXHAUSTED, PIN_BUDGET_WORKFLOW_TYPE, pinBudgetSettleUpdate, pinBudgetTakeUpdate } from '../../workflows/pin-budget';
+import { PIN_BUDGET_WORKFLOW_TYPE, pinBudgetSettleUpdate, pinBudgetTakeUpdate } from '../../workflows/pin-budget';
 import type { TemporalAvailability } from './health';
-import { KeyedRecords, recordId } from './keyed-record';
+import { RECORD_FAILURE } from '../../workflows/record-failures';
+import { KeyedRecords, recordId, refusalOf } from './keyed-record';
 
 export interface PinBudgetOptions {
   client: Client;
@@ -99,8 +100,8 @@ export class SharedPinBudget {
       });
       return true;
     } catch (err) {
-      const m = err instanceof WorkflowUpdateFailedError ? new RegExp(`${BUDGET_EXHAUSTED}:(\\d+)`).exec(String((err.cause as Error | undefined)?.message)) : null;
-      if (m) return Number(m[1]);
+      const spent = refusalOf(err, RECORD_FAILURE.pinBudgetExhausted);
+      if (spent) return spent.retry_after_seconds;
       throw err;
     }
   }

@@ -4,6 +4,7 @@
  * short confirmation window, a fault), each scoped to the one flow. A recipe drives the flow to
  * where the event will be emitted; the runner then waits for it in the flow's view.
  */
+import { MpfNotResolvableError } from '../../../../http-client';
 import { DOUBT_WINDOW_SECONDS, LINK_CREATE_DELAY_MS, SHORT_WINDOW_SECONDS } from './catalog';
 import type { FlowKind, FlowView, TriggerSession, TriggerSwap, WaitOptions } from './session';
 
@@ -131,7 +132,9 @@ function reconciled(reach: Recipe): Recipe {
     const outcome = d.kind === 'swap' ? (moved ? 'confirmed' : 'failed') : moved ? 'paid' : 'failed';
     const note = `the simulator's ledger shows ${moved ? 'the money moved' : 'no money moved'}`;
     await s.resolve(d.flowId, outcome, view.payment_ref ?? d.flowId, note).catch((err: unknown) => {
-      const closed = d.kind === 'payment_link' && /not_resolvable.*closed/.test((err as Error).message);
+      // 409 not_resolvable with no reconciliation in the link's view: it closed before an operator could resolve it.
+      const refused = (err as Error).cause;
+      const closed = d.kind === 'payment_link' && refused instanceof MpfNotResolvableError && !refused.link?.reconciliation;
       throw closed ? new Error(`${(err as Error).message}; ${LATE_PAYMENT_HINT}`, { cause: err }) : err;
     });
     return { kind: d.kind, flowId: d.flowId };

@@ -17,6 +17,7 @@ import type { MpfClient } from '../client/mpf-client';
 import { type KeyringSource, KeyringSource as Keyrings } from '../../auth/keyring';
 import { gatewayAuth, rateLimitKeyOf } from './auth';
 import type { PersonTokenSettings } from '../../auth/person-tokens';
+import { MAX_FLOW_ID_PREFIX_LENGTH } from '../../contract/flow-kinds';
 import type { GatewayContext } from './context';
 import { frameworkErrors, installErrorHandlers } from './errors';
 import { NotificationGuard } from './notification-guard';
@@ -87,11 +88,11 @@ const DEFAULT_PIN_RATE_LIMIT = { max: 5, timeWindowMs: 60_000 };
 const DEFAULT_RATE_LIMIT = { max: 6000, timeWindowMs: 60_000 };
 
 /**
- * The longest path segment a route takes: a flow id is `paylink-` + a reference of up to 100
- * characters, each of which may be percent-encoded (":" is %3A), so 8 + 300. fastify's default (100)
- * made references of 93–100 characters unreachable (414).
+ * The longest path segment a route takes: a flow id is its prefix (`paylink-`, the longest) + a
+ * reference of up to 100 characters, each of which may be percent-encoded (":" is %3A), so 8 + 300.
+ * fastify's default (100) made references of 93–100 characters unreachable (414).
  */
-export const MAX_PARAM_LENGTH = 'paylink-'.length + 3 * 100;
+export const MAX_PARAM_LENGTH = MAX_FLOW_ID_PREFIX_LENGTH + 3 * 100;
 
 /** Builds the gateway's fastify app (not listening). */
 export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInstance> {

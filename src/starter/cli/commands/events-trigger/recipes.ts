@@ -4,6 +4,7 @@
  * short confirmation window, a fault), each scoped to the one flow. A recipe drives the flow to
  * where the event will be emitted; the runner then waits for it in the flow's view.
  */
+import { flowId } from '../../../../workflows/flow-ids';
 import { DOUBT_WINDOW_SECONDS, LINK_CREATE_DELAY_MS, SHORT_WINDOW_SECONDS } from './catalog';
 import type { FlowKind, FlowView, TriggerSession, TriggerSwap, WaitOptions } from './session';
 
@@ -152,7 +153,7 @@ async function linkTerminated(s: TriggerSession): Promise<Driven> {
     () => undefined,
     (err: unknown) => err,
   );
-  const linkId = `paylink-${s.ref}`;
+  const linkId = flowId('payment_link', s.ref);
   await s.waitForState('payment_link', linkId, 'creating');
   await s.terminateInTemporal(linkId);
   const refused = await creating;

@@ -14,6 +14,10 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
 RUN npm run build && npm prune --omit=dev
+# The identity provider (docker/idp.ts -> tools/cluster/idp-server.ts) runs oidc-provider, which
+# the library never loads, so it is a devDependency: put back here as a production package of this
+# image only, at package.json's version and the lock's tree (--no-save: both stay as committed).
+RUN npm install --no-save --save-prod --omit=dev "oidc-provider@$(node -p "require('./package.json').devDependencies['oidc-provider']")"
 # docker-compose.yml's identity provider and admin-token job: `mpf cluster up`'s IdP code
 # (tools/cluster/idp-server.ts, idp.ts and what they import), run through tsx as natively.
 COPY tools/cluster/*.ts tools/cluster/versions.json ./tools/cluster/

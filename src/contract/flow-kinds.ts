@@ -6,3 +6,11 @@
 export type FlowKind = 'swap' | 'payment_link';
 
 export const FLOW_ID_PREFIX: Readonly<Record<FlowKind, string>> = { swap: 'swap-', payment_link: 'paylink-' };
+
+/** Each prefix ends in '-'; the words before it as one alternation for a pattern: `swap|paylink`. */
+export const FLOW_ID_WORDS: string = Object.values(FLOW_ID_PREFIX)
+  .map((p) => p.slice(0, -1))
+  .join('|');
+
+/** The longest prefix (how long a flow id is beyond its reference). */
+export const MAX_FLOW_ID_PREFIX_LENGTH: number = Math.max(...Object.values(FLOW_ID_PREFIX).map((p) => p.length));

@@ -18,6 +18,11 @@ export interface GatewayClientOptions {
   baseUrl: string;
   /** The API key, sent as x-api-key on every request (the PIN routes use the swap's pin_token instead). */
   apiKey?: string;
+  /**
+   * A person's access token from the identity provider, sent as `Authorization: Bearer` on every
+   * request instead of an API key (the gateway takes one on its operator routes, /v1/admin/*).
+   */
+  bearerToken?: string;
   /** Another fetch (tests, proxies); default globalThis.fetch. */
   fetch?: (input: Request) => Promise<Response>;
   /** Retries, Idempotency-Key, timeout and deadline (retry.ts): `true` for the defaults. Default: none. */
@@ -29,9 +34,15 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
   const fetch = retry ? retryingFetch({ ...retry, ...(opts.fetch ? { fetch: opts.fetch } : {}) }) : opts.fetch;
   return createClient<paths>({
     baseUrl: opts.baseUrl.replace(/\/+$/, ''),
-    headers: opts.apiKey ? { 'x-api-key': opts.apiKey } : {},
+    headers: credentialHeaders(opts),
     ...(fetch ? { fetch } : {}),
   });
+}
+
+/** The header of the client's credential: the API key's x-api-key, else a person's `Authorization: Bearer`. */
+function credentialHeaders(opts: Pick<GatewayClientOptions, 'apiKey' | 'bearerToken'>): Record<string, string> {
+  if (opts.apiKey) return { 'x-api-key': opts.apiKey };
+  return opts.bearerToken ? { authorization: `Bearer ${opts.bearerToken}` } : {};
 }
 
 /** `Authorization: Bearer <pin_token>` for the PIN routes. */

@@ -33,6 +33,7 @@ export type MerchantEventPage = Schemas['MerchantEventPage'];
 export type MerchantEventDetail = Schemas['MerchantEventDetail'];
 export type EventRedelivery = Schemas['EventRedelivery'];
 export type ProviderGuard = Schemas['ProviderGuard'];
+export type ResolveRequest = Schemas['Resolve'];
 export type EventListQuery = NonNullable<paths['/v1/events']['get']['parameters']['query']>;
 
 export interface MpfClientOptions extends Omit<GatewayClientOptions, 'retry'>, RetryOptions {}
@@ -54,8 +55,8 @@ export class MpfGateway {
   readonly http: GatewayClient;
 
   constructor(opts: MpfClientOptions) {
-    const { baseUrl, apiKey, fetch, ...retry } = opts;
-    this.http = createGatewayClient({ baseUrl, ...(apiKey ? { apiKey } : {}), ...(fetch ? { fetch } : {}), retry });
+    const { baseUrl, apiKey, bearerToken, fetch, ...retry } = opts;
+    this.http = createGatewayClient({ baseUrl, ...(apiKey ? { apiKey } : {}), ...(bearerToken ? { bearerToken } : {}), ...(fetch ? { fetch } : {}), retry });
   }
 
   /** POST /v1/swaps: starts swap-<txn_ref> and answers once the provider initialised it (rate, amounts, pin_url, pin_token). */
@@ -136,6 +137,16 @@ export class MpfGateway {
   /** GET /v1/admin/reconciliations (operator key): flows waiting in needs_reconciliation, newest first; `kind` narrows it. */
   listReconciliations(query: ReconciliationQuery = {}, opts: CallOptions = {}): Promise<FlowPage> {
     return this.answer(undefined, this.http.GET('/v1/admin/reconciliations', { params: { query }, ...signalOf(opts) }));
+  }
+
+  /**
+   * POST /v1/admin/flows/{flow_id}/resolve (operator key or a person's token): records what the
+   * provider shows for a flow in needs_reconciliation and answers its view, reconciled, with the
+   * audit record. A flow in another state throws MpfNotResolvableError (with its view).
+   */
+  resolveFlow(flowId: string, body: ResolveRequest, opts: CallOptions = {}): Promise<SwapView | LinkView> {
+    const key = opts.idempotencyKey ?? randomUUID();
+    return this.answer(key, this.http.POST('/v1/admin/flows/{flow_id}/resolve', { params: { path: { flow_id: flowId }, header: { 'idempotency-key': key } }, body, ...signalOf(opts) }));
   }
 
   /** GET /v1/events: one page of merchant events (type, flow_id, created_from, created_to, limit, page_token). */

@@ -26,6 +26,7 @@ export {
   type LinkView,
   type ListQuery,
   type ReconciliationQuery,
+  type ResolveRequest,
   type EventListQuery,
   type EventRedelivery,
   type MerchantEventDetail,

@@ -608,6 +608,20 @@ describe('Dockerfile', () => {
     assert.match(dockerfile, /"bin\/mpf\.cjs"/);
   });
 
+  test("gives the identity provider oidc-provider after the prune, at package.json's version, though the library never loads it (a devDependency)", () => {
+    const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    assert.equal(pkg.dependencies['oidc-provider'], undefined, 'not a runtime dependency of the library');
+    assert.match(pkg.devDependencies['oidc-provider'] ?? '', /^\d+\.\d+\.\d+$/, 'a pinned devDependency');
+    const lines = dockerfile.split('\n');
+    const prune = lines.findIndex((l) => /^RUN .*npm prune --omit=dev/.test(l));
+    const install = lines.findIndex((l) => l === `RUN npm install --no-save --save-prod --omit=dev "oidc-provider@$(node -p "require('./package.json').devDependencies['oidc-provider']")"`);
+    assert.ok(prune >= 0 && install > prune, 'installed as a production package of the image after the prune');
+    assert.ok(install < lines.findIndex((l) => /^FROM .* AS runtime$/.test(l)), 'in the build stage, whose node_modules the runtime copies');
+    // Only the IdP tooling imports it: nothing of src/ (the package's dist/) does.
+    const inSrc = spawnSync('grep', ['-rlE', `from 'oidc-provider'|import\\('oidc-provider'\\)|require\\('oidc-provider'\\)`, path.join(root, 'src')], { encoding: 'utf8' });
+    assert.equal(inSrc.stdout, '', inSrc.stdout);
+  });
+
   test('runs the compiled build and exposes the gateway, both simulator ports and the events receiver', () => {
     assert.match(dockerfile, /^ENV .*\bMPF_USE_DIST=1\b/m);
     const exposed = new Set([...dockerfile.matchAll(/^EXPOSE\s+(.+)$/gm)].flatMap((m) => (m[1] as string).split(/\s+/)));

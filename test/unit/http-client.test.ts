@@ -263,6 +263,20 @@ describe('retries', () => {
     await mpf.getSwap('swap-order-1');
     assert.equal(seen[1]!.headers['idempotency-key'], undefined);
   });
+
+  test("resolveFlow posts the resolution with an Idempotency-Key and a person's token as Authorization: Bearer (no x-api-key); 409 not_resolvable is its class", async () => {
+    const resolution = { outcome: 'confirmed' as const, provider_reference: 'SWP-1', note: 'checked the statement' };
+    script = [{ status: 200, body: { ...STARTED, state: 'reconciled' } }, { status: 409, body: { error: 'not_resolvable', message: 'it is confirmed', swap: STARTED } }];
+    const mpf = createMpfClient({ baseUrl: base, bearerToken: 'a.person.token', initialDelayMs: 10 });
+    assert.equal((await mpf.resolveFlow('swap-order-1', resolution)).state, 'reconciled');
+    assert.equal(seen[0]!.method, 'POST');
+    assert.equal(seen[0]!.url, '/v1/admin/flows/swap-order-1/resolve');
+    assert.equal(seen[0]!.headers.authorization, 'Bearer a.person.token');
+    assert.equal(seen[0]!.headers['x-api-key'], undefined);
+    assert.match(seen[0]!.headers['idempotency-key'] as string, /^[0-9a-f-]{36}$/);
+    assert.deepEqual(JSON.parse(seen[0]!.body), resolution);
+    await assert.rejects(mpf.resolveFlow('swap-order-1', resolution), (err: unknown) => err instanceof ERROR_CLASSES.not_resolvable && err.swap?.state === 'awaiting_pin');
+  });
 });
 
 describe('errors', () => {

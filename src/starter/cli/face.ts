@@ -102,15 +102,16 @@ export function gatewayTarget(): { url: string; apiKey: string; from: string } |
 
 /** How the CLI authenticates at the gateway, and the credential's source (for messages; never the value). */
 export interface GatewayCredential {
-  headers: { authorization: string } | { 'x-api-key': string };
+  /** The light client's option that sends it: an API key (x-api-key) or a person's token (Authorization: Bearer). */
+  send: { apiKey: string } | { bearerToken: string };
   /** `MPF_API_KEY`, `MPF_API_KEY_FILE=/path`, `--api-key-file /path`, `MPF_ACCESS_TOKEN`, … */
   from: string;
   person: boolean;
 }
 
 function gatewayCredentialOf(c: Credential): GatewayCredential {
-  if (c.kind === 'person') return { headers: { authorization: `Bearer ${c.value}` }, from: c.source, person: true };
-  return { headers: { 'x-api-key': c.value }, from: c.source, person: false };
+  if (c.kind === 'person') return { send: { bearerToken: c.value }, from: c.source, person: true };
+  return { send: { apiKey: c.value }, from: c.source, person: false };
 }
 
 /** The operator routes' credential (credentials.ts: the command line's key, else the environment's one), or an error naming the settings. */
@@ -137,17 +138,7 @@ export function gatewayClientFor(url: string, credential: GatewayCredential, dea
   const http = require('../../http-client') as typeof HttpClient;
   // Each retry it waits on is said on stderr (status, code, reason, the wait), never a credential.
   const onRetry = retryNotice(`the gateway at ${new URL(url).origin}`);
-  if ('x-api-key' in credential.headers) return http.createMpfClient({ baseUrl: url, apiKey: credential.headers['x-api-key'], deadlineMs, onRetry });
-  const { authorization } = credential.headers;
-  return http.createMpfClient({
-    baseUrl: url,
-    deadlineMs,
-    onRetry,
-    fetch: (req) => {
-      req.headers.set('authorization', authorization);
-      return fetch(req);
-    },
-  });
+  return http.createMpfClient({ baseUrl: url, ...credential.send, deadlineMs, onRetry });
 }
 
 /** What a refusal of a credential means, for a message: which setting was sent (its source, never its value), and for an expired or refused person's token, how to get another. */

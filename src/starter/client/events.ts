@@ -13,7 +13,7 @@ import { QueryNotRegisteredError, WorkflowNotFoundError } from '@temporalio/clie
 import { z } from 'zod';
 import { describeZodError } from '../../contract/provider';
 import { EVENT_PREFIX, FLOW_EVENT_TYPES, type FlowEvent, type FlowEventSummary, type DeliveryRecord } from '../../contract/merchant-events';
-import type { FlowKind } from '../../contract/flow-kinds';
+import { FLOW_ID_PREFIX, FLOW_ID_WORDS, type FlowKind } from '../../contract/flow-kinds';
 import { flowEventsQuery } from '../../workflows/event-types';
 import { InputError, FlowNotFoundError, WorkerUnavailableError } from './errors';
 import type { TemporalGate } from './health';
@@ -46,7 +46,7 @@ const EVENT_LIST_FIELDS = {
     .describe("only events of this type (flows' events; the provider guard's are in GET /v1/admin/provider)"),
   flow_id: z
     .string()
-    .regex(/^(swap|paylink)-[\x21-\x7e]{1,120}$/, 'must be a flow id (swap-<txn_ref> or paylink-<txn_merchant_ref>)')
+    .regex(new RegExp(`^(${FLOW_ID_WORDS})-[\\x21-\\x7e]{1,120}$`), `must be a flow id (${FLOW_ID_PREFIX.swap}<txn_ref> or ${FLOW_ID_PREFIX.payment_link}<txn_merchant_ref>)`)
     .optional()
     .describe("only this flow's events"),
   created_from: ISO('only events that happened at or after this instant'),
@@ -72,7 +72,7 @@ export function parseEventFilter(raw: unknown): EventFilter {
   throw new InputError(describeZodError(r.error), issue?.path.map(String).join('.') || 'query');
 }
 
-const EVENT_ID = /^evt_((?:swap|paylink)-[\x21-\x7e]{1,120})_([1-9][0-9]{0,5})$/;
+const EVENT_ID = new RegExp(`^evt_((?:${FLOW_ID_WORDS})-[\\x21-\\x7e]{1,120})_([1-9][0-9]{0,5})$`);
 
 /** The flow and sequence number of an event id (`evt_<flow_id>_<n>`); InputError naming event_id otherwise. */
 export function parseEventId(eventId: string): { flowId: string; seq: number } {
@@ -81,7 +81,7 @@ export function parseEventId(eventId: string): { flowId: string; seq: number } {
   return { flowId: m[1]!, seq: Number(m[2]) };
 }
 
-const kindOfFlow = (flowId: string): FlowKind => (flowId.startsWith('paylink-') ? 'payment_link' : 'swap');
+const kindOfFlow = (flowId: string): FlowKind => (flowId.startsWith(FLOW_ID_PREFIX.payment_link) ? 'payment_link' : 'swap');
 /** How many flows one list call reads at most before it answers what it found (and a token). */
 const MAX_FLOWS_PER_CALL = 200;
 /** Flows whose events are read at once. */

@@ -3,21 +3,23 @@
  * (GET /openapi.json), the backend's API-key routes, the PIN-entry page and its pin_token routes
  * (rate-limited), the provider's notification webhook, health checks, and the codec server at
  * /codec for Temporal Web. With `personTokens` (GATEWAY_OIDC_ISSUER), the operator routes and
- * /codec also take a person's access token from the identity provider (auth/person-tokens.ts). Built without listening, so tests drive it with `app.inject`; main.ts
+ * /codec also take a person's access token from the identity provider (auth/person-tokens.ts); who may call
+ * what is the auth.ts plugin's policy, and this module only assembles. Built without listening, so tests drive it with `app.inject`; main.ts
  * listens and is the `mpf gateway` process.
  */
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerCodecServer } from '../../codec/codec-server';
 import type { MpfClient } from '../client/mpf-client';
-import { type Access, type KeyringSource, KeyringSource as Keyrings, ROLE_ACCESS, ROLE_FOR } from '../../auth/keyring';
-import { checkRequestKey, presentedApiKey } from './auth';
-import { describePermissions, gatewayRoleOf, looksLikeJwt, type PersonTokenSettings, PersonTokens, SYSTEM_SCOPE } from '../../auth/person-tokens';
+import { type KeyringSource, KeyringSource as Keyrings } from '../../auth/keyring';
+import { gatewayAuth, rateLimitKeyOf } from './auth';
+import type { PersonTokenSettings } from '../../auth/person-tokens';
+import { MAX_FLOW_ID_PREFIX_LENGTH } from '../../contract/flow-kinds';
 import type { GatewayContext } from './context';
-import { frameworkErrors, installErrorHandlers, sendError } from './errors';
+import { frameworkErrors, installErrorHandlers } from './errors';
 import { NotificationGuard } from './notification-guard';
 import { gatewayLoggerOptions } from './logging';
 import { gatewayDocsOptions } from './docs';
@@ -86,11 +88,11 @@ const DEFAULT_PIN_RATE_LIMIT = { max: 5, timeWindowMs: 60_000 };
 const DEFAULT_RATE_LIMIT = { max: 6000, timeWindowMs: 60_000 };
 
 /**
- * The longest path segment a route takes: a flow id is `paylink-` + a reference of up to 100
- * characters, each of which may be percent-encoded (":" is %3A), so 8 + 300. fastify's default (100)
- * made references of 93–100 characters unreachable (414).
+ * The longest path segment a route takes: a flow id is its prefix (`paylink-`, the longest) + a
+ * reference of up to 100 characters, each of which may be percent-encoded (":" is %3A), so 8 + 300.
+ * fastify's default (100) made references of 93–100 characters unreachable (414).
  */
-export const MAX_PARAM_LENGTH = 'paylink-'.length + 3 * 100;
+export const MAX_PARAM_LENGTH = MAX_FLOW_ID_PREFIX_LENGTH + 3 * 100;
 
 /** Builds the gateway's fastify app (not listening). */
 export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInstance> {
@@ -131,82 +133,13 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
     max: opts.rateLimit?.max ?? DEFAULT_RATE_LIMIT.max,
     timeWindow: opts.rateLimit?.timeWindowMs ?? DEFAULT_RATE_LIMIT.timeWindowMs,
     allowList: (req) => isRateLimitExempt(req.routeOptions.url),
-    // Per API key id when the request presents a known key (bounded: the number of keys), else per address.
-    keyGenerator: (req) => {
-      const v = req.routeOptions.config?.apiKey ? checkRequestKey(keyring, req) : undefined;
-      return v && v.kind !== 'missing' && v.kind !== 'unknown' ? `key:${v.key.id}` : req.ip;
-    },
+    keyGenerator: (req) => rateLimitKeyOf(keyring, req),
   });
 
-  const persons = opts.personTokens ? new PersonTokens(opts.personTokens) : undefined;
-  const personNamespace = opts.personTokens ? (opts.personTokens.namespace ?? opts.mpf.temporal?.options.namespace ?? 'default') : 'default';
-
-  /**
-   * A person's access token on an API-key route: only on the operator routes (access admin); its
-   * role from the permissions claim. Refusals name what is missing; the token is never logged.
-   */
-  const authorisePerson = async (req: FastifyRequest, reply: FastifyReply, token: string, need: Access | undefined): Promise<FastifyReply | undefined> => {
-    const invalid = (code: string, message: string) => {
-      reply.header('www-authenticate', 'Bearer realm="gateway", error="invalid_token"');
-      return sendError(reply, 401, code, message);
-    };
-    if (!persons) return invalid('unauthorized', "the API key is not valid (a person's access token is accepted only when the gateway is configured with GATEWAY_OIDC_ISSUER)");
-    if (need !== 'admin') return invalid('unauthorized', "this route takes an API key (x-api-key or Authorization: Bearer); a person's access token is accepted on the operator routes (/v1/admin/*) only");
-    const v = await persons.verify(token);
-    if (!v.ok) {
-      const message = v.error.replace(/^\w+: /, '');
-      if (v.status === 503) {
-        reply.header('retry-after', '5');
-        req.log.warn({ issuer: persons.issuer }, 'identity provider unavailable: a person\'s access token could not be checked');
-        return sendError(reply, 503, v.code, message);
-      }
-      return invalid(v.code === 'token_expired' ? 'token_expired' : 'unauthorized', message);
-    }
-    const role = gatewayRoleOf(v.person.permissions, personNamespace);
-    if (!role || !ROLE_ACCESS[role].includes(need)) {
-      reply.header('www-authenticate', 'Bearer realm="gateway", error="insufficient_scope"');
-      return sendError(
-        reply,
-        403,
-        'forbidden',
-        `this route needs the role operator: a person needs ${personNamespace}:admin or ${SYSTEM_SCOPE}:admin in the access token's ${persons.claim} claim; ` +
-          `person ${v.person.subject} holds ${describePermissions(v.person)} (role ${role ?? 'none'})`,
-      );
-    }
-    req.person = { ...v.person, role };
-    req.log = req.log.child({ person_sub: v.person.subject });
-    req.log.info({ person_sub: v.person.subject, role }, "a person's access token authorised this request");
-    return undefined;
-  };
-
-  // Deny by default: an API-key route needs a known, unexpired key whose role allows the access
-  // the route declares; a route that declares none is refused. The key's public id goes on the
-  // request (logs, metrics, audit records); the secret never leaves this hook.
-  app.addHook('onRequest', async (req, reply) => {
-    if (!req.routeOptions.config?.apiKey) return undefined;
-    const verdict = checkRequestKey(keyring, req);
-    // Not a key of the keyring but a JWT (Authorization: Bearer, or x-api-key as the mpf CLI sends
-    // MPF_API_KEY): a person's access token.
-    const presented = presentedApiKey(req);
-    if (verdict.kind === 'unknown' && looksLikeJwt(presented)) return authorisePerson(req, reply, presented, req.routeOptions.config.access);
-    if (verdict.kind === 'missing' || verdict.kind === 'unknown') {
-      reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
-      const send = persons && req.routeOptions.config.access === 'admin' ? "send the API key as x-api-key or Authorization: Bearer, or a person's access token as Authorization: Bearer" : 'send the API key as x-api-key or Authorization: Bearer';
-      return sendError(reply, 401, 'unauthorized', verdict.kind === 'missing' ? send : 'the API key is not valid');
-    }
-    if (verdict.kind === 'expired') {
-      reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
-      return sendError(reply, 401, 'key_expired', `the API key ${verdict.key.id} has expired: use its successor`);
-    }
-    const need = req.routeOptions.config.access;
-    if (!need) return sendError(reply, 403, 'forbidden', 'this route declares no access, so no key may use it (deny by default)');
-    if (!ROLE_ACCESS[verdict.key.role].includes(need)) {
-      return sendError(reply, 403, 'forbidden', `this route needs a key of role ${ROLE_FOR[need]}${need === 'read' ? '' : ' or above'}; key ${verdict.key.id} has role ${verdict.key.role}`);
-    }
-    req.apiKey = verdict.key;
-    req.log = req.log.child({ key_id: verdict.key.id });
-    return undefined;
-  });
+  const { namespace, ...personTokens } = opts.personTokens ?? {};
+  const people = opts.personTokens ? (personTokens as PersonTokenSettings) : undefined;
+  const personNamespace = namespace ?? opts.mpf.temporal?.options.namespace ?? 'default';
+  await app.register(gatewayAuth, { keyring, personNamespace, ...(people ? { personTokens: people } : {}) });
 
   registerSwapRoutes(app, ctx);
   registerPinRoutes(app, ctx);
@@ -218,10 +151,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   registerProviderRoutes(app, ctx);
   registerOperationRoutes(app, ctx);
   await app.register(notificationRoutes, ctx);
-  if (opts.codec) {
-    const { namespace: _ns, ...personTokens } = opts.personTokens ?? {};
-    registerCodecServer(app, { ...opts.codec, prefix: '/codec', ...(opts.personTokens ? { personTokens: personTokens as PersonTokenSettings } : {}) });
-  }
+  if (opts.codec) registerCodecServer(app, { ...opts.codec, prefix: '/codec', ...(people ? { personTokens: people } : {}) });
 
   await app.ready();
   return app;

@@ -1,10 +1,16 @@
 /**
- * Credentials the gateway checks: the backend's API key (`x-api-key: KEY` or
- * `Authorization: Bearer KEY`) and per-flow bearer tokens, compared by ../../auth/secrets.
+ * Who may call the gateway's API-key routes, as one encapsulated fastify plugin (`gatewayAuth`):
+ * the backend's API key (`x-api-key: KEY` or `Authorization: Bearer KEY`) checked against the
+ * keyring and the route's declared access, and on the operator routes a person's access token from
+ * the identity provider (../../auth/person-tokens), mapped to a role. Keys and tokens are compared
+ * and verified by ../../auth; the policy of what each verdict answers lives here.
  */
-import type { FastifyRequest } from 'fastify';
-import type { KeyringSource, KeyVerdict } from '../../auth/keyring';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import { type Access, type KeyringSource, type KeyVerdict, ROLE_ACCESS, ROLE_FOR } from '../../auth/keyring';
+import { describePermissions, gatewayRoleOf, looksLikeJwt, type PersonTokenSettings, PersonTokens, SYSTEM_SCOPE } from '../../auth/person-tokens';
 import { bearerToken as bearerOf } from '../../auth/secrets';
+import { sendError } from './errors';
 
 /** The token of the request's `Authorization: Bearer <token>`, or undefined when absent or malformed. */
 export function bearerToken(req: FastifyRequest): string | undefined {
@@ -23,3 +29,112 @@ export function checkRequestKey(keys: KeyringSource, req: FastifyRequest): KeyVe
   const presented = presentedApiKey(req);
   return presented === undefined ? { kind: 'missing' } : keys.current.check(presented);
 }
+
+/**
+ * The rate limiter's bucket for a request: per API key id when an API-key route is presented a
+ * known key (bounded: the number of keys), else per client address.
+ */
+export function rateLimitKeyOf(keys: KeyringSource, req: FastifyRequest): string {
+  const v = req.routeOptions.config?.apiKey ? checkRequestKey(keys, req) : undefined;
+  return v && v.kind !== 'missing' && v.kind !== 'unknown' ? `key:${v.key.id}` : req.ip;
+}
+
+export interface GatewayAuthOptions {
+  keyring: KeyringSource;
+  /** People's access tokens on the operator routes (GATEWAY_OIDC_*); unset: API keys only. */
+  personTokens?: PersonTokenSettings;
+  /** The Temporal namespace whose permissions map a person to a role. */
+  personNamespace: string;
+}
+
+/** People's access tokens and the namespace their permissions are read on. */
+interface People {
+  tokens: PersonTokens;
+  namespace: string;
+}
+
+const refuseToken = (reply: FastifyReply, code: string, message: string): FastifyReply => {
+  reply.header('www-authenticate', 'Bearer realm="gateway", error="invalid_token"');
+  return sendError(reply, 401, code, message);
+};
+
+/**
+ * A person's access token on an API-key route: only on the operator routes (access admin); its
+ * role from the permissions claim. Refusals name what is missing; the token is never logged.
+ */
+async function authorisePerson(people: People | undefined, req: FastifyRequest, reply: FastifyReply, token: string, need: Access | undefined): Promise<FastifyReply | undefined> {
+  if (!people) return refuseToken(reply, 'unauthorized', "the API key is not valid (a person's access token is accepted only when the gateway is configured with GATEWAY_OIDC_ISSUER)");
+  if (need !== 'admin') return refuseToken(reply, 'unauthorized', "this route takes an API key (x-api-key or Authorization: Bearer); a person's access token is accepted on the operator routes (/v1/admin/*) only");
+  const persons = people.tokens;
+  const v = await persons.verify(token);
+  if (!v.ok) {
+    const message = v.error.replace(/^\w+: /, '');
+    if (v.status === 503) {
+      reply.header('retry-after', '5');
+      req.log.warn({ issuer: persons.issuer }, 'identity provider unavailable: a person\'s access token could not be checked');
+      return sendError(reply, 503, v.code, message);
+    }
+    return refuseToken(reply, v.code === 'token_expired' ? 'token_expired' : 'unauthorized', message);
+  }
+  const role = gatewayRoleOf(v.person.permissions, people.namespace);
+  if (!role || !ROLE_ACCESS[role].includes(need)) {
+    reply.header('www-authenticate', 'Bearer realm="gateway", error="insufficient_scope"');
+    return sendError(
+      reply,
+      403,
+      'forbidden',
+      `this route needs the role operator: a person needs ${people.namespace}:admin or ${SYSTEM_SCOPE}:admin in the access token's ${persons.claim} claim; ` +
+        `person ${v.person.subject} holds ${describePermissions(v.person)} (role ${role ?? 'none'})`,
+    );
+  }
+  req.person = { ...v.person, role };
+  req.log = req.log.child({ person_sub: v.person.subject });
+  req.log.info({ person_sub: v.person.subject, role }, "a person's access token authorised this request");
+  return undefined;
+}
+
+/**
+ * Deny by default: an API-key route needs a known, unexpired key whose role allows the access
+ * the route declares; a route that declares none is refused. The key's public id goes on the
+ * request (logs, metrics, audit records); the secret never leaves this hook.
+ */
+async function authoriseRequest(keyring: KeyringSource, people: People | undefined, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  if (!req.routeOptions.config?.apiKey) return undefined;
+  const verdict = checkRequestKey(keyring, req);
+  // Not a key of the keyring but a JWT (Authorization: Bearer, or x-api-key as the mpf CLI sends
+  // MPF_API_KEY): a person's access token.
+  const presented = presentedApiKey(req);
+  if (verdict.kind === 'unknown' && looksLikeJwt(presented)) return authorisePerson(people, req, reply, presented, req.routeOptions.config.access);
+  if (verdict.kind === 'missing' || verdict.kind === 'unknown') {
+    reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
+    const send = people && req.routeOptions.config.access === 'admin' ? "send the API key as x-api-key or Authorization: Bearer, or a person's access token as Authorization: Bearer" : 'send the API key as x-api-key or Authorization: Bearer';
+    return sendError(reply, 401, 'unauthorized', verdict.kind === 'missing' ? send : 'the API key is not valid');
+  }
+  if (verdict.kind === 'expired') {
+    reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
+    return sendError(reply, 401, 'key_expired', `the API key ${verdict.key.id} has expired: use its successor`);
+  }
+  const need = req.routeOptions.config.access;
+  if (!need) return sendError(reply, 403, 'forbidden', 'this route declares no access, so no key may use it (deny by default)');
+  if (!ROLE_ACCESS[verdict.key.role].includes(need)) {
+    return sendError(reply, 403, 'forbidden', `this route needs a key of role ${ROLE_FOR[need]}${need === 'read' ? '' : ' or above'}; key ${verdict.key.id} has role ${verdict.key.role}`);
+  }
+  req.apiKey = verdict.key;
+  req.log = req.log.child({ key_id: verdict.key.id });
+  return undefined;
+}
+
+/**
+ * The gateway's authentication, registered once on the app (not encapsulated away from the routes,
+ * so its hook runs before every route): decorates each request with `apiKey` or `person` and
+ * refuses, in an onRequest hook, what the keyring or the identity provider does not allow.
+ */
+export const gatewayAuth = fastifyPlugin(
+  async (app: FastifyInstance, opts: GatewayAuthOptions) => {
+    const people = opts.personTokens ? { tokens: new PersonTokens(opts.personTokens), namespace: opts.personNamespace } : undefined;
+    app.decorateRequest('apiKey', undefined);
+    app.decorateRequest('person', undefined);
+    app.addHook('onRequest', (req, reply) => authoriseRequest(opts.keyring, people, req, reply));
+  },
+  { name: 'gateway-auth', fastify: '5.x' },
+);

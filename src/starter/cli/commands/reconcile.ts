@@ -14,7 +14,6 @@
  * Temporal, as anyone holding the Temporal credentials (in `mpf cluster up`, the operator's client
  * certificate) can: the record then names `--operator` and says it came through Temporal.
  */
-import { randomUUID } from 'node:crypto';
 import { Command } from 'commander';
 import { cliSetting } from '../../../config/cli-env';
 import { NotResolvableError } from '../../client/errors';
@@ -22,7 +21,9 @@ import type { LinkView, SwapView } from '../../../workflows/messages';
 import type * as Connect from '../connect';
 import type * as Face from '../face';
 import { credentialGiven } from '../credentials';
-import { requireOperatorCredential, type GatewayCredential } from '../face';
+import { gatewayClientFor, requireOperatorCredential, type GatewayCredential } from '../face';
+import type * as HttpClient from '../../../http-client';
+import type { ResolveRequest } from '../../../http-client';
 import { DEFAULT_WAIT_SECONDS, JSON_HELP, parsePositive } from '../options';
 import { printJson, printLines, rows } from '../output';
 import { pageLines } from './lists';
@@ -131,7 +132,10 @@ function operatorCredential(): GatewayCredential {
   return requireOperatorCredential('mpf reconcile resolve');
 }
 
-/** POST /v1/admin/flows/{flow_id}/resolve with the operator's credential; a clear error for 401/403/409/400. */
+/**
+ * POST /v1/admin/flows/{flow_id}/resolve through the light client (its retries, one
+ * Idempotency-Key) with the operator's credential; a clear error for 401/403/409/400.
+ */
 async function resolveThroughGateway(gateway: string, flowId: string, body: Record<string, string>): Promise<SwapView | LinkView> {
   let base: URL;
   try {
@@ -140,27 +144,30 @@ async function resolveThroughGateway(gateway: string, flowId: string, body: Reco
     throw new Error("--gateway: must be the gateway's base URL, e.g. http://127.0.0.1:8080");
   }
   const credential = operatorCredential();
-  const url = new URL(`v1/admin/flows/${encodeURIComponent(flowId)}/resolve`, base.href.endsWith('/') ? base.href : `${base.href}/`);
-  let res: Response;
+  const gw = gatewayClientFor(gateway, credential, DEFAULT_WAIT_SECONDS * 1000 + 5_000);
   try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...credential.headers, 'idempotency-key': randomUUID() },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(DEFAULT_WAIT_SECONDS * 1000 + 5_000),
-    });
+    // The gateway validates the body (a wrong outcome is its 400 naming the field).
+    return (await gw.resolveFlow(flowId, body as unknown as ResolveRequest)) as unknown as SwapView | LinkView;
   } catch (err) {
-    throw new Error(`the gateway at ${base.origin} did not answer (${(err as Error).name})`, { cause: err });
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const http = require('../../../http-client') as typeof HttpClient;
+    if (err instanceof http.MpfApiError) throw refusalOf(err, credential);
+    if (err instanceof http.MpfConnectionError) throw new Error(`the gateway at ${base.origin} did not answer (${err.name})`, { cause: err });
+    throw err;
   }
-  const answer = (await res.json().catch(() => ({}))) as { error?: string; message?: string; field?: string };
-  if (res.ok) return answer as unknown as SwapView | LinkView;
-  const said = answer.message ?? answer.error ?? `HTTP ${res.status}`;
-  if (res.status === 403 && answer.error === 'forbidden') {
-    if (credential.person) throw new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs the operator's role; the person in ${credential.from} lacks it (${said})`);
-    throw new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs an API key of role operator; the key sent came from ${credential.from} (${said})`);
+}
+
+/** The gateway's refusal of a resolve as one line naming the role, the credential's source or the field. */
+function refusalOf(err: HttpClient.MpfApiError, credential: GatewayCredential): Error {
+  // A code of the gateway's error body; `http_<status>` means the body had none.
+  const code = err.code.startsWith('http_') ? undefined : err.code;
+  const said = err.message;
+  if (err.status === 403 && code === 'forbidden') {
+    if (credential.person) return new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs the operator's role; the person in ${credential.from} lacks it (${said})`);
+    return new Error(`the gateway answered 403 forbidden: mpf reconcile resolve needs an API key of role operator; the key sent came from ${credential.from} (${said})`);
   }
-  if (res.status === 401) throw new Error(`the gateway refused ${credential.from} (${answer.error ?? 'unauthorized'}): ${said}${credential.person ? ' (mpf cluster login, then source cluster.env again)' : ''}`);
-  if (res.status === 409 && answer.error === 'not_resolvable') throw new NotResolvable(said);
-  if (res.status === 400) throw new Error(`invalid --${(answer.field ?? 'input').replace(/_/g, '-')} (${said})`);
-  throw new Error(`the gateway answered ${res.status} ${answer.error ?? ''}: ${said}`);
+  if (err.status === 401) return new Error(`the gateway refused ${credential.from} (${code ?? 'unauthorized'}): ${said}${credential.person ? ' (mpf cluster login, then source cluster.env again)' : ''}`);
+  if (err.status === 409 && code === 'not_resolvable') return new NotResolvable(said);
+  if (err.status === 400) return new Error(`invalid --${(err.field ?? 'input').replace(/_/g, '-')} (${said})`);
+  return new Error(`the gateway answered ${err.status} ${code ?? ''}: ${said}`);
 }

@@ -5,6 +5,7 @@
  * where the event will be emitted; the runner then waits for it in the flow's view.
  */
 import { MpfNotResolvableError } from '../../../../http-client';
+import { flowId } from '../../../../workflows/flow-ids';
 import { DOUBT_WINDOW_SECONDS, LINK_CREATE_DELAY_MS, SHORT_WINDOW_SECONDS } from './catalog';
 import type { FlowKind, FlowView, TriggerSession, TriggerSwap, WaitOptions } from './session';
 
@@ -155,7 +156,7 @@ async function linkTerminated(s: TriggerSession): Promise<Driven> {
     () => undefined,
     (err: unknown) => err,
   );
-  const linkId = `paylink-${s.ref}`;
+  const linkId = flowId('payment_link', s.ref);
   await s.waitForState('payment_link', linkId, 'creating');
   await s.terminateInTemporal(linkId);
   const refused = await creating;

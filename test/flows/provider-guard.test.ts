@@ -14,6 +14,7 @@ import { startEventListener, type RunningListener } from '../../src/merchant-eve
 import { generateSecret } from '../../src/merchant-events/signing';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, type GatewayHarness, startGatewayStack, workflowExists } from '../helpers/gateway';
+import { runMpf } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 import { ProviderGuardLink } from '../../src/temporal/provider-guard-link';
 
@@ -82,6 +83,24 @@ describe('the provider guard', () => {
       await eventually(async () => after.holdReason('confirm') === undefined, 10_000, 'the resume is read');
     } finally {
       await after.close();
+    }
+  });
+
+  test('with every worker stopped, GET /v1/admin/provider and mpf provider status answer with the last view, pause and all', async () => {
+    assert.equal((await as(operator.key).api('POST', '/v1/admin/provider/pause', { reason: 'status without workers' })).status, 200);
+    await h.stack.stopWorker();
+    try {
+      const status = await as(operator.key).api('GET', '/v1/admin/provider');
+      assert.equal(status.status, 200, status.text);
+      assert.equal(status.json.paused?.reason, 'status without workers');
+      assert.equal(status.json.audit.at(-1).action, 'pause');
+      assert.equal(typeof status.json.settings.slow_ms, 'number');
+      const cli = await runMpf(['provider', 'status', '--json'], { PATH: process.env.PATH, HOME: process.env.HOME, MPF_GATEWAY_URL: h.gw.url, MPF_API_KEY: operator.key });
+      assert.equal(cli.code, 0, cli.stderr);
+      assert.equal((JSON.parse(cli.stdout) as { paused?: { reason?: string } }).paused?.reason, 'status without workers');
+    } finally {
+      await h.stack.startWorker();
+      await eventually(async () => (await resume()).status === 200, 30_000, 'resumed');
     }
   });
 

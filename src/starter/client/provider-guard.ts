@@ -15,8 +15,8 @@ import {
   retryAfterSeconds,
   trialClaimable,
 } from '../../contract/provider-guard';
-import { guardPauseUpdate, guardQuery, guardResumeUpdate } from '../../workflows/provider-guard';
-import { claimGuardTrial, readGuard } from '../../temporal/provider-guard-reading';
+import { guardPauseUpdate, guardResumeUpdate } from '../../workflows/provider-guard';
+import { claimGuardTrial, lastGuardView, readGuard } from '../../temporal/provider-guard-reading';
 import { WorkerUnavailableError } from './errors';
 import type { TemporalGate } from './health';
 import { isDeadlineExceeded, isNoPoller } from './temporal-errors';
@@ -129,12 +129,15 @@ export class ProviderGuardClient {
     return this.inflight;
   }
 
-  /** The guard as it is (undefined: none yet, nothing paused or open). WorkerUnavailableError when unanswered. */
+  /**
+   * The guard as it last kept it (undefined: none yet, nothing paused or open): its memo, read by
+   * describe, so it answers with every worker stopped. WorkerUnavailableError only for a guard
+   * that keeps no memo yet (queried) when no worker answers.
+   */
   async status(): Promise<GuardView | undefined> {
     try {
-      return await this.gate.guard(() => this.gate.temporal.withDeadline(Date.now() + ACT_WAIT_MS, () => this.gate.temporal.workflow.getHandle(this.workflowId).query(guardQuery)));
+      return await this.gate.guard(() => lastGuardView(this.gate.temporal, this.workflowId, ACT_WAIT_MS));
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return undefined;
       if (isDeadlineExceeded(err) || isNoPoller(err)) throw new WorkerUnavailableError('provider guard', this.workflowId, ACT_WAIT_MS, undefined);
       throw err;
     }

@@ -4,6 +4,7 @@
  * (contract/provider-guard.ts has the defaults and why). Unset: the defaults.
  */
 import { z } from 'zod';
+import type { BreakerSettings } from '../contract/provider-guard-view';
 
 const seconds = z.coerce.number().positive('must be a number of seconds above 0').max(86_400).optional();
 const count = z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').max(100_000).optional();
@@ -27,17 +28,8 @@ export const PROVIDER_GUARD_ENV = {
 
 type GuardEnv = { [K in keyof typeof PROVIDER_GUARD_ENV]?: z.output<(typeof PROVIDER_GUARD_ENV)[K]> };
 
-/** The thresholds the environment sets (only those set). */
-/** The thresholds (contract/provider-guard.ts BreakerSettings; config sits on the ground floor, beside the contract). */
-export interface BreakerThresholds {
-  window_ms?: number;
-  ambiguous_count?: number;
-  ambiguous_share?: number;
-  min_calls?: number;
-  throttled_count?: number;
-  cooldown_ms?: number;
-  slow_ms?: number;
-}
+/** The thresholds the environment sets (only those set): any part of the guard's BreakerSettings. */
+export type BreakerThresholds = Partial<BreakerSettings>;
 
 export function breakerSettingsFromEnv(env: GuardEnv): BreakerThresholds {
   const out: BreakerThresholds = {};

@@ -17,9 +17,15 @@
  * rather than making one more payment in doubt), links keep waiting for their notifications.
  */
 import type { ProviderEndpoint } from './provider';
+import type { BreakerSettings, BreakerState, ClassState, GuardPause, GuardView, MoneyClass } from './provider-guard-view';
 
-export const MONEY_CLASSES = ['initiate', 'confirm', 'create'] as const;
-export type MoneyClass = (typeof MONEY_CLASSES)[number];
+// The view's types, inferred from its schemas (provider-guard-view.ts); imported as types only, so
+// the workflow bundle, which imports this module, carries no zod.
+export type { BreakerSettings, BreakerState, ClassState, GuardPause, GuardView, MoneyClass };
+
+export const MONEY_CLASSES = ['initiate', 'confirm', 'create'] as const satisfies readonly MoneyClass[];
+/** Every class of the schema is listed in MONEY_CLASSES: a class added there and not here does not compile. */
+export type EveryMoneyClassListed<T extends never = Exclude<MoneyClass, (typeof MONEY_CLASSES)[number]>> = T;
 
 /** The class of each provider endpoint; the categories GET moves no money and is never held. */
 export const CLASS_OF_ENDPOINT: Readonly<Record<ProviderEndpoint, MoneyClass | undefined>> = {
@@ -28,25 +34,6 @@ export const CLASS_OF_ENDPOINT: Readonly<Record<ProviderEndpoint, MoneyClass | u
   hostedLink: 'create',
   categories: undefined,
 };
-
-export type BreakerState = 'closed' | 'open' | 'half_open';
-
-/** When a breaker opens, and for how long (PROVIDER_BREAKER_* in the configuration). */
-export interface BreakerSettings {
-  /** The window outcomes are counted in. */
-  window_ms: number;
-  /** Opens at this many ambiguous outcomes of one class in the window. */
-  ambiguous_count: number;
-  /** …or at this share of ambiguous outcomes, once the class made at least min_calls calls in the window. */
-  ambiguous_share: number;
-  min_calls: number;
-  /** Opens at this many 429 answers of one class in the window. */
-  throttled_count: number;
-  /** How long it stays open before the probe. */
-  cooldown_ms: number;
-  /** A money-moving call still unanswered after this long counts as an ambiguous outcome then. */
-  slow_ms: number;
-}
 
 /**
  * The defaults. Every ambiguous outcome of a confirmation is a swap an operator may have to settle
@@ -68,40 +55,6 @@ export const DEFAULT_BREAKER: BreakerSettings = {
   cooldown_ms: 30_000,
   slow_ms: 3_000,
 };
-
-export interface ClassState {
-  state: BreakerState;
-  /** When it entered this state (ISO 8601). */
-  since: string;
-  /** Why it opened (counts in the window). */
-  reason?: string;
-  /** While open: when the probe is sent. */
-  probe_at?: string;
-  /**
-   * While half-open, once the categories GET succeeded: the one real call let through. `key` is
-   * the flow (workflow id) that claimed it (absent: not claimed yet); `until` is when an unanswered
-   * trial counts as failed.
-   */
-  trial?: { since: string; key?: string; claimed_at?: string; until?: string };
-}
-
-export interface GuardPause {
-  /** The identity that paused: an API key's id (and label), or the CLI's operator. */
-  by: string;
-  at: string;
-  reason: string;
-}
-
-/** What the guard answers (query `guard`, the pause and resume updates, GET /v1/admin/provider). */
-export interface GuardView {
-  paused?: GuardPause;
-  breakers: Record<MoneyClass, ClassState>;
-  settings: BreakerSettings;
-  /** The last operator actions (pause / resume), newest last, at most 20. */
-  audit: Array<{ action: 'pause' | 'resume'; by: string; at: string; reason?: string }>;
-  /** The guard's last merchant events (provider.*), newest last, at most 20. */
-  events?: Array<{ id: string; type: string; timestamp: string }>;
-}
 
 /** Outcomes of one class reported by a worker (one signal per second at most). */
 export interface OutcomeCounts {

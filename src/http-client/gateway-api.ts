@@ -1403,6 +1403,7 @@ export interface components {
         ProviderGuard: {
             /** @description present while money-moving calls are paused */
             paused?: {
+                /** @description the identity that paused: an API key's id (and label), a person, or the CLI's operator */
                 by: string;
                 at: string;
                 reason: string;
@@ -1411,11 +1412,13 @@ export interface components {
                 initiate: {
                     /** @enum {string} */
                     state: "closed" | "open" | "half_open";
+                    /** @description when it entered this state (ISO 8601) */
                     since: string;
+                    /** @description why it opened (counts in the window) */
                     reason?: string;
                     /** @description while open: when the categories GET probes the provider */
                     probe_at?: string;
-                    /** @description while half-open, once the categories GET succeeded: the one real call let through (key: the flow that claimed it); its answer closes or re-opens the breaker */
+                    /** @description while half-open, once the categories GET succeeded: the one real call let through (key: the flow that claimed it, absent: not claimed yet; until: when an unanswered trial counts as failed); its answer closes or re-opens the breaker */
                     trial?: {
                         since: string;
                         key?: string;
@@ -1426,11 +1429,13 @@ export interface components {
                 confirm: {
                     /** @enum {string} */
                     state: "closed" | "open" | "half_open";
+                    /** @description when it entered this state (ISO 8601) */
                     since: string;
+                    /** @description why it opened (counts in the window) */
                     reason?: string;
                     /** @description while open: when the categories GET probes the provider */
                     probe_at?: string;
-                    /** @description while half-open, once the categories GET succeeded: the one real call let through (key: the flow that claimed it); its answer closes or re-opens the breaker */
+                    /** @description while half-open, once the categories GET succeeded: the one real call let through (key: the flow that claimed it, absent: not claimed yet; until: when an unanswered trial counts as failed); its answer closes or re-opens the breaker */
                     trial?: {
                         since: string;
                         key?: string;
@@ -1441,11 +1446,13 @@ export interface components {
                 create: {
                     /** @enum {string} */
                     state: "closed" | "open" | "half_open";
+                    /** @description when it entered this state (ISO 8601) */
                     since: string;
+                    /** @description why it opened (counts in the window) */
                     reason?: string;
                     /** @description while open: when the categories GET probes the provider */
                     probe_at?: string;
-                    /** @description while half-open, once the categories GET succeeded: the one real call let through (key: the flow that claimed it); its answer closes or re-opens the breaker */
+                    /** @description while half-open, once the categories GET succeeded: the one real call let through (key: the flow that claimed it, absent: not claimed yet; until: when an unanswered trial counts as failed); its answer closes or re-opens the breaker */
                     trial?: {
                         since: string;
                         key?: string;
@@ -1455,15 +1462,21 @@ export interface components {
                 };
             };
             settings: {
+                /** @description the window outcomes are counted in */
                 window_ms: number;
+                /** @description opens at this many ambiguous outcomes of one class in the window */
                 ambiguous_count: number;
+                /** @description …or at this share of ambiguous outcomes, once the class made at least min_calls calls in the window */
                 ambiguous_share: number;
                 min_calls: number;
+                /** @description opens at this many 429 answers of one class in the window */
                 throttled_count: number;
+                /** @description how long it stays open before the probe */
                 cooldown_ms: number;
                 /** @description a money-moving call unanswered this long counts as ambiguous then */
-                slow_ms?: number;
+                slow_ms: number;
             };
+            /** @description the last operator actions (pause / resume), newest last, at most 20 */
             audit: {
                 /** @enum {string} */
                 action: "pause" | "resume";

@@ -2,7 +2,9 @@
  * The provider guard of a deployment (`provider-guard-<task queue>`, one per deployment): the
  * kill switch and the circuit breakers of contract/provider-guard.ts, one truth for every worker
  * and gateway. Workers report the outcomes of their money-moving calls (the `outcomes` signal,
- * batched) and read the guard (the `guard` query, every second) before each such call; operators
+ * batched); every worker and gateway reads the guard's view from its memo (a describe, every
+ * second, which needs no worker; the `guard` query only for a run that keeps no memo yet) and
+ * workers check it when each such call gets its connection; operators
  * pause and resume through updates that record who did it. An open breaker waits its cool-down,
  * then half-opens and sends the categories GET as a probe: failure opens it again; success lets
  * one real call of the class through as the trial (claimed by the first flow that asks, the

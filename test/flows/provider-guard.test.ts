@@ -14,6 +14,9 @@ import { startEventListener, type RunningListener } from '../../src/merchant-eve
 import { generateSecret } from '../../src/merchant-events/signing';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, type GatewayHarness, startGatewayStack, workflowExists } from '../helpers/gateway';
+import { Client } from '@temporalio/client';
+import { MpfClient } from '../../src/starter/client/mpf-client';
+import { runMpf } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 import { ProviderGuardLink } from '../../src/temporal/provider-guard-link';
 
@@ -82,6 +85,50 @@ describe('the provider guard', () => {
       await eventually(async () => after.holdReason('confirm') === undefined, 10_000, 'the resume is read');
     } finally {
       await after.close();
+    }
+  });
+
+  test('with every worker stopped, GET /v1/admin/provider and mpf provider status answer with the last view, pause and all', async () => {
+    assert.equal((await as(operator.key).api('POST', '/v1/admin/provider/pause', { reason: 'status without workers' })).status, 200);
+    await h.stack.stopWorker();
+    try {
+      const status = await as(operator.key).api('GET', '/v1/admin/provider');
+      assert.equal(status.status, 200, status.text);
+      assert.equal(status.json.paused?.reason, 'status without workers');
+      assert.equal(status.json.audit.at(-1).action, 'pause');
+      assert.equal(typeof status.json.settings.slow_ms, 'number');
+      const cli = await runMpf(['provider', 'status', '--json'], { PATH: process.env.PATH, HOME: process.env.HOME, MPF_GATEWAY_URL: h.gw.url, MPF_API_KEY: operator.key });
+      assert.equal(cli.code, 0, cli.stderr);
+      assert.equal((JSON.parse(cli.stdout) as { paused?: { reason?: string } }).paused?.reason, 'status without workers');
+    } finally {
+      await h.stack.startWorker();
+      await eventually(async () => (await resume()).status === 200, 30_000, 'resumed');
+    }
+  });
+
+  test('a worker and a client in one process read the guard once a second between them, not once each', async () => {
+    let describes = 0;
+    const guardId = `provider-guard-${h.stack.taskQueue}`;
+    // Subscribed last, this client is the one the process's reader reads with: every reading counts here.
+    const client = new Client({
+      connection: h.stack.client.connection,
+      namespace: h.stack.client.options.namespace,
+      dataConverter: h.stack.client.options.dataConverter,
+      interceptors: { workflow: [{ describe: (input, next) => ((describes += input.workflowExecution.workflowId === guardId ? 1 : 0), next(input)) }] },
+    });
+    const link = new ProviderGuardLink({ client, taskQueue: h.stack.taskQueue });
+    const mpf = new MpfClient({ client, taskQueue: h.stack.taskQueue, keys: h.stack.keys, publicUrl: h.gw.url });
+    await link.start();
+    const stop = mpf.watchProviderGuard();
+    try {
+      await new Promise((r) => setTimeout(r, 1_500));
+      describes = 0;
+      await new Promise((r) => setTimeout(r, 5_000));
+      assert.ok(describes >= 1 && describes <= 7, `one poll for the worker's link and the client: ${describes} describes in 5 s`);
+      assert.equal(link.holdReason('confirm'), undefined, 'and the link reads it');
+    } finally {
+      await stop();
+      await link.close();
     }
   });
 

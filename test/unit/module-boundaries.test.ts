@@ -79,7 +79,9 @@ describe('the production path', () => {
  */
 const FLOORS: readonly (readonly string[])[] = [
   // http-client imports nothing of src (lint): the light client package every face may use.
-  ['contract', 'auth', 'config', 'http-client'],
+  ['contract', 'auth', 'http-client'],
+  // config stands on the contract (the provider guard's thresholds are its BreakerSettings, in part).
+  ['config'],
   ['provider', 'codec', 'simulator', 'merchant-events'],
   ['observability'],
   ['activities'],
@@ -154,7 +156,7 @@ describe('the import graph of src and tools (madge: static imports, type imports
 
   test('the floor check fails on an import that climbs or stays level', () => {
     assert.equal(climbsIn({ 'contract/merchant-events.ts': ['workflows/flow-ids.ts'] }).length, 1);
-    assert.equal(climbsIn({ 'config/env.ts': ['contract/flow-kinds.ts'] }).length, 1, 'beside, on the same floor');
+    assert.equal(climbsIn({ 'auth/keyring.ts': ['contract/flow-kinds.ts'] }).length, 1, 'beside, on the same floor');
     assert.equal(climbsIn({ 'starter/client/flows.ts': ['starter/gateway/app.ts'] }).length, 1);
     assert.equal(climbsIn({ 'starter/cli/commands/cluster.ts': ['tools/cluster/main.ts'] }).length, 1, 'src/ importing a tool');
     assert.deepEqual(climbsIn({ 'starter/cli/main.ts': ['starter/client/flows.ts', 'workflows/flow-ids.ts'], 'activities/x.ts': ['activities/y.ts'] }), []);

@@ -1,22 +1,15 @@
 /**
  * The provider guard seen from the client (gateway, CLI): new swaps and links are refused before
  * anything starts while their class is held (ProviderUnavailableError -> 503 provider_unavailable
- * with Retry-After), and operators read, pause and resume it. The reading is cached for a second;
- * a guard that does not answer in time lets the start go on: the workers' own reading holds every
+ * with Retry-After), and operators read, pause and resume it. The reading is the process's one
+ * GuardReader (temporal/provider-guard-reading.ts), read every second and shared with a worker in
+ * the same process; here it fails open: a guard that does not answer in time lets the start go on: the workers' own reading holds every
  * money-moving call anyway (fail closed there), so nothing is sent that the guard would refuse.
  */
-import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
-import {
-  type GuardView,
-  holdReason,
-  type MoneyClass,
-  PROVIDER_GUARD_WORKFLOW_TYPE,
-  providerGuardWorkflowId,
-  retryAfterSeconds,
-  trialClaimable,
-} from '../../contract/provider-guard';
-import { guardPauseUpdate, guardQuery, guardResumeUpdate } from '../../workflows/provider-guard';
-import { claimGuardTrial, readGuard } from '../../temporal/provider-guard-reading';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { type GuardView, type MoneyClass, PROVIDER_GUARD_WORKFLOW_TYPE, providerGuardWorkflowId, retryAfterSeconds } from '../../contract/provider-guard';
+import { guardPauseUpdate, guardResumeUpdate } from '../../workflows/provider-guard';
+import { GUARD_POLL_MS, GuardReader, lastGuardView } from '../../temporal/provider-guard-reading';
 import { WorkerUnavailableError } from './errors';
 import type { TemporalGate } from './health';
 import { isDeadlineExceeded, isNoPoller } from './temporal-errors';
@@ -32,10 +25,6 @@ export class ProviderUnavailableError extends Error {
   }
 }
 
-/** A watching client reads the guard this often. */
-const READ_EVERY_MS = 1_000;
-/** A reading older than this is not used: the start goes on, and the workers hold what the guard refuses. */
-const FRESH_MS = 5_000;
 /** How long an unwatched client's start waits for its reading. */
 const READ_WAIT_MS = 1_000;
 const QUERY_WAIT_MS = 2_000;
@@ -43,98 +32,58 @@ const ACT_WAIT_MS = 10_000;
 /**
  * How long a pause waits before it answers: every worker reads the guard each second, so once the
  * pause answered no worker that reads it sends a money-moving call (one that cannot read it holds
- * them all after STALE_MS of not reading: temporal/provider-guard-link.ts).
+ * them all after GUARD_FRESH_MS of not reading: temporal/provider-guard-link.ts).
  */
 export const PAUSE_SETTLE_MS = 2_000;
 
 export class ProviderGuardClient {
-  /** The last reading (null: there is no guard yet, so nothing is paused or open) and when it was taken. */
-  private view: GuardView | null | undefined;
-  private readAt = 0;
-  private inflight: Promise<void> | undefined;
-  private watching: NodeJS.Timeout | undefined;
+  /** The process's one reader of the guard (shared with a worker's link in the same process). */
+  private readonly reader: GuardReader;
 
   constructor(
     private readonly gate: TemporalGate,
     private readonly taskQueue: string,
-  ) {}
+  ) {
+    this.reader = GuardReader.of(gate.temporal.options.namespace, this.workflowId);
+  }
 
   get workflowId(): string {
     return providerGuardWorkflowId(this.taskQueue);
   }
 
   /**
-   * Keeps the reading fresh (every READ_EVERY_MS) so that a start never waits for it: what a
-   * long-lived process (the gateway) does. Answers the function that stops it (await it before closing the connection).
+   * Keeps the reading fresh (every second, through the process's one reader) so that a start never
+   * waits for it: what a long-lived process (the gateway) does. Answers the function that stops it
+   * (await it before closing the connection: it waits for a reading in flight).
    */
   watch(): () => Promise<void> {
-    clearInterval(this.watching);
-    void this.refresh();
-    const timer = setInterval(() => void this.refresh(), READ_EVERY_MS).unref();
-    this.watching = timer;
-    // Stopping waits for a reading in flight (at most QUERY_WAIT_MS): the connection may be closed
-    // next, and a call the gRPC retry interceptor would retry on a closed channel throws uncaught.
-    return async () => {
-      clearInterval(timer);
-      if (this.watching === timer) this.watching = undefined;
-      await this.inflight;
-    };
+    return this.reader.subscribe({ client: this.gate.temporal });
   }
 
   /**
    * Refuses (ProviderUnavailableError) a start of `cls` the guard holds; nothing is started. `key`
    * is the flow about to start (its workflow id): while the class's breaker is half-open and its
    * GET succeeded, the first start to claim the trial goes on (its first provider call is the trial).
+   * Fails open: with no fresh reading the start goes on (the workers hold what the guard refuses).
    */
   async admit(cls: MoneyClass, what: string, key?: string): Promise<void> {
     // Unwatched (a short-lived client): read it now, waiting at most READ_WAIT_MS.
-    if (!this.watching && Date.now() - this.readAt > READ_EVERY_MS) await Promise.race([this.refresh(), new Promise((r) => setTimeout(r, READ_WAIT_MS).unref())]);
-    let view = Date.now() - this.readAt <= FRESH_MS ? this.view : undefined;
-    if (view && key !== undefined && trialClaimable(view, cls)) view = await this.claimTrial(cls, key, view);
-    const reason = view ? holdReason(view, cls, key) : undefined;
+    if (!this.reader.watched && !this.reader.readWithin(GUARD_POLL_MS)) await this.reader.readOnce(this.gate.temporal, READ_WAIT_MS);
+    if (key !== undefined) await this.reader.claimTrial(this.gate.temporal, cls, key, QUERY_WAIT_MS).catch(() => undefined); // unclaimed: refused as half-open
+    const view = this.reader.current();
+    const reason = this.reader.holdReason(cls, key, 'fail-open');
     if (view && reason) throw new ProviderUnavailableError(`no ${what} is started: ${reason}`, retryAfterSeconds(view, cls, Date.now()));
   }
 
-  /** Claims a half-open class's trial for `key` (bounded); the guard's answer, or `view` unchanged when it did not answer. */
-  private async claimTrial(cls: MoneyClass, key: string, view: GuardView): Promise<GuardView> {
-    try {
-      const claim = await claimGuardTrial(this.gate.temporal, this.workflowId, cls, key, QUERY_WAIT_MS);
-      [this.view, this.readAt] = [claim.view, Date.now()];
-      return claim.view;
-    } catch {
-      return view; // unclaimed: refused as half-open
-    }
-  }
-
-  private refresh(): Promise<void> {
-    // Inside a promise: a closed connection throws at once, and from a timer that would be uncaught.
-    this.inflight ??= Promise.resolve()
-      .then(() => readGuard(this.gate.temporal, this.workflowId, QUERY_WAIT_MS))
-      .then(
-        (view) => {
-          this.view = view;
-          this.readAt = Date.now();
-        },
-        (err: unknown) => {
-          if (err instanceof WorkflowNotFoundError) {
-            this.view = null;
-            this.readAt = Date.now();
-          }
-          // Otherwise the reading ages: past FRESH_MS starts go on, and the workers (which read it themselves, failing closed) hold their calls.
-        },
-      )
-      .finally(() => {
-        this.inflight = undefined;
-      });
-    return this.inflight;
-  }
-
-  /** The guard as it is (undefined: none yet, nothing paused or open). WorkerUnavailableError when unanswered. */
+  /**
+   * The guard as it last kept it (undefined: none yet, nothing paused or open): its memo, read by
+   * describe, so it answers with every worker stopped. WorkerUnavailableError only for a guard
+   * that keeps no memo yet (queried) when no worker answers.
+   */
   async status(): Promise<GuardView | undefined> {
     try {
-      return await this.gate.guard(() => this.gate.temporal.withDeadline(Date.now() + ACT_WAIT_MS, () => this.gate.temporal.workflow.getHandle(this.workflowId).query(guardQuery)));
+      return await this.gate.guard(() => lastGuardView(this.gate.temporal, this.workflowId, ACT_WAIT_MS));
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return undefined;
       if (isDeadlineExceeded(err) || isNoPoller(err)) throw new WorkerUnavailableError('provider guard', this.workflowId, ACT_WAIT_MS, undefined);
       throw err;
     }
@@ -164,7 +113,7 @@ export class ProviderGuardClient {
           this.gate.temporal.workflow.executeUpdateWithStart(update as typeof guardPauseUpdate, { args: [args as { by: string; reason: string }], startWorkflowOperation }),
         ),
       );
-      [this.view, this.readAt] = [view, Date.now()]; // this process's starts obey it at once
+      this.reader.take(view); // this process's starts (and a worker's calls in it) obey it at once
       return view;
     } catch (err) {
       if (isDeadlineExceeded(err) || isNoPoller(err)) throw new WorkerUnavailableError('provider guard', this.workflowId, ACT_WAIT_MS, undefined);

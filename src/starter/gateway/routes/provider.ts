@@ -11,42 +11,11 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { closedGuardView, DEFAULT_BREAKER } from '../../../contract/provider-guard';
+import { GuardViewSchema } from '../../../contract/provider-guard-view';
 import { actorOfRequest, ADMIN_SECURITY, type GatewayContext } from '../context';
 import { ErrorBody, WorkerUnavailableBody } from '../schemas';
 
 const TAGS = ['provider guard'];
-
-const ClassStateSchema = z.object({
-  state: z.enum(['closed', 'open', 'half_open']),
-  since: z.string(),
-  reason: z.string().optional(),
-  probe_at: z.string().optional().describe('while open: when the categories GET probes the provider'),
-  trial: z
-    .object({ since: z.string(), key: z.string().optional(), claimed_at: z.string().optional(), until: z.string().optional() })
-    .optional()
-    .describe('while half-open, once the categories GET succeeded: the one real call let through (key: the flow that claimed it); its answer closes or re-opens the breaker'),
-});
-
-export const GuardViewSchema = z
-  .object({
-    paused: z.object({ by: z.string(), at: z.string(), reason: z.string() }).optional().describe('present while money-moving calls are paused'),
-    breakers: z.object({ initiate: ClassStateSchema, confirm: ClassStateSchema, create: ClassStateSchema }),
-    settings: z.object({
-      window_ms: z.number(),
-      ambiguous_count: z.number(),
-      ambiguous_share: z.number(),
-      min_calls: z.number(),
-      throttled_count: z.number(),
-      cooldown_ms: z.number(),
-      slow_ms: z.number().optional().describe('a money-moving call unanswered this long counts as ambiguous then'),
-    }),
-    audit: z.array(z.object({ action: z.enum(['pause', 'resume']), by: z.string(), at: z.string(), reason: z.string().optional() })),
-    events: z
-      .array(z.object({ id: z.string(), type: z.string(), timestamp: z.string() }))
-      .optional()
-      .describe("the guard's last merchant events (provider.breaker_opened, …), newest last"),
-  })
-  .meta({ id: 'ProviderGuard' });
 
 const PauseBody = z.object({ reason: z.string().min(1).max(500).describe('why (kept with the pause, shown to whoever is refused)') }).meta({ id: 'ProviderPause' });
 

@@ -85,7 +85,7 @@ describe('a worker killed mid-call is noticed by its heartbeat, inside the swap 
     await stack?.stop();
   });
 
-  test('a confirm POST left unanswered by a SIGKILLed worker is sent again within the window, and the swap confirms without reconciliation', async () => {
+  test('a confirm POST left unanswered by a SIGKILLed worker is sent again within the window, and the swap confirms without reconciliation', { timeout: 240_000 }, async () => {
     const start = async () => {
       worker = spawnMpf(['worker'], workerProcessEnv(stack));
       await worker.waitFor(/worker: polling task queue/);

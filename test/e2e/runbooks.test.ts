@@ -180,6 +180,15 @@ async function runPage(page: string, script: string): Promise<{ output: Map<stri
   return { output, all };
 }
 
+/** The last lines of every log file a page wrote (`mpf worker > worker-3.log 2>&1 &`), for a failure's message. */
+function pageLogs(since: number): string[] {
+  return fs
+    .readdirSync(tmp)
+    .filter((f) => f.endsWith('.log') && fs.statSync(path.join(tmp, f)).mtimeMs >= since - 1000)
+    .sort()
+    .map((f) => `the page's ${f}, its last lines:\n${fs.readFileSync(path.join(tmp, f), 'utf8').split('\n').slice(-25).join('\n')}`);
+}
+
 describe('the runbooks run literally against a real stack', () => {
   const ran: string[] = [];
   const notRun: string[] = [];
@@ -199,6 +208,7 @@ describe('the runbooks run literally against a real stack', () => {
         for (const b of blocks) notRun.push(`${page}:${b.line}  illustrative: ${b.illustrative}`);
         return;
       }
+      const pageStart = Date.now();
       const { output, all } = await runPage(page, pageScript(steps));
       if (process.env.MPF_RUNBOOK_VERBOSE) console.log(all); // what each command printed, when writing a page
       const problems: string[] = [];
@@ -225,6 +235,7 @@ describe('the runbooks run literally against a real stack', () => {
           if (missing !== undefined) problems.push(`${where}: the page shows\n    ${missing}\n  which the output lacks:\n${o.text}`);
         });
       });
+      if (problems.length > 0) problems.push(...pageLogs(pageStart)); // why a process the page started did not do its part
       assert.deepEqual(problems, [], problems.join('\n\n'));
     });
   }

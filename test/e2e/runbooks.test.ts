@@ -150,9 +150,13 @@ function pageScript(steps: Step[]): string {
 
 /** Runs the page's script; its output per step.command id, and exit codes. Background processes it left are stopped. */
 async function runPage(page: string, script: string): Promise<{ output: Map<string, { text: string; rest: string; rc?: number }>; all: string }> {
-  const file = path.join(tmp, `${path.basename(page)}.sh`);
+  // Each page in a directory of its own (its log files never meet another page's), with the shared .data.
+  const dir = pageDir(page);
+  fs.mkdirSync(dir, { recursive: true });
+  if (!fs.existsSync(path.join(dir, '.data'))) fs.symlinkSync(path.join(tmp, '.data'), path.join(dir, '.data'));
+  const file = path.join(dir, 'page.sh');
   fs.writeFileSync(file, script);
-  const child = spawn('bash', ['--norc', '--noprofile', file], { cwd: tmp, env: shellEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn('bash', ['--norc', '--noprofile', file], { cwd: dir, env: shellEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let all = '';
   child.stdout.on('data', (d: Buffer) => (all += d.toString()));
   child.stderr.on('data', (d: Buffer) => (all += d.toString()));
@@ -160,11 +164,7 @@ async function runPage(page: string, script: string): Promise<{ output: Map<stri
   await new Promise<void>((resolve) => child.once('exit', () => resolve()));
   clearTimeout(timer);
   await new Promise((r) => setTimeout(r, 300));
-  try {
-    process.kill(-child.pid!, 'SIGTERM'); // what the page started in the background
-  } catch {
-    /* nothing left */
-  }
+  await stopGroup(child.pid!); // what the page started in the background, gone before the next page
   const output = new Map<string, { text: string; rest: string; rc?: number }>();
   const re = new RegExp(`\\n${MARK} (\\S+) (start|rc (\\d+))@@\\n`, 'g');
   let m: RegExpExecArray | null;
@@ -180,13 +180,35 @@ async function runPage(page: string, script: string): Promise<{ output: Map<stri
   return { output, all };
 }
 
+function pageDir(page: string): string {
+  return path.join(tmp, 'pages', path.basename(page, '.md'));
+}
+
+/** SIGTERM to the page's process group, then waits (up to 60 s, then SIGKILL) until none is left: no port stays held. */
+async function stopGroup(pgid: number): Promise<void> {
+  const alive = (): boolean => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!alive()) return;
+  process.kill(-pgid, 'SIGTERM');
+  for (const until = Date.now() + 60_000; alive() && Date.now() < until; ) await new Promise((r) => setTimeout(r, 200));
+  if (alive()) process.kill(-pgid, 'SIGKILL');
+  for (const until = Date.now() + 10_000; alive() && Date.now() < until; ) await new Promise((r) => setTimeout(r, 200));
+}
+
 /** The last lines of every log file a page wrote (`mpf worker > worker-3.log 2>&1 &`), for a failure's message. */
-function pageLogs(since: number): string[] {
+function pageLogs(page: string): string[] {
+  const dir = pageDir(page);
   return fs
-    .readdirSync(tmp)
-    .filter((f) => f.endsWith('.log') && fs.statSync(path.join(tmp, f)).mtimeMs >= since - 1000)
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.log'))
     .sort()
-    .map((f) => `the page's ${f}, its last lines:\n${fs.readFileSync(path.join(tmp, f), 'utf8').split('\n').slice(-25).join('\n')}`);
+    .map((f) => `the page's ${f}, its last lines:\n${fs.readFileSync(path.join(dir, f), 'utf8').split('\n').slice(-25).join('\n')}`);
 }
 
 describe('the runbooks run literally against a real stack', () => {
@@ -208,7 +230,6 @@ describe('the runbooks run literally against a real stack', () => {
         for (const b of blocks) notRun.push(`${page}:${b.line}  illustrative: ${b.illustrative}`);
         return;
       }
-      const pageStart = Date.now();
       const { output, all } = await runPage(page, pageScript(steps));
       if (process.env.MPF_RUNBOOK_VERBOSE) console.log(all); // what each command printed, when writing a page
       const problems: string[] = [];
@@ -235,7 +256,7 @@ describe('the runbooks run literally against a real stack', () => {
           if (missing !== undefined) problems.push(`${where}: the page shows\n    ${missing}\n  which the output lacks:\n${o.text}`);
         });
       });
-      if (problems.length > 0) problems.push(...pageLogs(pageStart)); // why a process the page started did not do its part
+      if (problems.length > 0) problems.push(...pageLogs(page)); // why a process the page started did not do its part
       assert.deepEqual(problems, [], problems.join('\n\n'));
     });
   }

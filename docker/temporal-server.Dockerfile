@@ -1,6 +1,6 @@
 # docker-compose.yml's Temporal server: the temporalio/server image of tools/cluster/versions.json
 # with its temporal-server replaced by the project's build of tools/cluster/temporal-server (the
-# server's own main with our authorizer and claim mapper, authz.go), as scripts/provision-cluster.sh
+# server (temporal.NewServer) with our authorizer and claim mapper, authz.go), as scripts/provision-cluster.sh
 # builds it for `mpf cluster up`: from the Go module proxy, at the versions go.mod and go.sum pin
 # (-mod=readonly: a go.sum that does not match refuses the build), CGO off, stripped.
 # Without MPF_CLUSTER_AUTH=1 the binary runs as the upstream one (compose's entrypoint passes

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Provisions the production topology's binaries (the same versions docker-compose.yml runs), built
 # from the Go module proxy with this machine's Go and cached under the project (git-ignored):
-#   .cache/cluster/temporal-server-v<V>/temporal-server     tools/cluster/temporal-server: the server's own main
+#   .cache/cluster/temporal-server-v<V>/temporal-server     tools/cluster/temporal-server: temporal.NewServer
 #                                                           with our authorizer, go.temporal.io/server@v<V>
 #                                                           pinned by its go.mod and go.sum (rebuilt when they change)
 #   .cache/cluster/temporal-server-v<V>/temporal-sql-tool   go.temporal.io/server/cmd/tools/sql@v<V>
@@ -49,7 +49,7 @@ build() { # $1 = package@version, $2 = out dir, $3 = built name, $4 = final name
   say "built $4 in $(( $(date +%s) - start ))s"
 }
 
-# The server: its upstream main with our authorizer (tools/cluster/temporal-server), built from the
+# The server: temporal.NewServer with our authorizer (tools/cluster/temporal-server), built from the
 # module proxy at the version go.mod and go.sum pin; the sources' digest marks the cached build.
 src="$root/tools/cluster/temporal-server"
 grep -q "go.temporal.io/server v$server_v\$" "$src/go.mod" || { say "ERROR: $src/go.mod does not require go.temporal.io/server v$server_v (tools/cluster/versions.json)"; exit 1; }

@@ -3,16 +3,23 @@
  * API lists and reads them from visibility and describe with every worker stopped, newest first
  * across flows, in pages — the same events (ids, types, order, data) the flows' `events` query
  * answers. The client's query deadline is short: a list that asked a flow's query instead would
- * be a 503 here.
+ * be a 503 here. A flow of a release before that (the kept bundle of test/upgrade/) is still read
+ * by its query, which needs a worker.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
+import { NativeConnection } from '@temporalio/worker';
 import { ENCRYPTED_ENCODING } from '../../src/codec/aes-gcm-codec';
 import { EVENTS_MEMO_FIELD, type FlowEvent } from '../../src/contract/merchant-events';
+import { ProviderClient } from '../../src/provider/client';
+import { SIMULATOR_DEFAULT_CREDENTIALS } from '../../src/simulator/options';
+import { WorkerUnavailableError } from '../../src/starter/client/errors';
+import { createMpfWorker, defaultVersioning } from '../../src/worker';
 import { flowEventsQuery } from '../../src/workflows/event-types';
 import { linkBody, swapBody, uniqueRef } from '../helpers/fixtures';
 import { type GatewayHarness, startGatewayStack } from '../helpers/gateway';
-import { eventually } from '../helpers/stack';
+import { eventually, startStack, type Stack } from '../helpers/stack';
 
 interface Ev extends FlowEvent {
   flow_id: string;
@@ -125,5 +132,56 @@ describe('merchant events with every worker stopped', () => {
     assert.ok(field, 'the flow keeps its events in its memo');
     assert.equal(Buffer.from(field.metadata?.encoding ?? []).toString(), ENCRYPTED_ENCODING);
     assert.ok(!Buffer.from(field.data ?? []).toString('latin1').includes('payment_link.created'), 'no event type in plaintext');
+  });
+});
+
+describe('merchant events of a flow started by a release before they were kept in its memo', () => {
+  const OLD_BUNDLE = path.resolve(__dirname, '..', 'upgrade', '0.1.0-0b68658', 'workflow-bundle.js');
+  let stack: Stack;
+
+  before(async () => {
+    stack = await startStack({ noWorker: true, client: { queryAnswerTimeoutMs: 3_000 } });
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  test('are read by its query while a worker is up, and a list reaching it without one is a 503 naming it', async () => {
+    const native = await NativeConnection.connect({ address: stack.address });
+    const provider = new ProviderClient({ baseUrl: stack.sim.baseUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
+    let linkId: string;
+    try {
+      const old = await createMpfWorker({
+        connection: native,
+        namespace: stack.namespace,
+        taskQueue: stack.taskQueue,
+        keys: stack.keys,
+        provider,
+        workflowBundle: { codePath: OLD_BUNDLE },
+        versioning: { ...defaultVersioning(), promote: 'always' },
+      });
+      const running = old.run();
+      try {
+        const { link } = await stack.mpf.createLink(linkBody(uniqueRef('nw-old')));
+        linkId = link.link_id;
+        await stack.mpf.cancelLink(linkId, 'an older release');
+        await stack.client.workflow.getHandle(linkId).result();
+      } finally {
+        old.shutdown();
+        await running;
+      }
+    } finally {
+      await native.close();
+      await provider.close();
+    }
+    const desc = await stack.client.workflow.getHandle(linkId).describe();
+    assert.equal(desc.memo?.[EVENTS_MEMO_FIELD], undefined, 'the older release keeps no events in its memo');
+    await assert.rejects(stack.mpf.listEvents({ flow_id: linkId }), (err: unknown) => err instanceof WorkerUnavailableError && err.flowId === linkId);
+    await stack.startWorker();
+    const page = await stack.mpf.listEvents({ flow_id: linkId });
+    assert.deepEqual(page.items.map((e) => e.id), [`evt_${linkId}_2`, `evt_${linkId}_1`]);
+    assert.deepEqual(page.items.map((e) => e.type), ['payment_link.cancelled', 'payment_link.created']);
+    const one = await stack.mpf.getEvent(`evt_${linkId}_2`);
+    assert.equal(one.type, 'payment_link.cancelled');
   });
 });

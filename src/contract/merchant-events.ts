@@ -124,6 +124,14 @@ export function retryDelayMs(n: number, initialMs: number, maxMs: number): numbe
   return Math.min(maxMs, initialMs * 2 ** Math.min(n - 1, 40));
 }
 
+/**
+ * The memo field in which a flow keeps its events in full, oldest first (since mpf-events-memo-v1):
+ * the events API reads it from visibility (lists) and describe (one event), which need no worker.
+ * Memo values go through the payload codec (encrypted) like every payload; the data is the
+ * allow-list above, never a secret.
+ */
+export const EVENTS_MEMO_FIELD = 'mpf_events';
+
 export function eventId(flowId: string, seq: number): string {
   return `evt_${flowId}_${seq}`;
 }

@@ -256,7 +256,7 @@ export interface paths {
         };
         /**
          * List merchant events
-         * @description The events of every swap and payment link, newest flows first (running flows first, then by close time) and each flow's events newest first. Filters: type, flow_id, created_from (inclusive) and created_to (exclusive) on when the event happened, limit; page_token continues a list with the same filters. A page may hold fewer than limit events while next_page_token is present. Events are kept with their flows: for the namespace retention after a flow closed. To catch up after an outage of your receiver, list with created_from and de-duplicate by id.
+         * @description The events of every swap and payment link, newest first across flows (by when each event happened). Filters: type, flow_id, created_from (inclusive) and created_to (exclusive) on when the event happened, limit; page_token continues a list with the same filters, after the last event of the page before. Each flow keeps its events with it, so they are listed with every worker stopped, for the namespace retention after the flow closed (30 days by default). To catch up after an outage of your receiver, list with created_from and de-duplicate by id.
          */
         get: operations["listEvents"];
         put?: never;

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { freePort } from './ports';
 import { provisionTemporalCli } from './provision';
@@ -20,6 +21,11 @@ export interface DevServerOptions {
   /** Persistent SQLite file (demo); default a fresh temp file removed on stop. */
   dbFile?: string;
   namespace?: string;
+  /**
+   * How long the namespace keeps a closed flow (its history, and the merchant events in its memo),
+   * in hours; default DEV_SERVER_RETENTION_HOURS, as the production topology's (start-dev's own is a day).
+   */
+  retentionHours?: number;
   /**
    * Register our search attributes at start (default true). false: a plain `temporal server
    * start-dev`, as a user's own server would be (the worker must register them itself).
@@ -46,6 +52,9 @@ export interface DevServerOptions {
    */
   ownProcessGroup?: boolean;
 }
+
+/** 30 days, as tools/cluster/topology.ts's NAMESPACE_RETENTION: a demo's closed flows and their events stay that long. */
+export const DEV_SERVER_RETENTION_HOURS = 720;
 
 export interface DevServer {
   address: string;
@@ -159,6 +168,10 @@ async function startOnce(binary: string, opts: DevServerOptions): Promise<DevSer
       try {
         await conn.ensureConnected();
         await conn.workflowService.describeNamespace({ namespace });
+        await conn.workflowService.updateNamespace({
+          namespace,
+          config: { workflowExecutionRetentionTtl: msToTs((opts.retentionHours ?? DEV_SERVER_RETENTION_HOURS) * 3_600_000) },
+        });
         break;
       } finally {
         await conn.close();

@@ -6,9 +6,13 @@
  * signal, told `eventsClosed` when the flow ends. The flow itself never waits for a delivery: only
  * its very end waits until every event was handed over (one signal, not the delivery).
  *
+ * Each event is also kept in the flow's memo (`mpf_events`: the whole list, one memo upsert per
+ * event), so the events API lists and reads them from visibility and describe, with no worker and
+ * no replay, for as long as the namespace keeps the closed flow.
+ *
  * Flows recorded before this existed replay without it (`patched`), so their histories stay valid.
  */
-import { MERCHANT_EVENTS_PATCH } from './patches';
+import { EVENTS_MEMO_PATCH, MERCHANT_EVENTS_PATCH } from './patches';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   CancellationScope,
@@ -21,12 +25,14 @@ import {
   setHandler,
   sleep,
   startChild,
+  upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { EventActivities, EventSettings, EventSettingsInput } from '../activities/event-types';
 import type { FlowKind } from './flow-ids';
 import {
   EVENT_DELIVERY_WORKFLOW_TYPE,
+  EVENTS_MEMO_FIELD,
   eventData,
   eventDeliveryWorkflowId,
   type EventDeliveryInput,
@@ -56,6 +62,8 @@ interface Target {
 export class EventOutbox {
   /** False when replaying a flow recorded before merchant events existed. */
   readonly enabled: boolean;
+  /** False when replaying a flow recorded before its events were kept in its memo. */
+  private readonly memoKept: boolean;
   private readonly events: FlowEvent[] = [];
   /** events[0, handed) are with the delivery workflow (or dropped: no endpoint configured). */
   private handed = 0;
@@ -69,6 +77,10 @@ export class EventOutbox {
     private readonly flowUrl: string | undefined,
   ) {
     this.enabled = patched(MERCHANT_EVENTS_PATCH);
+    this.memoKept = this.enabled && patched(EVENTS_MEMO_PATCH);
+    // The field from the start, even empty: a reader tells a flow that has no event yet from one
+    // of an older release (whose events only its `events` query answers).
+    this.keepInMemo();
     // A query is no command: flows recorded before it replay unchanged.
     setHandler(flowEventsQuery, () => this.events);
   }
@@ -80,6 +92,7 @@ export class EventOutbox {
   carryOn(earlier: readonly FlowEvent[]): void {
     this.events.push(...earlier);
     this.handed = this.events.length;
+    this.keepInMemo();
   }
 
   /** Called on every state change; emits the event it is (if any) and wakes the pump. */
@@ -89,6 +102,7 @@ export class EventOutbox {
     if (!type) return;
     const flowId = workflowInfo().workflowId;
     this.events.push({ id: eventId(flowId, this.events.length + 1), type, timestamp: new Date().toISOString(), data: eventData(this.kind, view(), from) });
+    this.keepInMemo();
     if (this.settings?.endpoints.length === 0 && !this.busy && this.handed === this.events.length - 1) {
       // No endpoint to hand it to: dropped here, as the pump would drop it (without a command),
       // but without waking the pump — each wake costs the flow a dozen promises (docs/performance.md).
@@ -118,6 +132,11 @@ export class EventOutbox {
    */
   offer(settings: EventSettings | undefined): void {
     if (this.enabled && settings && !this.settings) this.settings = settings;
+  }
+
+  /** The whole list (a carried-on run's earlier events included): a memo field is replaced, not appended to. */
+  private keepInMemo(): void {
+    if (this.memoKept) upsertMemo({ [EVENTS_MEMO_FIELD]: [...this.events] });
   }
 
   list(): FlowEventSummary[] {

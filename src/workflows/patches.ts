@@ -37,6 +37,8 @@ export const GUARD_TRIAL_PATCH = 'mpf-guard-trial-v1';
 export const GUARD_MEMO_PATCH = 'mpf-guard-memo-v1';
 /** A confirmation held until its activity's schedule-to-close timeout (last attempt waiting for a worker) also ends `expired`. */
 export const HELD_TIMEOUT_PATCH = 'mpf-held-timeout-expires-v1';
+/** A flow keeps its merchant events in its memo (read by visibility and describe, no worker needed). */
+export const EVENTS_MEMO_PATCH = 'mpf-events-memo-v1';
 
 export const LIVE_PATCHES: readonly LivePatch[] = [
   {
@@ -80,5 +82,11 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
     why: 'a confirmation whose last heartbeat says every attempt was held by the provider guard, and which ends in a schedule-to-close timeout (its next held retry still waiting for a worker when the window closed), ends the swap expired, nothing sent, instead of in doubt',
     addedIn: '0.1.0 (breaker trial, 2026-11-26)',
     deprecateWhen: 'no swap started before this release is open (swaps live minutes: one release later)',
+  },
+  {
+    id: EVENTS_MEMO_PATCH,
+    why: "a flow upserts its merchant events (id, type, timestamp, allow-listed data) into its memo (mpf_events, encrypted by the payload codec) on each event, so GET /v1/events lists and reads them from visibility and describe with no worker and no replay",
+    addedIn: '0.1.0 (events memo, 2026-11-28)',
+    deprecateWhen: 'no swap or link started before this release is open (links: LINK_LIFETIME_SECONDS + grace; needs_reconciliation until resolved)',
   },
 ];

@@ -40,7 +40,7 @@ import {
   API_KEYS, apiKeysJob, APP_ENV, appCommand, appEnvironment, AUTH_OFF_WARNING, AUTH_SWITCH, AUTH_SWITCH_COMPOSE_VALUE, AUTH_SWITCH_GUARD, AUTH_SWITCH_ON, AUTH_SWITCH_SERVICES,
   authSwitchOn, authSwitchProblem, COMPOSE_IDP, COMPOSE_IDP_SECRET_NAMES, COMPOSE_IDP_SECRET_RECIPES, COMPOSE_SECRET_VOLUMES, COMPOSE_TLS_COMPONENTS,
   composeAppEntrypoint, composeSecretFile, DEFAULT_REPLICAS, EVENTS_RECEIVER, KEYRING_FILE, HISTORY_SHARDS, IMAGE_ENV, IMAGES,
-  GATEWAY_OIDC_ENV_NAMES, METRICS_PORT, namespaceJob, OIDC_CLIENT_ENV_NAMES, schemaJob, SECRET_FILES, SECRET_RECIPES, secretsJob, SIMULATOR_PROVIDER, TEMPORAL_SERVER_ENV, TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv,
+  GATEWAY_OIDC_ENV_NAMES, METRICS_PORT, namespaceJob, OIDC_CLIENT_ENV_NAMES, retentionFromEnvironment, schemaJob, SECRET_FILES, SECRET_RECIPES, secretsJob, SIMULATOR_PROVIDER, TEMPORAL_SERVER_ENV, TEMPORAL_UI_ENV_NAMES, temporalClientTlsEnv, temporalServerTlsEnv,
   temporalUiTlsEnv, tlsJob, VERSIONS,
   type AddressKey, type AppRole, type JobStep, type SecretName,
 } from '../../tools/cluster/topology';
@@ -669,14 +669,15 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     const script = [c.services[service]?.command ?? []].flat().join('\n');
     return script
       .split('\n')
-      .map((l) => l.trim())
+      // compose's own variables with their defaults (e.g. the retention), as compose substitutes them
+      .map((l) => interpolate(l.trim()))
       .filter((l) => l.startsWith(`${program} `))
       .map((line) => {
         const [cmd = '', alt] = line.split(' || ');
         const argv = cmd.replace(/\s*>\/dev\/null 2>&1$/, '').split(/\s+/);
         if (alt === undefined) return { argv };
         const echoed = /^echo "(.*)"$/.exec(alt);
-        return echoed ? { argv, tolerate: echoed[1]?.replace(/\$\$/g, '$') } : { argv, orElse: alt.split(/\s+/) };
+        return echoed ? { argv, tolerate: echoed[1] } : { argv, orElse: alt.split(/\s+/) };
       });
   }
 
@@ -839,6 +840,22 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     const names = create.argv.flatMap((a, i) => (create.argv[i - 1] === '--name' ? [a] : []));
     assert.deepEqual(names.sort(), ['MpfApiKeyId', 'MpfFlowKind', 'MpfState', 'MpfTxnRef']);
     assert.ok(steps.some((s) => s.orElse?.includes('create') && s.orElse.includes('--retention')), 'the namespace is created when missing');
+    const update = steps.find((s) => s.argv.slice(0, 4).join(' ') === 'temporal operator namespace update');
+    assert.equal(update?.argv[update.argv.indexOf('--retention') + 1], '720h', 'an existing namespace keeps closed flows, and their events, 30 days');
+  });
+
+  test('MPF_NAMESPACE_RETENTION sets the retention in hours, at least a day, for compose and `mpf cluster up` alike', () => {
+    assert.equal(retentionFromEnvironment({}), '720h');
+    assert.equal(authFromEnvironment({ MPF_NAMESPACE_RETENTION: '2160h' }).retention, '2160h');
+    for (const bad of ['30d', '23h', '0h', '720', ' h']) {
+      assert.throws(() => authFromEnvironment({ MPF_NAMESPACE_RETENTION: bad }), /^Error: MPF_NAMESPACE_RETENTION: must be hours, at least 24h/, bad);
+    }
+    const withRetention = (c: Compose) => {
+      const script = [c.services['temporal-namespace']?.command ?? []].flat().join('\n');
+      return interpolate(script, { MPF_NAMESPACE_RETENTION: '2160h' }).split('\n').filter((l) => l.includes('--retention')).map((l) => /--retention (\S+)/.exec(l)?.[1]);
+    };
+    assert.deepEqual(withRetention(compose), ['2160h', '2160h'], 'compose reads the same variable for the create and the update');
+    assert.deepEqual(namespaceJob('t:7233', '2160h').flatMap((s) => [...s.argv, ...(s.orElse ?? [])]).filter((_a, i, all) => all[i - 1] === '--retention'), ['2160h', '2160h']);
   });
 
   test("the native Temporal server's config has compose's history shards, and the apps get the image's NODE_ENV", () => {

@@ -57,6 +57,8 @@ export async function runSchemaJob(o: SchemaJobOptions): Promise<void> {
 export interface NamespaceJobOptions {
   temporalCli: string;
   address: string;
+  /** The namespace's retention (default topology's NAMESPACE_RETENTION). */
+  retention?: string;
   /** The CLI's envconfig TLS settings (temporalClientTlsEnv of the operator's certificate). */
   tlsEnv: Record<string, string>;
   logDir: string;
@@ -70,7 +72,7 @@ export async function runNamespaceJob(o: NamespaceJobOptions): Promise<void> {
   const attempts = o.attempts ?? 5;
   for (let i = 1; ; i++) {
     try {
-      await runSteps('namespace job', namespaceJob(o.address), { temporal: o.temporalCli }, {
+      await runSteps('namespace job', namespaceJob(o.address, o.retention), { temporal: o.temporalCli }, {
         // HOME: the state dir, so no profile of the user's (~/.config/temporalio) changes the target.
         env: { PATH: process.env.PATH, HOME: path.dirname(o.logDir), ...o.tlsEnv },
         logFile: path.join(o.logDir, 'temporal-namespace.log'),

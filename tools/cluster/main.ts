@@ -8,7 +8,7 @@ import { isRunning, processesOfRun, type Child } from './processes';
 import { readInfo, runningUpPid, writeInfo, type ClusterInfo } from './state';
 import { ClusterAlreadyRunning, ClusterStartAborted, cleanLeftovers, startCluster, type RunningCluster } from './up';
 import { IDP_PEOPLE, idpTtlFromEnvironment, type IdpTtl } from './idp';
-import { API_KEYS, authSwitchOn, KEYRING_FILE, NAMESPACE, TASK_QUEUE } from './topology';
+import { API_KEYS, authSwitchOn, KEYRING_FILE, NAMESPACE, retentionFromEnvironment, TASK_QUEUE } from './topology';
 
 export interface UpOptions {
   stateDir: string;
@@ -29,9 +29,10 @@ const RESTART_RESET_AFTER_MS = 60_000;
  * off (certificates only: any certificate of the cluster's CA may do anything, which `up` says), and
  * another value throws (topology.ts authSwitchOn, as compose reads it).
  * MPF_CLUSTER_TOKEN_TTL_SECONDS shortens every token's lifetime (a test of renewal; idp.ts).
+ * MPF_NAMESPACE_RETENTION sets the namespace's retention (topology.ts; a bad value: nothing starts).
  */
-export function authFromEnvironment(env: NodeJS.ProcessEnv): { auth?: boolean; idpTtl: IdpTtl } {
-  return { ...(authSwitchOn(env) ? {} : { auth: false }), idpTtl: idpTtlFromEnvironment(env) };
+export function authFromEnvironment(env: NodeJS.ProcessEnv): { auth?: boolean; idpTtl: IdpTtl; retention: string } {
+  return { ...(authSwitchOn(env) ? {} : { auth: false }), idpTtl: idpTtlFromEnvironment(env), retention: retentionFromEnvironment(env) };
 }
 
 const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -41,8 +41,22 @@ export const IMAGES = {
 export const HISTORY_SHARDS = 4;
 
 export const NAMESPACE = 'default';
-/** Closed flows stay visible (Temporal Web, `mpf … status`) for 3 days, then Temporal deletes them. */
-export const NAMESPACE_RETENTION = '72h';
+/**
+ * Closed flows stay (Temporal Web, `mpf … status`, and the merchant events kept in their memos,
+ * GET /v1/events) for 30 days, then Temporal deletes them. MPF_NAMESPACE_RETENTION sets another, in
+ * hours (compose reads the same variable); docs/operations/scaling.md says what it costs.
+ */
+export const NAMESPACE_RETENTION = '720h';
+export const RETENTION_VARIABLE = 'MPF_NAMESPACE_RETENTION';
+
+/** The namespace's retention from MPF_NAMESPACE_RETENTION (`<hours>h`, at least 24h: Temporal's minimum), or the default. */
+export function retentionFromEnvironment(env: NodeJS.ProcessEnv): string {
+  const v = env[RETENTION_VARIABLE]?.trim();
+  if (!v) return NAMESPACE_RETENTION;
+  const hours = /^([1-9][0-9]{0,5})h$/.exec(v)?.[1];
+  if (!hours || Number(hours) < 24) throw new Error(`${RETENTION_VARIABLE}: must be hours, at least 24h (e.g. 720h for 30 days), not ${JSON.stringify(v)}`);
+  return `${Number(hours)}h`;
+}
 export const TASK_QUEUE = 'merchant-payment-flows';
 
 /** Temporal's database user and databases (the postgres12 SQL plugin). */
@@ -85,15 +99,19 @@ export function schemaJob(target: { host: string; port: number | string; schemaD
   return steps;
 }
 
-/** The namespace job (compose's `temporal-namespace`): the namespace, then our search attributes. Re-runnable. */
-export function namespaceJob(temporalAddress: string): JobStep[] {
+/**
+ * The namespace job (compose's `temporal-namespace`): the namespace with its retention (set again on
+ * an existing one, so the configured retention holds), then our search attributes. Re-runnable.
+ */
+export function namespaceJob(temporalAddress: string, retention: string = NAMESPACE_RETENTION): JobStep[] {
   const base = ['temporal', 'operator'];
   const at = ['--address', temporalAddress, '-n', NAMESPACE];
   return [
     {
       argv: [...base, 'namespace', 'describe', ...at],
-      orElse: [...base, 'namespace', 'create', ...at, '--retention', NAMESPACE_RETENTION],
+      orElse: [...base, 'namespace', 'create', ...at, '--retention', retention],
     },
+    { argv: [...base, 'namespace', 'update', ...at, '--retention', retention] },
     {
       // Adding an attribute the namespace already has is a no-op (same type), so this is idempotent.
       argv: [

@@ -52,6 +52,8 @@ export interface ClusterOptions {
    * (`MPF_CLUSTER_AUTH=0`): then any certificate of the cluster's CA may do anything.
    */
   auth?: boolean;
+  /** The namespace's retention (`MPF_NAMESPACE_RETENTION`; default topology's NAMESPACE_RETENTION). */
+  retention?: string;
 }
 
 export interface RunningCluster {
@@ -537,11 +539,11 @@ function runNamespaceStep(run: Run, base: RunBase, temporalAddress: string): Pro
   return run.step(
     'temporal-namespace',
     () => runNamespaceJob({
-      temporalCli: base.bins.temporalCli, address: temporalAddress, ...run.ctx,
+      temporalCli: base.bins.temporalCli, address: temporalAddress, ...run.ctx, retention: run.o.retention ?? NAMESPACE_RETENTION,
       // The admin tools' token (the whole cluster) beside the operator's certificate, when calls are authorised.
       tlsEnv: { ...temporalClientTlsEnv(path.join(base.tls.dir, 'operator')), ...(run.auth ? { TEMPORAL_API_KEY: run.auth.adminToken.current() } : {}) },
     }),
-    () => `namespace ${NAMESPACE} (retention ${NAMESPACE_RETENTION}), search attributes ${Object.keys(CUSTOM_SEARCH_ATTRIBUTES).join(', ')}`,
+    () => `namespace ${NAMESPACE} (retention ${run.o.retention ?? NAMESPACE_RETENTION}), search attributes ${Object.keys(CUSTOM_SEARCH_ATTRIBUTES).join(', ')}`,
   );
 }
 

@@ -1,19 +1,23 @@
 /**
  * The merchant events API (read side): one event by id with its delivery attempts per endpoint,
- * and the list of events across flows with filters and cursor pages. Events are kept by their
- * flows (the `events` query of every swap and link, full data) and their deliveries by
- * `events-<flow_id>` (merchant-events.ts): nothing else stores them, so they live as long as the
- * flows' histories — the namespace's retention after a flow closed (docs/merchant-events.md).
+ * and the list of events across flows with filters and cursor pages. Each flow keeps its events in
+ * full in its memo (`mpf_events`, event-outbox.ts), which visibility lists and describe answers
+ * with no worker and no replay; a flow of a release before that is asked by its `events` query (a
+ * worker replays it). Their deliveries are kept by `events-<flow_id>` (merchant-events.ts). Nothing
+ * else stores them: they live as long as the flows — the namespace's retention after a flow
+ * closed (30 days by default, docs/operations/scaling.md).
  *
- * The list walks the flows Temporal visibility lists (running first, then by close time, newest
- * first) and, within a flow, its events newest first; a page may hold fewer than `limit` events
- * when few flows match, and `next_page_token` goes on.
+ * The list is newest first across flows (by when each event happened); a page's token is its last
+ * event, and a page is short only when it is the last.
  */
 import { QueryNotRegisteredError, WorkflowNotFoundError } from '@temporalio/client';
+import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
+import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import { describeZodError } from '../../contract/provider';
-import { EVENT_PREFIX, FLOW_EVENT_TYPES, type FlowEvent, type FlowEventSummary, type DeliveryRecord } from '../../contract/merchant-events';
+import { EVENT_PREFIX, EVENTS_MEMO_FIELD, FLOW_EVENT_TYPES, type FlowEvent, type FlowEventSummary, type DeliveryRecord } from '../../contract/merchant-events';
 import { FLOW_ID_PREFIX, FLOW_ID_WORDS, type FlowKind } from '../../contract/flow-kinds';
+import { CLOSED_FLOW_WORKFLOW_TYPE } from '../../workflows/closed-flows';
 import { flowEventsQuery } from '../../workflows/event-types';
 import { InputError, FlowNotFoundError, WorkerUnavailableError } from './errors';
 import type { TemporalGate } from './health';
@@ -82,20 +86,48 @@ export function parseEventId(eventId: string): { flowId: string; seq: number } {
 }
 
 const kindOfFlow = (flowId: string): FlowKind => (flowId.startsWith(FLOW_ID_PREFIX.payment_link) ? 'payment_link' : 'swap');
-/** How many flows one list call reads at most before it answers what it found (and a token). */
-const MAX_FLOWS_PER_CALL = 200;
-/** Flows whose events are read at once. */
+/** Flows of a release before mpf-events-memo-v1 (no events in their memo) whose `events` query is asked at once. */
 const READ_CONCURRENCY = 8;
-/** Flows per visibility page (fixed: a page token belongs to its page size). */
-const FLOW_PAGE_SIZE = 25;
+/** Flows per visibility page (fixed: a page token belongs to its page size). Memos come with the page. */
+const FLOW_PAGE_SIZE = 200;
 
+/** The last event a page answered; the next page holds the events before it (newest first). */
 interface Cursor {
-  /** The visibility page being walked (base64; absent: the first page). */
-  t?: string;
-  /** Flows of that page already walked. */
-  f: number;
-  /** Events of the next flow already answered. */
-  e: number;
+  /** Its time, ms since the epoch. */
+  ts: number;
+  flow: string;
+  /** Its number in its flow (evt_<flow>_<n>). */
+  n: number;
+}
+
+/** An event as listed, with the sort key the order is made of. */
+interface Listed {
+  event: MerchantEvent;
+  key: Cursor;
+}
+
+/** Newest first: by time, then flow id, then number (descending); negative when `a` comes first. */
+function newestFirst(a: Cursor, b: Cursor): number {
+  if (a.ts !== b.ts) return b.ts - a.ts;
+  if (a.flow !== b.flow) return a.flow < b.flow ? 1 : -1;
+  return b.n - a.n;
+}
+
+function keyOf(flowId: string, event: FlowEvent, index: number): Cursor {
+  const n = Number(/_([0-9]+)$/.exec(event.id)?.[1] ?? index + 1);
+  return { ts: Date.parse(event.timestamp), flow: flowId, n };
+}
+
+function closeMs(x: temporal.api.workflow.v1.IWorkflowExecutionInfo): number {
+  const t = x.closeTime;
+  if (!t?.seconds && !t?.nanos) return Infinity; // running
+  return Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
+}
+
+/** The events a flow keeps in its memo (mpf-events-memo-v1), or undefined for a flow that keeps none (an older release). */
+function memoEvents(memo: Record<string, unknown> | undefined): FlowEvent[] | undefined {
+  const v = memo?.[EVENTS_MEMO_FIELD];
+  return Array.isArray(v) ? (v as FlowEvent[]) : undefined;
 }
 
 export class MerchantEventsReader {
@@ -105,8 +137,24 @@ export class MerchantEventsReader {
     private readonly tokens: PageTokens,
   ) {}
 
-  /** A flow's events in full, oldest first. FlowNotFoundError / WorkerUnavailableError when unanswered. */
+  /**
+   * A flow's events in full, oldest first: from its memo by describe (no worker), or, for a flow
+   * of an older release that keeps none, by its `events` query. FlowNotFoundError /
+   * WorkerUnavailableError when unanswered.
+   */
   async flowEvents(flowId: string): Promise<FlowEvent[]> {
+    let kept: FlowEvent[] | undefined;
+    try {
+      kept = memoEvents((await this.gate.guard(() => this.gate.temporal.workflow.getHandle(flowId).describe(), flowId)).memo);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(kindOfFlow(flowId), flowId);
+      throw err;
+    }
+    return kept ?? this.queriedEvents(flowId);
+  }
+
+  /** The events of a flow that keeps none in its memo, by its query: a worker replays it. */
+  private async queriedEvents(flowId: string): Promise<FlowEvent[]> {
     try {
       return await this.gate.guard(() => this.gate.queryWithinDeadline(flowId, flowEventsQuery), flowId);
     } catch (err) {
@@ -133,60 +181,55 @@ export class MerchantEventsReader {
     return { ...event, flow_id: flowId, deliveries: merged.events[0]?.deliveries ?? [] };
   }
 
-  /** One page of events matching `raw` (validated: a bad parameter is an InputError naming it). */
+  /**
+   * One page of events matching `raw` (validated: a bad parameter is an InputError naming it),
+   * newest first across flows. The flows come from visibility with their memos, running first
+   * and then by close time, newest first; an event happens before its flow closes, so once the
+   * walk passed close time C, no flow still to come holds an event after C: the newest `limit`
+   * events read so far are the page as soon as they all happened after C. A page's token is its
+   * last event; the next page is the events before it, from the flows started before it.
+   */
   async list(raw: unknown): Promise<EventPage> {
     const f = parseEventFilter(raw);
     const limit = f.limit ?? LIST_DEFAULT_LIMIT;
     const query = this.flowQuery(f);
-    let cursor: Cursor = f.page_token ? this.decode(query, f.page_token) : { f: 0, e: 0 };
-    const items: MerchantEvent[] = [];
-    let flowsRead = 0;
+    const after = f.page_token ? this.decode(query, f.page_token) : undefined;
+    // A run carrying on a flow closed from outside holds events from before it started: always walked.
+    const walk = after ? `${query} AND (StartTime < '${new Date(after.ts + 1).toISOString()}' OR WorkflowType = '${CLOSED_FLOW_WORKFLOW_TYPE}')` : query;
+    let best: Listed[] = [];
+    let frontier = Infinity;
+    let token: Uint8Array | undefined;
     for (;;) {
       const page = await this.gate.guard(() =>
         this.gate.temporal.workflowService.listWorkflowExecutions({
           namespace: this.gate.temporal.options.namespace,
           pageSize: FLOW_PAGE_SIZE,
-          query,
-          ...(cursor.t ? { nextPageToken: Buffer.from(cursor.t, 'base64') } : {}),
+          query: walk,
+          ...(token ? { nextPageToken: token } : {}),
         }),
       );
-      // A run carried on by a newer one reads as no flow ('': no events): the flow's events are its newest run's.
-      const carried = await carriedOnRuns(this.gate.temporal, page.executions ?? []);
-      const flows = (page.executions ?? []).map((x) => (carried.has(x.execution?.runId ?? '') ? '' : (x.execution?.workflowId ?? ''))).slice(cursor.f);
-      const read = await this.readMany(flows, f);
-      for (let i = 0; i < read.length; i++) {
-        const events = read[i]!.slice(i === 0 ? cursor.e : 0);
-        const room = limit - items.length;
-        items.push(...events.slice(0, room));
-        if (items.length === limit) {
-          const taken = (i === 0 ? cursor.e : 0) + Math.min(room, events.length);
-          const next: Cursor | undefined =
-            taken < read[i]!.length ? { ...cursor, f: cursor.f + i, e: taken } : this.after(cursor, cursor.f + i + 1, page.executions?.length ?? 0, page.nextPageToken);
-          return this.page(items, query, next);
-        }
-      }
-      flowsRead += flows.length;
-      const next = this.after(cursor, Infinity, 0, page.nextPageToken);
-      if (!next || flowsRead >= MAX_FLOWS_PER_CALL) return this.page(items, query, next);
-      cursor = next;
+      const executions = page.executions ?? [];
+      const read = await this.readMany(executions, f, after);
+      best = [...best, ...read].sort((a, b) => newestFirst(a.key, b.key)).slice(0, limit + 1);
+      for (const x of executions) frontier = Math.min(frontier, closeMs(x));
+      token = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
+      const settled = best.length >= limit && best[limit - 1]!.key.ts > Math.floor(frontier);
+      if (settled || !token) return this.page(best, limit, query, best.length > limit || token !== undefined);
     }
   }
 
-  /** Where the walk goes on after the flow at index `f` of a page of `n` flows. */
-  private after(cursor: Cursor, f: number, n: number, nextPageToken: Uint8Array | null | undefined): Cursor | undefined {
-    if (f < n) return { ...cursor, f, e: 0 };
-    return nextPageToken && nextPageToken.length > 0 ? { t: Buffer.from(nextPageToken).toString('base64'), f: 0, e: 0 } : undefined;
-  }
-
-  private page(items: MerchantEvent[], query: string, next: Cursor | undefined): EventPage {
-    return next ? { items, next_page_token: this.tokens.encode(query, Buffer.from(JSON.stringify(next))) } : { items };
+  private page(best: Listed[], limit: number, query: string, more: boolean): EventPage {
+    const items = best.slice(0, limit).map((l) => l.event);
+    const last = best[Math.min(limit, best.length) - 1];
+    if (!more || !last) return { items };
+    return { items, next_page_token: this.tokens.encode(query, Buffer.from(JSON.stringify(last.key))) };
   }
 
   private decode(query: string, token: string): Cursor {
     const raw = this.tokens.decode(query, token);
     try {
       const c = JSON.parse(raw.toString('utf8')) as Cursor;
-      if (Number.isInteger(c.f) && Number.isInteger(c.e) && c.f >= 0 && c.e >= 0 && (c.t === undefined || typeof c.t === 'string')) return c;
+      if (Number.isFinite(c.ts) && typeof c.flow === 'string' && Number.isInteger(c.n) && c.n >= 1) return c;
     } catch {
       /* refused below */
     }
@@ -202,27 +245,45 @@ export class MerchantEventsReader {
     return parts.join(' AND ');
   }
 
-  /** Each flow's matching events, newest first (a flow whose events cannot be read now: WorkerUnavailableError). */
-  private async readMany(flowIds: string[], f: EventFilter): Promise<MerchantEvent[][]> {
-    const out: MerchantEvent[][] = new Array<MerchantEvent[]>(flowIds.length);
+  /**
+   * The matching events of a page of flows (before the cursor, when there is one): from each
+   * flow's memo as visibility lists it, or, for a flow of an older release that keeps none, from
+   * its query (WorkerUnavailableError when no worker answers it). A run carried on by a newer one
+   * is skipped: the flow's events are its newest run's.
+   */
+  private async readMany(executions: temporal.api.workflow.v1.IWorkflowExecutionInfo[], f: EventFilter, after: Cursor | undefined): Promise<Listed[]> {
+    const carried = await carriedOnRuns(this.gate.temporal, executions);
+    const converter = this.gate.temporal.options.loadedDataConverter;
+    const flows = await Promise.all(
+      executions
+        .filter((x) => x.execution?.workflowId && !carried.has(x.execution.runId ?? ''))
+        .map(async (x) => {
+          const fields = x.memo?.fields;
+          const memo = fields ? ((await decodeMapFromPayloads(converter, fields)) as Record<string, unknown>) : undefined;
+          return { flowId: x.execution!.workflowId!, events: memoEvents(memo) };
+        }),
+    );
+    const older = flows.filter((x) => x.events === undefined);
     let next = 0;
-    const from = f.created_from ? Date.parse(f.created_from) : -Infinity;
-    const to = f.created_to ? Date.parse(f.created_to) : Infinity;
     const work = async (): Promise<void> => {
-      while (next < flowIds.length) {
-        const i = next++;
-        const flowId = flowIds[i]!;
-        const events = await (flowId === '' ? Promise.resolve<FlowEvent[]>([]) : this.flowEvents(flowId)).catch((err: unknown) => {
+      while (next < older.length) {
+        const flow = older[next++]!;
+        flow.events = await this.queriedEvents(flow.flowId).catch((err: unknown) => {
           if (err instanceof FlowNotFoundError) return []; // deleted by retention between the list and the read
           throw err;
         });
-        out[i] = events
-          .filter((e) => (!f.type || e.type === f.type) && Date.parse(e.timestamp) >= from && Date.parse(e.timestamp) < to)
-          .map((e) => ({ ...e, flow_id: flowId }))
-          .reverse();
       }
     };
-    await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, flowIds.length) }, work));
-    return out;
+    await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, older.length) }, work));
+    const from = f.created_from ? Date.parse(f.created_from) : -Infinity;
+    const to = f.created_to ? Date.parse(f.created_to) : Infinity;
+    return flows.flatMap(({ flowId, events }) =>
+      (events ?? []).flatMap((e, i): Listed[] => {
+        const key = keyOf(flowId, e, i);
+        if (f.type && e.type !== f.type) return [];
+        if (key.ts < from || key.ts >= to || (after && newestFirst(key, after) <= 0)) return [];
+        return [{ event: { ...e, flow_id: flowId }, key }];
+      }),
+    );
   }
 }

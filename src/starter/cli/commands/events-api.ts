@@ -48,7 +48,7 @@ function showLines(e: Face.EventDetail): string[] {
 export function addEventsApiCommands(events: Command): void {
   events
     .command('list')
-    .description('list merchant events, newest flows first (filters: type, flow, time range; one page at a time)')
+    .description('list merchant events, newest first across flows (filters: type, flow, time range; one page at a time)')
     .option('--type <type>', 'only events of this type (e.g. swap.confirmed)')
     .option('--flow <flow_id>', "only this flow's events")
     .option('--from <iso>', 'only events that happened at or after this ISO 8601 time')

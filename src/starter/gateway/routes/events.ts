@@ -51,10 +51,10 @@ const EventParams = z.object({ event_id: z.string().describe('evt_<flow_id>_<n>'
 const NotDeliverableBody = ErrorBody.extend({ error: z.literal('not_deliverable') }).meta({ id: 'NotDeliverable' });
 
 const LIST_DESCRIPTION =
-  'The events of every swap and payment link, newest flows first (running flows first, then by close time) and each ' +
-  "flow's events newest first. Filters: type, flow_id, created_from (inclusive) and created_to (exclusive) on when the " +
-  'event happened, limit; page_token continues a list with the same filters. A page may hold fewer than limit events ' +
-  'while next_page_token is present. Events are kept with their flows: for the namespace retention after a flow closed. ' +
+  'The events of every swap and payment link, newest first across flows (by when each event happened). Filters: type, ' +
+  'flow_id, created_from (inclusive) and created_to (exclusive) on when the event happened, limit; page_token continues ' +
+  'a list with the same filters, after the last event of the page before. Each flow keeps its events with it, so they ' +
+  'are listed with every worker stopped, for the namespace retention after the flow closed (30 days by default). ' +
   'To catch up after an outage of your receiver, list with created_from and de-duplicate by id.';
 
 export function registerEventRoutes(root: FastifyInstance, ctx: GatewayContext): void {

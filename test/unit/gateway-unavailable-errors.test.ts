@@ -4,6 +4,7 @@ import Fastify from 'fastify';
 import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { FlowPendingError, TemporalCredentialsRefusedError, TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from '../../src/starter/client/errors';
 import { installErrorHandlers } from '../../src/starter/gateway/errors';
+import { PayloadDecryptionError } from '../../src/codec/aes-gcm-codec';
 
 /** A gateway's error handler behind one route that throws `err`. */
 async function answerTo(err: Error) {
@@ -67,5 +68,15 @@ describe('the 503 answers name what is unavailable', () => {
     assert.equal(r.retryAfter, '5');
     assert.equal(r.body.error, 'pending');
     assert.equal(r.body.flow_id, 'swap-r-4');
+  });
+
+  test("a flow's data sealed under a key the gateway does not hold (directly or as a cause) is 503 payload_key_missing with Retry-After, not a 500", async () => {
+    for (const err of [new PayloadDecryptionError('no key "k-old" in the ring'), new Error('Failed to decode memo', { cause: new PayloadDecryptionError('no key "k-old"') })]) {
+      const r = await answerTo(err);
+      assert.equal(r.status, 503);
+      assert.equal(r.retryAfter, '60');
+      assert.equal(r.body.error, 'payload_key_missing');
+      assert.match(String(r.body.message), /PAYLOAD_ENCRYPTION_KEYS/);
+    }
   });
 });

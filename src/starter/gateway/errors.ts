@@ -21,6 +21,8 @@
  *   rate limit                         -> 429 rate_limited
  *   any other Temporal call past its deadline (an update, a query: isDeadlineExceeded)
  *                                      -> 503 worker_unavailable, with Retry-After, naming the call and the route
+ *   PayloadDecryptionError (a flow's data sealed under a key this process does not hold)
+ *                                      -> 503 payload_key_missing, with Retry-After (logged as an error: an operator must restore the key)
  *   anything else                      -> 500 internal (generic message; logged without secrets)
  */
 import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
@@ -45,6 +47,13 @@ import {
 } from '../client/errors';
 import { ProviderUnavailableError } from '../client/provider-guard';
 import { isDeadlineExceeded } from '../client/temporal-errors';
+import { PayloadDecryptionError } from '../../codec/aes-gcm-codec';
+
+/** The error or one of its causes is a `kind` (the SDK wraps a codec's failure in its own). */
+function causedBy(err: unknown, kind: new (...args: never[]) => Error): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = (e as { cause?: unknown }).cause, depth++) if (e instanceof kind) return true;
+  return false;
+}
 
 /** Seconds a caller waits before trying again after Temporal or a worker did not answer in time. */
 const RETRY_AFTER_SECONDS = 5;
@@ -171,6 +180,13 @@ export function installErrorHandlers(app: FastifyInstance): void {
       req.log.warn({ err: { type: err.name, message: err.message } }, `${what} did not answer within its deadline`);
       reply.header('retry-after', String(RETRY_AFTER_SECONDS));
       return sendError(reply, 503, 'worker_unavailable', `${what} for ${route} did not answer within its deadline (is a worker running?); try again shortly`);
+    }
+    if (causedBy(err, PayloadDecryptionError)) {
+      // Not the caller's fault and not a bug: a payload key left PAYLOAD_ENCRYPTION_KEYS while a
+      // flow (or its memo) still needs it. Said as unavailable until an operator restores the key.
+      req.log.error({ err: { type: 'PayloadDecryptionError', message: err.message } }, "a flow's data could not be decrypted: is its key in PAYLOAD_ENCRYPTION_KEYS?");
+      reply.header('retry-after', '60');
+      return sendError(reply, 503, 'payload_key_missing', "a flow's data is sealed under a payload key this gateway does not hold; an operator must add it back to PAYLOAD_ENCRYPTION_KEYS");
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status === 429) return sendError(reply, 429, 'rate_limited', 'too many requests; try again later');

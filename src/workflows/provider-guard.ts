@@ -12,9 +12,7 @@
  * re-opens). It continues as new when its history grows, carrying its state.
  */
 import {
-  allHandlersFinished,
   condition,
-  continueAsNew,
   defineQuery,
   defineSignal,
   defineUpdate,
@@ -44,6 +42,7 @@ import {
   type TrialClaim,
   trialClaimable,
 } from '../contract/provider-guard';
+import { runEntityLoop } from './entity-loop';
 import { GUARD_MEMO_PATCH, GUARD_TRIAL_PATCH } from './patches';
 
 export const guardQuery = defineQuery<GuardView>('guard');
@@ -274,29 +273,36 @@ export async function providerGuardWorkflow(input: ProviderGuardInput = {}): Pro
   setHandler(guardClaimTrialUpdate, ({ cls, key }) => change(() => ({ granted: book.claimTrial(cls, key, Date.now()), view: book.view })), { validator: checkClaim });
   const { listCategories } = proxyActivities<ProviderActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 1 } });
 
-  for (;;) {
-    const wakeAt = book.nextWakeAt();
-    const seen = changes;
-    const tooLong = (): boolean => workflowInfo().continueAsNewSuggested || changes > 1000;
-    await condition(() => changes !== seen || tooLong(), wakeAt === undefined ? undefined : Math.max(1, wakeAt - Date.now()));
-    await outbox.deliver();
-    if (tooLong()) break;
-    if (book.expiredTrials(Date.now()).length > 0) change(() => book.expireTrials(Date.now()));
-    const due = book.halfOpen(Date.now()); // open -> half-open is no news for the merchant
-    if (due.length === 0) continue;
-    // The probe: a GET that moves no money; only its success lets money move again.
-    const answer = await listCategories().then(
-      () => ({ ok: true, why: 'ok' }),
-      (err: unknown) => ({ ok: false, why: err instanceof Error ? err.message.slice(0, 200) : 'failed' }),
-    );
-    // Since mpf-guard-trial-v1 a successful GET lets one real call decide (a GET can succeed while confirmations hang).
-    const trial = answer.ok && patched(GUARD_TRIAL_PATCH);
-    change(() => book.probed(due, answer.ok, Date.now(), answer.why, trial));
-    await outbox.deliver();
-  }
-  await condition(allHandlersFinished);
-  await outbox.deliver();
-  await continueAsNew<typeof providerGuardWorkflow>({ view: book.view, window: book.window, event_seq: outbox.seq });
+  // The loop of every keyed record (entity-loop.ts): it continues as new when Temporal suggests it
+  // or after 1000 changes (never by history length alone: the guard never did), after every
+  // handler finished, delivering its queued events first, and carries its view, window and count
+  // of events over.
+  await runEntityLoop<typeof providerGuardWorkflow>({
+    maxHistory: Infinity,
+    alsoLong: () => changes > 1000,
+    round: async (long) => {
+      const wakeAt = book.nextWakeAt();
+      const seen = changes;
+      await condition(() => changes !== seen || long(), wakeAt === undefined ? undefined : Math.max(1, wakeAt - Date.now()));
+      await outbox.deliver();
+      if (long()) return 'continue-as-new';
+      if (book.expiredTrials(Date.now()).length > 0) change(() => book.expireTrials(Date.now()));
+      const due = book.halfOpen(Date.now()); // open -> half-open is no news for the merchant
+      if (due.length === 0) return 'again';
+      // The probe: a GET that moves no money; only its success lets money move again.
+      const answer = await listCategories().then(
+        () => ({ ok: true, why: 'ok' }),
+        (err: unknown) => ({ ok: false, why: err instanceof Error ? err.message.slice(0, 200) : 'failed' }),
+      );
+      // Since mpf-guard-trial-v1 a successful GET lets one real call decide (a GET can succeed while confirmations hang).
+      const trial = answer.ok && patched(GUARD_TRIAL_PATCH);
+      change(() => book.probed(due, answer.ok, Date.now(), answer.why, trial));
+      await outbox.deliver();
+      return 'again';
+    },
+    beforeClose: () => outbox.deliver(),
+    carryOver: () => [{ view: book.view, window: book.window, event_seq: outbox.seq }],
+  });
 }
 
 /**

@@ -44,6 +44,7 @@ import {
 } from '../contract/provider-guard';
 import { runEntityLoop } from './entity-loop';
 import { GUARD_MEMO_PATCH, GUARD_TRIAL_PATCH } from './patches';
+import { RECORD_FAILURE, recordRefusal } from './record-failures';
 
 export const guardQuery = defineQuery<GuardView>('guard');
 export const guardOutcomesSignal = defineSignal<[OutcomeReport]>('outcomes');
@@ -232,16 +233,25 @@ export class GuardBook {
   }
 }
 
-/** The pause update's input check (synchronous: an update validator). */
+/**
+ * An update's argument the guard does not take: refused by the update's validator (the update is
+ * never accepted, nothing is recorded) as a record's typed refusal (record-failures.ts), naming
+ * the field in its details, so a client reads the field, never the message.
+ */
+function refuseField(field: string, rule: string): never {
+  throw recordRefusal(RECORD_FAILURE.invalidInput, `${field}: ${rule}`, { field });
+}
+
+/** The pause and resume updates' input check (synchronous: an update validator). */
 function checkActor(input: { by?: unknown; reason?: unknown }, needReason: boolean): void {
-  if (typeof input?.by !== 'string' || input.by.length === 0 || input.by.length > 200) throw new Error('by: must name who acts (1-200 characters)');
-  if (needReason && (typeof input.reason !== 'string' || input.reason.length === 0 || input.reason.length > 500)) throw new Error('reason: must say why (1-500 characters)');
+  if (typeof input?.by !== 'string' || input.by.length === 0 || input.by.length > 200) refuseField('by', 'must name who acts (1-200 characters)');
+  if (needReason && (typeof input.reason !== 'string' || input.reason.length === 0 || input.reason.length > 500)) refuseField('reason', 'must say why (1-500 characters)');
 }
 
 /** The trial claim's input check (synchronous: an update validator). */
 function checkClaim(input: { cls?: unknown; key?: unknown }): void {
-  if (!MONEY_CLASSES.includes(input?.cls as MoneyClass)) throw new Error(`cls: must be one of ${MONEY_CLASSES.join(', ')}`);
-  if (typeof input.key !== 'string' || input.key.length === 0 || input.key.length > 300) throw new Error('key: must name the flow (1-300 characters)');
+  if (!MONEY_CLASSES.includes(input?.cls as MoneyClass)) refuseField('cls', `must be one of ${MONEY_CLASSES.join(', ')}`);
+  if (typeof input.key !== 'string' || input.key.length === 0 || input.key.length > 300) refuseField('key', 'must name the flow (1-300 characters)');
 }
 
 export async function providerGuardWorkflow(input: ProviderGuardInput = {}): Promise<void> {

@@ -6,11 +6,13 @@
  * the same process; here it fails open: a guard that does not answer in time lets the start go on: the workers' own reading holds every
  * money-moving call anyway (fail closed there), so nothing is sent that the guard would refuse.
  */
-import { WithStartWorkflowOperation } from '@temporalio/client';
+import { WithStartWorkflowOperation, type WorkflowUpdateFailedError } from '@temporalio/client';
 import { type GuardView, type MoneyClass, PROVIDER_GUARD_WORKFLOW_TYPE, providerGuardWorkflowId, retryAfterSeconds } from '../../contract/provider-guard';
 import { guardPauseUpdate, guardResumeUpdate } from '../../workflows/provider-guard';
 import { GUARD_POLL_MS, GuardReader, lastGuardView } from '../../temporal/provider-guard-reading';
-import { WorkerUnavailableError } from './errors';
+import { RECORD_FAILURE } from '../../workflows/record-failures';
+import { InputError, WorkerUnavailableError } from './errors';
+import { refusalOf } from './keyed-record';
 import type { TemporalGate } from './health';
 import { isDeadlineExceeded, isNoPoller } from './temporal-errors';
 
@@ -117,6 +119,9 @@ export class ProviderGuardClient {
       return view;
     } catch (err) {
       if (isDeadlineExceeded(err) || isNoPoller(err)) throw new WorkerUnavailableError('provider guard', this.workflowId, ACT_WAIT_MS, undefined);
+      // The guard's validator refused the argument (nothing recorded): the field it names, by the failure's type.
+      const refused = refusalOf(err, RECORD_FAILURE.invalidInput);
+      if (refused) throw new InputError((err as WorkflowUpdateFailedError).cause?.message ?? `${refused.field}: refused by the provider guard`, refused.field);
       throw err;
     }
   }

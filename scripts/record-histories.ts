@@ -15,6 +15,8 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { startEventListener } from '../src/merchant-events/listener';
 import { generateSecret } from '../src/merchant-events/signing';
 import { NO_MERCHANT_EVENTS } from '../src/merchant-events/config';
+import { DEFAULT_BREAKER, type GuardView, type OutcomeReport, PROVIDER_GUARD_WORKFLOW_TYPE } from '../src/contract/provider-guard';
+import { guardClaimTrialUpdate, guardOutcomesSignal, guardPauseUpdate, guardQuery, guardResumeUpdate } from '../src/workflows/provider-guard';
 import { startStack } from '../test/helpers/stack';
 
 /** The paths a release's corpus must cover (test/unit/replay.test.ts checks the newest release has each). */
@@ -39,6 +41,8 @@ export const CORPUS_PATHS = [
   'events-delivered-after-retries',
   'idempotency-record',
   'pin-budget',
+  'provider-guard',
+  'provider-guard-continued-as-new',
 ] as const;
 
 const ROOT = path.resolve(__dirname, '..');
@@ -75,6 +79,7 @@ async function main(): Promise<void> {
     await recordLinks(r);
     await recordClosedFromOutside(r);
     await recordKeyedRecords(r);
+    await recordProviderGuard(r);
   } finally {
     await stack.stop();
     await receiver.close();
@@ -94,8 +99,8 @@ function recorder(stack: Awaited<ReturnType<typeof startStack>>, dir: string, we
   const stamp = Date.now().toString(36);
   const recorded: string[] = [];
   const ids: Record<string, string> = {};
-  const save = async (name: string, id: string) => {
-    const h = stack.client.workflow.getHandle(id);
+  const save = async (name: string, id: string, runId?: string) => {
+    const h = stack.client.workflow.getHandle(id, runId);
     await h.result().catch(() => undefined);
     fs.writeFileSync(path.join(dir, `${name}.json`), historyToJSON(await h.fetchHistory()) + '\n');
     recorded.push(name);
@@ -240,6 +245,43 @@ async function recordKeyedRecords({ stack, stamp, save }: Recorder): Promise<voi
     if ('slot' in taken) await taken.slot.settle(wrong);
   }
   await save('pin-budget', budget.workflowId(`user-budget-${stamp}`));
+}
+
+/**
+ * A provider guard of its own id (not the stack's: its pause would hold the other recordings):
+ * a breaker opened by reports, its probe, a trial claimed and its outcome closing it, a pause and
+ * a resume; then a guard that continues as new after its 1000th change (its first run is saved).
+ */
+async function recordProviderGuard({ stack, stamp, save }: Recorder): Promise<void> {
+  const settings = { ...DEFAULT_BREAKER, cooldown_ms: 500 };
+  const report = (counts: OutcomeReport['counts']): OutcomeReport => ({ counts, settings });
+  const start = (id: string) => stack.client.workflow.start(PROVIDER_GUARD_WORKFLOW_TYPE, { workflowId: id, taskQueue: stack.taskQueue, args: [{}] });
+  const until = async (h: Awaited<ReturnType<typeof start>>, ok: (v: GuardView) => boolean) => {
+    for (let i = 0; i < 200 && !ok(await h.query(guardQuery)); i++) await new Promise((r) => setTimeout(r, 100));
+  };
+  const h = await start(`provider-guard-rec-${stamp}`);
+  await h.signal(guardOutcomesSignal, report({ confirm: { ok: 1, ambiguous: 0, throttled: 0 } }));
+  await h.signal(guardOutcomesSignal, report({ confirm: { ok: 0, ambiguous: 3, throttled: 0 } }));
+  // Open, then half-open after its cool-down; the probe (the categories GET) succeeds: a trial.
+  await until(h, (v) => v.breakers.confirm.state === 'half_open' && v.breakers.confirm.trial !== undefined);
+  await h.executeUpdate(guardClaimTrialUpdate, { args: [{ cls: 'confirm', key: `swap-rec-trial-${stamp}` }] });
+  await h.signal(guardOutcomesSignal, report({ confirm: { ok: 1, ambiguous: 0, throttled: 0 } }));
+  await until(h, (v) => v.breakers.confirm.state === 'closed');
+  await h.executeUpdate(guardPauseUpdate, { args: [{ by: 'key rec-operator', reason: 'recorded pause' }] });
+  await h.executeUpdate(guardResumeUpdate, { args: [{ by: 'key rec-operator' }] });
+  await h.terminate('recorded: a guard never ends on its own');
+  await save('provider-guard', h.workflowId);
+
+  const long = await start(`provider-guard-rec-long-${stamp}`);
+  // The smallest report (nothing counted, no settings) still counts as a change.
+  const empty = { counts: {} } as OutcomeReport;
+  for (let i = 0; i < 1001; i += 50) {
+    await Promise.all(Array.from({ length: Math.min(50, 1001 - i) }, () => long.signal(guardOutcomesSignal, empty)));
+  }
+  const first = long.firstExecutionRunId;
+  for (let i = 0; i < 300 && (await stack.client.workflow.getHandle(long.workflowId).describe()).runId === first; i++) await new Promise((r) => setTimeout(r, 100));
+  await stack.client.workflow.getHandle(long.workflowId).terminate('recorded: a guard never ends on its own');
+  await save('provider-guard-continued-as-new', long.workflowId, first);
 }
 
 if (require.main === module) {

@@ -29,9 +29,18 @@ export interface DeliverEventResult {
   delivered_at: string;
 }
 
+/**
+ * What a failed attempt shows in the flow's view (`last_error`): a coarse class, never the raw
+ * network error (which would let a caller map addresses behind the worker). The worker's log
+ * keeps the detail for operators.
+ */
+export type DeliveryErrorClass = 'not_signed' | 'refused_address' | 'timeout' | 'connection_failed' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'http_error';
+
 /** `details[0]` of the ApplicationFailure a failed attempt throws. */
 export interface DeliveryFailureDetails {
   status?: number;
+  /** The attempt's class (also its message); absent in attempts recorded by releases before it was. */
+  error?: DeliveryErrorClass;
 }
 
 export const DELIVERY_FAILED_TYPE = 'EventDeliveryFailed';

@@ -17,6 +17,7 @@ import { guardedAgent, type LookupFunction, REFUSED_ADDRESS_CODE } from './egres
 import {
   DELIVERY_FAILED_TYPE,
   type DeliverEventInput,
+  type DeliveryErrorClass,
   type DeliverEventResult,
   type DeliveryFailureDetails,
   type EventActivities,
@@ -28,13 +29,6 @@ export const USER_AGENT = 'merchant-payment-flows-events/1';
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 /**
- * What a failed attempt shows in the flow's view (`last_error`): a coarse class, never the raw
- * network error (which would let a caller map addresses behind the worker). The worker's log
- * keeps the detail for operators.
- */
-export type DeliveryErrorClass = 'not_signed' | 'refused_address' | 'timeout' | 'connection_failed' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'http_error';
-
-/**
  * A failed attempt, for the workflow to retry on its schedule. An endpoint's own failure (an error
  * status, a timeout, a refused connection) is routine for webhooks: BENIGN, so the SDK logs it at
  * debug instead of a WARN with a stack, and our own one line says what happens next. A
@@ -44,7 +38,7 @@ function failure(message: DeliveryErrorClass, details: DeliveryFailureDetails = 
   return ApplicationFailure.create({
     type: DELIVERY_FAILED_TYPE,
     message,
-    details: [details],
+    details: [{ ...details, error: message }],
     nonRetryable: true,
     ...(expected ? { category: ApplicationFailureCategory.BENIGN } : {}),
   });

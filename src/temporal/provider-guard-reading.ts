@@ -10,7 +10,7 @@
  * yet (started before mpf-guard-memo-v1) is queried instead. An operator's status takes the memo
  * as it is (lastGuardView): the last view, even while no worker runs.
  */
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { google } from '@temporalio/proto';
 import {
   closedGuardView,
@@ -24,6 +24,7 @@ import {
   trialClaimable,
 } from '../contract/provider-guard';
 import { guardClaimTrialUpdate, guardQuery } from '../workflows/provider-guard';
+import { RECORD_FAILURE, refusalDetails } from '../workflows/record-failures';
 
 /** The guard's run is closed (terminated, failed): nobody decides for it until it is started again. */
 export class GuardClosedError extends Error {
@@ -87,12 +88,30 @@ export async function lastGuardView(client: Client, workflowId: string, deadline
   return client.withDeadline(Date.now() + deadlineMs, () => handle.query(guardQuery));
 }
 
+/** The guard refused a claim's argument (its update validator: nothing recorded); `field` names it. */
+export class GuardClaimRefusedError extends Error {
+  override name = 'GuardClaimRefusedError';
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * Claims a half-open class's trial call for the flow `key` (the `claimTrial` update, bounded): the
- * guard's answer, granted or not, with its view. Workers claim it for a held call, gateways for a start.
+ * guard's answer, granted or not, with its view. Workers claim it for a held call, gateways for a
+ * start. An argument the guard refuses is GuardClaimRefusedError, read from the failure's type.
  */
-export function claimGuardTrial(client: Client, workflowId: string, cls: MoneyClass, key: string, deadlineMs: number): Promise<TrialClaim> {
-  return client.withDeadline(Date.now() + deadlineMs, () => client.workflow.getHandle(workflowId).executeUpdate(guardClaimTrialUpdate, { args: [{ cls, key }] }));
+export async function claimGuardTrial(client: Client, workflowId: string, cls: MoneyClass, key: string, deadlineMs: number): Promise<TrialClaim> {
+  try {
+    return await client.withDeadline(Date.now() + deadlineMs, () => client.workflow.getHandle(workflowId).executeUpdate(guardClaimTrialUpdate, { args: [{ cls, key }] }));
+  } catch (err) {
+    const refused = err instanceof WorkflowUpdateFailedError ? refusalDetails(err.cause, RECORD_FAILURE.invalidInput) : undefined;
+    if (refused) throw new GuardClaimRefusedError(`the provider guard refused the trial claim (${(err as WorkflowUpdateFailedError).cause?.message ?? refused.field})`, refused.field);
+    throw err;
+  }
 }
 
 /** Who reads through a GuardReader, and what it does around each reading. */

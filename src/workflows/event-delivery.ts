@@ -23,14 +23,17 @@ import {
 
 export { retryDelayMs };
 
-/** What a failed attempt said: the HTTP status when there was one, and its class (never a raw network error). */
+/**
+ * What a failed attempt said: the HTTP status when there was one, and its class (never a raw
+ * network error), both from the failure's details. An attempt recorded by a worker from before the
+ * class was in its details (it may hold a raw network error in its message) shows 'delivery_failed'.
+ */
 export function describeAttemptFailure(err: unknown): { status?: number; error: string } {
   if (err instanceof ActivityFailure) {
     const cause = err.cause;
     if (cause instanceof ApplicationFailure) {
       const details = cause.details?.[0] as DeliveryFailureDetails | undefined;
-      // A class (activities/events.ts); an attempt recorded by an older worker may hold a raw network error: not shown.
-      return { status: details?.status, error: /^[a-z0-9_]{1,40}$/.test(cause.message) ? cause.message : 'delivery_failed' };
+      return { status: details?.status, error: details?.error ?? 'delivery_failed' };
     }
     if (cause instanceof TimeoutFailure) return { error: 'timeout' };
     return { error: 'delivery_failed' };

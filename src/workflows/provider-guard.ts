@@ -12,9 +12,7 @@
  * re-opens). It continues as new when its history grows, carrying its state.
  */
 import {
-  allHandlersFinished,
   condition,
-  continueAsNew,
   defineQuery,
   defineSignal,
   defineUpdate,
@@ -44,7 +42,9 @@ import {
   type TrialClaim,
   trialClaimable,
 } from '../contract/provider-guard';
+import { runEntityLoop } from './entity-loop';
 import { GUARD_MEMO_PATCH, GUARD_TRIAL_PATCH } from './patches';
+import { RECORD_FAILURE, recordRefusal } from './record-failures';
 
 export const guardQuery = defineQuery<GuardView>('guard');
 export const guardOutcomesSignal = defineSignal<[OutcomeReport]>('outcomes');
@@ -233,16 +233,25 @@ export class GuardBook {
   }
 }
 
-/** The pause update's input check (synchronous: an update validator). */
+/**
+ * An update's argument the guard does not take: refused by the update's validator (the update is
+ * never accepted, nothing is recorded) as a record's typed refusal (record-failures.ts), naming
+ * the field in its details, so a client reads the field, never the message.
+ */
+function refuseField(field: string, rule: string): never {
+  throw recordRefusal(RECORD_FAILURE.invalidInput, `${field}: ${rule}`, { field });
+}
+
+/** The pause and resume updates' input check (synchronous: an update validator). */
 function checkActor(input: { by?: unknown; reason?: unknown }, needReason: boolean): void {
-  if (typeof input?.by !== 'string' || input.by.length === 0 || input.by.length > 200) throw new Error('by: must name who acts (1-200 characters)');
-  if (needReason && (typeof input.reason !== 'string' || input.reason.length === 0 || input.reason.length > 500)) throw new Error('reason: must say why (1-500 characters)');
+  if (typeof input?.by !== 'string' || input.by.length === 0 || input.by.length > 200) refuseField('by', 'must name who acts (1-200 characters)');
+  if (needReason && (typeof input.reason !== 'string' || input.reason.length === 0 || input.reason.length > 500)) refuseField('reason', 'must say why (1-500 characters)');
 }
 
 /** The trial claim's input check (synchronous: an update validator). */
 function checkClaim(input: { cls?: unknown; key?: unknown }): void {
-  if (!MONEY_CLASSES.includes(input?.cls as MoneyClass)) throw new Error(`cls: must be one of ${MONEY_CLASSES.join(', ')}`);
-  if (typeof input.key !== 'string' || input.key.length === 0 || input.key.length > 300) throw new Error('key: must name the flow (1-300 characters)');
+  if (!MONEY_CLASSES.includes(input?.cls as MoneyClass)) refuseField('cls', `must be one of ${MONEY_CLASSES.join(', ')}`);
+  if (typeof input.key !== 'string' || input.key.length === 0 || input.key.length > 300) refuseField('key', 'must name the flow (1-300 characters)');
 }
 
 export async function providerGuardWorkflow(input: ProviderGuardInput = {}): Promise<void> {
@@ -274,29 +283,36 @@ export async function providerGuardWorkflow(input: ProviderGuardInput = {}): Pro
   setHandler(guardClaimTrialUpdate, ({ cls, key }) => change(() => ({ granted: book.claimTrial(cls, key, Date.now()), view: book.view })), { validator: checkClaim });
   const { listCategories } = proxyActivities<ProviderActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 1 } });
 
-  for (;;) {
-    const wakeAt = book.nextWakeAt();
-    const seen = changes;
-    const tooLong = (): boolean => workflowInfo().continueAsNewSuggested || changes > 1000;
-    await condition(() => changes !== seen || tooLong(), wakeAt === undefined ? undefined : Math.max(1, wakeAt - Date.now()));
-    await outbox.deliver();
-    if (tooLong()) break;
-    if (book.expiredTrials(Date.now()).length > 0) change(() => book.expireTrials(Date.now()));
-    const due = book.halfOpen(Date.now()); // open -> half-open is no news for the merchant
-    if (due.length === 0) continue;
-    // The probe: a GET that moves no money; only its success lets money move again.
-    const answer = await listCategories().then(
-      () => ({ ok: true, why: 'ok' }),
-      (err: unknown) => ({ ok: false, why: err instanceof Error ? err.message.slice(0, 200) : 'failed' }),
-    );
-    // Since mpf-guard-trial-v1 a successful GET lets one real call decide (a GET can succeed while confirmations hang).
-    const trial = answer.ok && patched(GUARD_TRIAL_PATCH);
-    change(() => book.probed(due, answer.ok, Date.now(), answer.why, trial));
-    await outbox.deliver();
-  }
-  await condition(allHandlersFinished);
-  await outbox.deliver();
-  await continueAsNew<typeof providerGuardWorkflow>({ view: book.view, window: book.window, event_seq: outbox.seq });
+  // The loop of every keyed record (entity-loop.ts): it continues as new when Temporal suggests it
+  // or after 1000 changes (never by history length alone: the guard never did), after every
+  // handler finished, delivering its queued events first, and carries its view, window and count
+  // of events over.
+  await runEntityLoop<typeof providerGuardWorkflow>({
+    maxHistory: Infinity,
+    alsoLong: () => changes > 1000,
+    round: async (long) => {
+      const wakeAt = book.nextWakeAt();
+      const seen = changes;
+      await condition(() => changes !== seen || long(), wakeAt === undefined ? undefined : Math.max(1, wakeAt - Date.now()));
+      await outbox.deliver();
+      if (long()) return 'continue-as-new';
+      if (book.expiredTrials(Date.now()).length > 0) change(() => book.expireTrials(Date.now()));
+      const due = book.halfOpen(Date.now()); // open -> half-open is no news for the merchant
+      if (due.length === 0) return 'again';
+      // The probe: a GET that moves no money; only its success lets money move again.
+      const answer = await listCategories().then(
+        () => ({ ok: true, why: 'ok' }),
+        (err: unknown) => ({ ok: false, why: err instanceof Error ? err.message.slice(0, 200) : 'failed' }),
+      );
+      // Since mpf-guard-trial-v1 a successful GET lets one real call decide (a GET can succeed while confirmations hang).
+      const trial = answer.ok && patched(GUARD_TRIAL_PATCH);
+      change(() => book.probed(due, answer.ok, Date.now(), answer.why, trial));
+      await outbox.deliver();
+      return 'again';
+    },
+    beforeClose: () => outbox.deliver(),
+    carryOver: () => [{ view: book.view, window: book.window, event_seq: outbox.seq }],
+  });
 }
 
 /**

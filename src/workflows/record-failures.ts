@@ -1,6 +1,6 @@
 /**
- * Why a keyed record (the daily limit ledger, the wrong-PIN budget, the idempotency record)
- * refused an update, as Temporal carries it: an ApplicationFailure whose `type` says what
+ * Why a keyed record (the daily limit ledger, the wrong-PIN budget, the idempotency record, the
+ * provider guard) refused an update, as Temporal carries it: an ApplicationFailure whose `type` says what
  * happened and whose `details[0]` holds the data the client needs (the limit, its day, what is
  * left; the seconds to wait). Thrown by an update's validator, it reaches the client as the
  * `cause` of a WorkflowUpdateFailedError with its type and details intact; the client reads
@@ -18,7 +18,7 @@ export const RECORD_FAILURE = {
   ledgerClosed: 'LedgerClosed',
   /** The user's wrong-PIN budget is spent: PinBudgetExhaustedDetails. */
   pinBudgetExhausted: 'PinBudgetExhausted',
-  /** An update's argument is not what the record takes: InvalidRecordInputDetails. */
+  /** An update's argument is not what the record (or the provider guard) takes: InvalidRecordInputDetails. */
   invalidInput: 'InvalidRecordInput',
 } as const;
 

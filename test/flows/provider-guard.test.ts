@@ -19,6 +19,9 @@ import { MpfClient } from '../../src/starter/client/mpf-client';
 import { runMpf } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 import { ProviderGuardLink } from '../../src/temporal/provider-guard-link';
+import { claimGuardTrial, GuardClaimRefusedError } from '../../src/temporal/provider-guard-reading';
+import { type MoneyClass, providerGuardWorkflowId } from '../../src/contract/provider-guard';
+import { InputError } from '../../src/starter/client/errors';
 
 const operator = newKey({ id: 'guard-operator', role: 'operator', label: 'on call' });
 const backend = newKey({ id: 'guard-backend', role: 'backend' });
@@ -149,6 +152,20 @@ describe('the provider guard', () => {
     const paused2 = await eventually(async () => guardEvents('provider.paused')[0], 15_000, 'provider.paused delivered');
     assert.equal((paused2.data as { by?: string }).by, 'key guard-operator (on call)');
     await eventually(async () => guardEvents('provider.resumed').length > 0, 15_000, 'provider.resumed delivered');
+  });
+
+  test('an operator action or a trial claim the guard refuses names the field, by the failure\'s type, and changes nothing', async () => {
+    const mpf = h.stack.mpf;
+    await assert.rejects(mpf.pauseProvider('', 'incident'), (e: unknown) => e instanceof InputError && e.field === 'by' && /^by: must name who acts/.test(e.message));
+    await assert.rejects(mpf.pauseProvider('key guard-operator', 'x'.repeat(501)), (e: unknown) => e instanceof InputError && e.field === 'reason');
+    await assert.rejects(mpf.resumeProvider('o'.repeat(201)), (e: unknown) => e instanceof InputError && e.field === 'by');
+    assert.equal((await mpf.providerStatus())?.paused, undefined, 'nothing paused');
+    const workflowId = providerGuardWorkflowId(h.stack.taskQueue);
+    await assert.rejects(
+      claimGuardTrial(h.stack.client, workflowId, 'refund' as MoneyClass, 'swap-x', 10_000),
+      (e: unknown) => e instanceof GuardClaimRefusedError && e.field === 'cls',
+    );
+    await assert.rejects(claimGuardTrial(h.stack.client, workflowId, 'confirm', 'k'.repeat(301), 10_000), (e: unknown) => e instanceof GuardClaimRefusedError && e.field === 'key');
   });
 
   test('while paused a new swap is refused with 503 provider_unavailable and Retry-After, and nothing starts', async () => {

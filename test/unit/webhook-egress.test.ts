@@ -87,14 +87,16 @@ describe("the worker's connect-time check", () => {
   });
 
   test('the delivery activity refuses it with the class refused_address, and an allowed address still gets the signed event', async () => {
+    // The class the delivery workflow shows travels in the failure's details (its message says the same).
+    const classOf = (err: Error): unknown => (err as { details?: Array<{ error?: unknown }> }).details?.[0]?.error;
     const port = new URL(listener.url).port;
     const event: FlowEvent = { id: 'evt_swap-x_1', type: 'swap.confirmed', timestamp: new Date().toISOString(), data: {} };
     // The activity context only (its logger); the HTTP is real.
     const env = new MockActivityEnvironment();
     const run = (acts: ReturnType<typeof createEventActivities>, input: DeliverEventInput) => env.run(acts.deliverEvent, input);
     const strict = createEventActivities({ ...NO_MERCHANT_EVENTS, secrets: [SECRET], egress: parseAllowedHosts('*') }, { lookup: answering('127.0.0.1') });
-    await assert.rejects(run(strict, { event, url: `http://hooks.rebound.example:${port}/`, attempt: 1 }), (err: Error) => err.message === 'refused_address');
-    await assert.rejects(run(strict, { event, url: `http://[::ffff:127.0.0.1]:${port}/`, attempt: 1 }), (err: Error) => err.message === 'refused_address');
+    await assert.rejects(run(strict, { event, url: `http://hooks.rebound.example:${port}/`, attempt: 1 }), (err: Error) => err.message === 'refused_address' && classOf(err) === 'refused_address');
+    await assert.rejects(run(strict, { event, url: `http://[::ffff:127.0.0.1]:${port}/`, attempt: 1 }), (err: Error) => err.message === 'refused_address' && classOf(err) === 'refused_address');
     await strict.close();
     assert.equal(listener.deliveries.length, 0);
 
@@ -105,7 +107,7 @@ describe("the worker's connect-time check", () => {
     assert.equal(listener.deliveries.length, 1);
     assert.ok(listener.deliveries[0]!.verified, 'signed');
     // A closed port: a coarse class, not the raw error (which would name the address and the errno).
-    await assert.rejects(run(allowed, { event, url: 'http://hooks.shop.example:1/', attempt: 1 }), (err: Error) => err.message === 'connection_failed');
+    await assert.rejects(run(allowed, { event, url: 'http://hooks.shop.example:1/', attempt: 1 }), (err: Error) => err.message === 'connection_failed' && classOf(err) === 'connection_failed');
     await allowed.close();
   });
 });

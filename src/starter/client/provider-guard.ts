@@ -6,11 +6,14 @@
  * the same process; here it fails open: a guard that does not answer in time lets the start go on: the workers' own reading holds every
  * money-moving call anyway (fail closed there), so nothing is sent that the guard would refuse.
  */
-import { WithStartWorkflowOperation } from '@temporalio/client';
+import type { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
 import { type GuardView, type MoneyClass, PROVIDER_GUARD_WORKFLOW_TYPE, providerGuardWorkflowId, retryAfterSeconds } from '../../contract/provider-guard';
 import { guardPauseUpdate, guardResumeUpdate } from '../../workflows/provider-guard';
 import { GUARD_POLL_MS, GuardReader, lastGuardView } from '../../temporal/provider-guard-reading';
-import { WorkerUnavailableError } from './errors';
+import { RECORD_FAILURE } from '../../workflows/record-failures';
+import { InputError, WorkerUnavailableError } from './errors';
+import { KeyedRecords, refusalOf } from './keyed-record';
 import type { TemporalGate } from './health';
 import { isDeadlineExceeded, isNoPoller } from './temporal-errors';
 
@@ -39,12 +42,22 @@ export const PAUSE_SETTLE_MS = 2_000;
 export class ProviderGuardClient {
   /** The process's one reader of the guard (shared with a worker's link in the same process). */
   private readonly reader: GuardReader;
+  /** Its writes (pause, resume): update-with-start on the guard's id, bounded and classified as every keyed record's. */
+  private readonly records: KeyedRecords;
 
   constructor(
     private readonly gate: TemporalGate,
     private readonly taskQueue: string,
   ) {
     this.reader = GuardReader.of(gate.temporal.options.namespace, this.workflowId);
+    this.records = new KeyedRecords({
+      client: gate.temporal,
+      taskQueue,
+      guard: (fn, flowId) => gate.guard(fn, flowId),
+      availability: () => gate.availability(),
+      what: 'provider guard',
+      answerTimeoutMs: ACT_WAIT_MS,
+    });
   }
 
   get workflowId(): string {
@@ -91,32 +104,25 @@ export class ProviderGuardClient {
 
   /** Pauses every money-moving call deployment-wide; `by` is the identity recorded (an API key's id). */
   async pause(by: string, reason: string): Promise<GuardView> {
-    const view = await this.act(guardPauseUpdate, { by, reason });
+    const view = await this.act(guardPauseUpdate, [{ by, reason }]);
     await new Promise((r) => setTimeout(r, PAUSE_SETTLE_MS));
     return view;
   }
 
   resume(by: string): Promise<GuardView> {
-    return this.act(guardResumeUpdate, { by });
+    return this.act(guardResumeUpdate, [{ by }]);
   }
 
-  private async act<A>(update: typeof guardPauseUpdate | typeof guardResumeUpdate, args: A): Promise<GuardView> {
-    const startWorkflowOperation = new WithStartWorkflowOperation(PROVIDER_GUARD_WORKFLOW_TYPE, {
-      workflowId: this.workflowId,
-      taskQueue: this.taskQueue,
-      args: [{}],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
+  /** An operator's action: an update of the guard, starting it first when none runs (a keyed record's write). */
+  private async act<Args extends [unknown, ...unknown[]]>(update: UpdateDefinition<GuardView, Args>, args: Args): Promise<GuardView> {
     try {
-      const view = await this.gate.guard(() =>
-        this.gate.temporal.withDeadline(Date.now() + ACT_WAIT_MS, () =>
-          this.gate.temporal.workflow.executeUpdateWithStart(update as typeof guardPauseUpdate, { args: [args as { by: string; reason: string }], startWorkflowOperation }),
-        ),
-      );
+      const view = await this.records.updateWithStart(this.workflowId, update, args, { workflowType: PROVIDER_GUARD_WORKFLOW_TYPE, args: [{}] });
       this.reader.take(view); // this process's starts (and a worker's calls in it) obey it at once
       return view;
     } catch (err) {
-      if (isDeadlineExceeded(err) || isNoPoller(err)) throw new WorkerUnavailableError('provider guard', this.workflowId, ACT_WAIT_MS, undefined);
+      // The guard's validator refused the argument (nothing recorded): the field it names, by the failure's type.
+      const refused = refusalOf(err, RECORD_FAILURE.invalidInput);
+      if (refused) throw new InputError((err as WorkflowUpdateFailedError).cause?.message ?? `${refused.field}: refused by the provider guard`, refused.field);
       throw err;
     }
   }

@@ -3,9 +3,10 @@
  * in the same run, interleaved with it, bounded in count and time, loopback only:
  *
  *  1. codec (pure CPU) and the HTTP path (provider client ÷ bare undici, standalone simulator);
- *  2. the load curve of swaps and links ÷ controls of the same shape (bench/control), stepped
- *     concurrency, with CPU ms per flow of each process (this one, the Temporal server, the
- *     simulator when it runs apart);
+ *  2. the load curve of swaps and links ÷ controls of the same shape (bench/control) and ÷ the
+ *     equal-work controls (bench/control/equal-work-*: the same provider calls, validation and
+ *     codec, nothing else), stepped concurrency, with CPU ms per flow of each process (this one,
+ *     the Temporal server, the simulator when it runs apart);
  *  3. the gateway ÷ the typed client, idle and at half the control's knee.
  *
  * Writes bench/results/<label>.{md,svg,json} and prints the table.
@@ -21,7 +22,7 @@
  *                          CPU, the provider's, is counted apart from ours; --sim-process is accepted)
  *   --dynamic-config K=V   the dev server's dynamic config (repeatable), e.g. system.enableActivityEagerExecution=true
  *   --tuning JSON          worker option overrides for both workers, e.g. '{"maxCachedWorkflows":2000}'
- *   --only LIST            a subset of codec,http,swap,link,gateway
+ *   --only LIST            a subset of codec,http,swap,link,gateway (e.g. swap or link alone; only those families are warmed)
  *   --parked LIST          park this many swaps and as many links, cumulatively (e.g. 1000,10000; --full: 1000)
  *   --levels LIST          the swap curve's levels (default 1,2,5,10,20,50,100)
  *   --gateway-concurrency N  the gateway section's loaded level when no swap curve runs (default 10;
@@ -45,7 +46,7 @@ import { type HistoryCounts, historyCounts, historyTable } from './history-count
 import { benchParked, type ParkedLevel } from './parked';
 import { benchProviderClient } from './provider-client.bench';
 import type { BenchSection } from './report';
-import { curveChart, curveFigures, curveTable, type Figure, figure, figuresTable, RESULTS_DIR, sectionFigures, writeRunFiles } from './results';
+import { curveChart, curveFigures, curveTable, equalWorkFigures, type Figure, figure, figuresTable, RESULTS_DIR, sectionFigures, writeRunFiles } from './results';
 import { type BenchStack, startBenchStack } from './stack';
 import { msSince, now } from './stats';
 
@@ -246,8 +247,10 @@ async function benchFlows(m: Measured, step: Step, simProcess: boolean): Promise
 
 /** Warms both sides (bundles loaded, connections open, JIT) before anything is timed, and counts what one flow asks of the server. */
 async function warmUp(m: Measured, stack: BenchStack, step: Step): Promise<void> {
-  for (const fam of ['swap', 'link'] as const)
-    for (const side of ['ours', 'control'] as const) {
+  // The families measured (the gateway section runs swaps; parked flows run on processes of their own).
+  const families = (['swap', 'link'] as const).filter((f) => ONLY.has(f) || (f === 'swap' && ONLY.has('gateway')));
+  for (const fam of families)
+    for (const side of ['ours', 'control', 'equal'] as const) {
       const r = flowRunner(stack, fam, side);
       for (let i = 0; i < pick(3, 5, 1); i++) await r();
       // What one flow asks of the server, from its closed history (outside any timed window).
@@ -262,14 +265,15 @@ async function benchCurves(m: Measured, stack: BenchStack, step: Step, cpu: CpuP
   for (const fam of ['swap', 'link'] as const) {
     if (!ONLY.has(fam)) continue;
     step(`${fam} curve: levels ${(fam === 'swap' ? SWAP_LEVELS : LINK_LEVELS).join(',')}, ${CURVE.reps} rep(s), ${CURVE.warmMs}+${CURVE.windowMs} ms per step`);
-    const c = await runCurve(fam, { ours: flowRunner(stack, fam, 'ours'), control: flowRunner(stack, fam, 'control') }, {
+    const sides = { ours: flowRunner(stack, fam, 'ours'), control: flowRunner(stack, fam, 'control'), equal: flowRunner(stack, fam, 'equal') };
+    const c = await runCurve(fam, sides, {
       levels: fam === 'swap' ? SWAP_LEVELS : LINK_LEVELS,
       ...CURVE,
       onStep: step,
       cpu,
     });
     m.curves.push(c);
-    m.figures.push(...curveFigures(c));
+    m.figures.push(...curveFigures(c), ...equalWorkFigures(c));
   }
 }
 
@@ -358,7 +362,7 @@ function writeReport(m: Measured, run: { t0: bigint; startedAt: string; loadBefo
     `Server: ${meta.server}${Object.keys(dynamicConfig).length ? `, dynamic config ${JSON.stringify(dynamicConfig)}` : ''}. Simulator: ${meta.simulator}.${tuning ? ` Worker tuning: ${JSON.stringify(tuning)}.` : ''}`,
     `Load (\`uptime\`) before: \`${loadBefore}\`; after: \`${loadAfter}\`.`,
     '',
-    `Ratios are ours ÷ control, measured in this run, interleaved. Goals met: ${met} of ${withGoal}.`,
+    `Ratios are ours ÷ control, measured in this run, interleaved: the control of the same shape (no-op activities) and, in the sections \`÷ equal-work control\`, the equal-work control (the same provider calls, validation and codec, nothing else; information, no goals). Goals met: ${met} of ${withGoal}.`,
     '',
     figuresTable(figures),
     '',

@@ -47,6 +47,7 @@ import { benchParked, type ParkedLevel } from './parked';
 import { benchProviderClient } from './provider-client.bench';
 import type { BenchSection } from './report';
 import { curveChart, curveFigures, curveTable, equalWorkFigures, type Figure, figure, figuresTable, RESULTS_DIR, sectionFigures, writeRunFiles } from './results';
+import { procCpuMs } from './proc';
 import { type BenchStack, startBenchStack } from './stack';
 import { msSince, now } from './stats';
 
@@ -115,31 +116,6 @@ function commit(): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** [ppid, utime+stime in ms] of a process (Linux /proc; 100 ticks/s). */
-function procStat(pid: number): [number, number] | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return [Number(f[1]), (Number(f[11]) + Number(f[12])) * 10];
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU ms of a process and, with `children`, of its direct children too (PostgreSQL's backends). */
-function procCpuMs(pid: number | undefined, children = false): number {
-  if (!pid) return Number.NaN;
-  let total = procStat(pid)?.[1] ?? Number.NaN;
-  if (children) {
-    for (const e of fs.readdirSync('/proc')) {
-      if (!/^\d+$/.test(e)) continue;
-      const st = procStat(Number(e));
-      if (st && st[0] === pid) total += st[1];
-    }
-  }
-  return total;
 }
 
 /** What the run measured, filled in section by section. */

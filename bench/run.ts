@@ -25,6 +25,8 @@
  *   --only LIST            a subset of codec,http,swap,link,gateway (e.g. swap or link alone; only those families are warmed)
  *   --parked LIST          park this many swaps and as many links, cumulatively (e.g. 1000,10000; --full: 1000)
  *   --levels LIST          the swap curve's levels (default 1,2,5,10,20,50,100)
+ *   --link-levels LIST     the link curve's levels (default 1,5,20,50; --full: as the swap's)
+ *   --reps N               repetitions of each curve (default 1; --full: 3), each figure their median
  *   --gateway-concurrency N  the gateway section's loaded level when no swap curve runs (default 10;
  *                          with one: half the control's knee)
  */
@@ -68,6 +70,8 @@ const { values: args } = parseArgs({
     tuning: { type: 'string' },
     only: { type: 'string' },
     levels: { type: 'string' },
+    'link-levels': { type: 'string' },
+    reps: { type: 'string' },
     'gateway-concurrency': { type: 'string' },
     parked: { type: 'string' },
   },
@@ -78,8 +82,8 @@ const pick = <T>(d: T, full: T, quick: T): T => (MODE === 'quick' ? quick : MODE
 const ONLY = new Set((args.only ?? 'codec,http,swap,link,gateway').split(','));
 const ALL_LEVELS = [1, 2, 5, 10, 20, 50, 100];
 const SWAP_LEVELS = args.levels ? args.levels.split(',').map(Number) : pick(ALL_LEVELS, ALL_LEVELS, [1, 2]);
-const LINK_LEVELS = pick([1, 5, 20, 50], ALL_LEVELS, [1, 2]);
-const CURVE = { reps: pick(1, 3, 1), warmMs: pick(1_000, 2_000, 0), windowMs: pick(4_000, 8_000, 1_000), minFlows: pick(10, 20, 1), maxWindowMs: pick(20_000, 40_000, 5_000) };
+const LINK_LEVELS = args['link-levels'] ? args['link-levels'].split(',').map(Number) : pick([1, 5, 20, 50], ALL_LEVELS, [1, 2]);
+const CURVE = { reps: args.reps ? Number(args.reps) : pick(1, 3, 1), warmMs: pick(1_000, 2_000, 0), windowMs: pick(4_000, 8_000, 1_000), minFlows: pick(10, 20, 1), maxWindowMs: pick(20_000, 40_000, 5_000) };
 const PARKED = (args.parked ?? pick('', '1000', '')).split(',').filter(Boolean).map(Number);
 const WATCHDOG_MS = pick(600_000, 3_600_000, 240_000) + PARKED.reduce((a, n) => a + n * 500, 0);
 

@@ -1,7 +1,8 @@
 /**
  * The load curve: closed-loop lanes (each starts a flow, drives it to its outcome, starts the
- * next) at stepped concurrency, ours and the control interleaved at every step (the order
- * alternates), repeated; each figure is the median over the repetitions.
+ * next) at stepped concurrency, ours and the controls interleaved at every step (the order
+ * rotates from step to step, so no side always runs first), repeated; each figure is the median
+ * over the repetitions.
  *
  * A step runs a warm-up, then a window of at least `windowMs` that grows (to `maxWindowMs` at
  * most) until `minFlows` flows completed in it; throughput = flows completed in the window ÷ the window;
@@ -119,17 +120,18 @@ const median = (xs: number[]): number => summarize(xs).median;
 
 export async function runCurve(
   family: Family,
-  runners: Record<Side, FlowRunner>,
+  runners: Partial<Record<Side, FlowRunner>>,
   opts: StepBounds & { levels: number[]; reps: number; onStep?: (s: string) => void; cpu?: CpuProbe },
 ): Promise<Curve> {
   const steps: Curve['steps'] = [];
-  let flip = false;
+  const sides = (['ours', 'control', 'equal'] as const).filter((s) => runners[s]);
+  let turn = 0;
   for (let rep = 0; rep < opts.reps; rep++) {
     for (const c of opts.levels) {
-      const order: Side[] = flip ? ['control', 'ours'] : ['ours', 'control'];
-      flip = !flip;
+      const order: Side[] = sides.map((_, i) => sides[(i + turn) % sides.length]!);
+      turn++;
       for (const side of order) {
-        const r = await runStep(runners[side], c, { ...opts, minFlows: Math.max(opts.minFlows, 2 * c) }, opts.cpu);
+        const r = await runStep(runners[side]!, c, { ...opts, minFlows: Math.max(opts.minFlows, 2 * c) }, opts.cpu);
         steps.push({ ...r, side, rep });
         opts.onStep?.(
           `${family} ${side} c=${c} rep ${rep + 1}: ${r.flowsPerSec.toFixed(1)} flows/s (${(r.windowMs / 1000).toFixed(1)} s), outcome p50 ${r.toOutcome.median.toFixed(0)} p99 ${r.toOutcome.p99.toFixed(0)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
@@ -139,7 +141,7 @@ export async function runCurve(
   }
   const points: CurvePoint[] = [];
   for (const c of opts.levels) {
-    for (const side of ['ours', 'control'] as Side[]) {
+    for (const side of sides) {
       const mine = steps.filter((s) => s.concurrency === c && s.side === side);
       points.push({
         concurrency: c,
@@ -162,6 +164,9 @@ export async function runCurve(
 }
 
 export const point = (curve: Curve, side: Side, c: number): CurvePoint => curve.points.find((p) => p.side === side && p.concurrency === c)!;
+
+/** Whether the curve measured that side (the equal-work control is absent from older result files). */
+export const hasSide = (curve: Curve, side: Side): boolean => curve.points.some((p) => p.side === side);
 
 /**
  * The knee of one side's curve: the lowest offered load whose throughput reaches 90 % of the

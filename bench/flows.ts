@@ -6,6 +6,10 @@
  *   link (ours):      MpfClient.createLink (update-with-start → awaiting_payment) | the simulator's checkout pays it →
  *                     its notification → the gateway's receiver → signal → the workflow completes `paid`
  *   link (control):   update-with-start `controlInitialized` (no-op activity) | a signal → the workflow completes
+ *   swap (equal):     EqualWorkClient.startSwap (update-with-start, the provider's init) | its PIN update (the
+ *                     provider's confirm → confirmed); the workflow then takes the provider's notification by signal
+ *   link (equal):     EqualWorkClient.createLink (update-with-start, the provider's link) | the checkout pays it → its
+ *                     notification → the equal-work receiver → signal → the workflow completes `paid`
  *
  * Phase 1 is "start → waiting" (awaiting_pin / awaiting_payment), phase 2 "PIN → outcome" /
  * "payment → completed". Every flow checks its answer, so a benchmark can never time failures.
@@ -18,7 +22,8 @@ import type { BenchStack } from './stack';
 import { msSince, now } from './stats';
 
 export type Family = 'swap' | 'link';
-export type Side = 'ours' | 'control';
+/** Ours, the control of the same shape (no-op activities), the equal-work control (bench/control/equal-work-*). */
+export type Side = 'ours' | 'control' | 'equal';
 
 export interface FlowTiming {
   /** start → awaiting_pin / awaiting_payment (ms). */
@@ -55,6 +60,7 @@ export function flowRunner(stack: BenchStack, family: Family, side: Side): FlowR
     return workflowId;
   };
 
+  if (side === 'equal') return equalRunner(stack, family, ref);
   if (family === 'swap' && side === 'ours') {
     return async () => {
       const a = now();
@@ -103,5 +109,32 @@ export function flowRunner(stack: BenchStack, family: Family, side: Side): FlowR
     const end = await handle.result();
     if (end !== 'paid') throw new Error(`control ${id} ended ${String(end)}`);
     return { toWaiting, toOutcome: msSince(b), workflowId: id };
+  };
+}
+
+/** The equal-work control's flows, timed as ours. */
+function equalRunner(stack: BenchStack, family: Family, ref: () => string): FlowRunner {
+  if (family === 'swap') {
+    return async () => {
+      const a = now();
+      const { swapId, view } = await stack.equal.startSwap(swapBody(ref()));
+      if (view.state !== 'awaiting_pin') throw new Error(`equal-work swap ${swapId} is ${view.state}`);
+      const toWaiting = msSince(a);
+      const b = now();
+      const outcome = await stack.equal.submitPin(swapId, { wallet_pin: SIM_PIN });
+      if (outcome !== 'confirmed') throw new Error(`equal-work swap ${swapId}: PIN outcome ${outcome}`);
+      return { toWaiting, toOutcome: msSince(b), workflowId: swapId };
+    };
+  }
+  return async () => {
+    const a = now();
+    const { linkId, view } = await stack.equal.createLink(linkBody(ref()));
+    if (view.state !== 'awaiting_payment' || !view.payment_ref || !view.pay_link) throw new Error(`equal-work link ${linkId} is ${view.state}`);
+    const toWaiting = msSince(a);
+    const b = now();
+    await stack.control.completeLink(view.payment_ref);
+    const end = await stack.client.workflow.getHandle(linkId).result();
+    if (end !== 'paid') throw new Error(`equal-work link ${linkId} ended ${String(end)}`);
+    return { toWaiting, toOutcome: msSince(b), workflowId: linkId };
   };
 }

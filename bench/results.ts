@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Curve, halfKnee, knee, point } from './curve';
+import { type Curve, type CurvePoint, halfKnee, hasSide, knee, point } from './curve';
 import type { Family } from './flows';
 import type { BenchSection } from './report';
 import { lineChartSvg, type Series } from './svg';
@@ -77,16 +77,41 @@ export function curveFigures(c: Curve): Figure[] {
   ];
 }
 
+/**
+ * Ours ÷ the equal-work control (bench/control/equal-work-*: the same provider calls, validation
+ * and codec, nothing else), at ITS knee: information beside the same-shape figures, no goals.
+ */
+export function equalWorkFigures(c: Curve): Figure[] {
+  if (!hasSide(c, 'equal')) return [];
+  const out = c.family === 'swap' ? 'PIN→outcome' : 'payment→completed';
+  const wait = c.family === 'swap' ? 'start→awaiting_pin' : 'start→awaiting_payment';
+  const sec = `${c.family} curve ÷ equal-work control`;
+  const ke = knee(c, 'equal');
+  const ko = knee(c, 'ours');
+  const half = halfKnee(c, ke.concurrency);
+  const ph = [point(c, 'ours', half), point(c, 'equal', half)] as const;
+  const pk = [point(c, 'ours', ke.concurrency), point(c, 'equal', ke.concurrency)] as const;
+  return [
+    figure(sec, `peak throughput (flows/s; ours at c=${ko.peakAt}, equal-work at c=${ke.peakAt})`, ko.peak, ke.peak, 'flows/s'),
+    figure(sec, `throughput at the equal-work control's knee c=${ke.concurrency} (flows/s)`, pk[0].flowsPerSec, pk[1].flowsPerSec, 'flows/s'),
+    figure(sec, `knee (concurrency reaching 90 % of peak)`, ko.concurrency, ke.concurrency, 'flows'),
+    figure(sec, `${out} p99 at half the knee c=${half} (ms)`, ph[0].toOutcomeP99, ph[1].toOutcomeP99, 'ms'),
+    figure(sec, `${wait} p99 at half the knee c=${half} (ms)`, ph[0].toWaitingP99, ph[1].toWaitingP99, 'ms'),
+    ...cpuFigures(sec, ke.concurrency, pk[0].cpuMsPerFlow, pk[1].cpuMsPerFlow, "the equal-work control's knee", false),
+  ];
+}
+
 /** Goals on CPU per flow, by process: the bench process (worker + client + gateway) and the Temporal server. */
 const CPU_GOALS: Record<string, Goal | undefined> = { node: { kind: 'ratio<=', target: 1.3 }, server: { kind: 'ratio<=', target: 1.15 } };
 const CPU_NAMES: Record<string, string> = { node: 'bench process (worker + client + gateway)', server: 'Temporal server', postgresql: 'PostgreSQL', simulator: 'simulator (the provider)' };
 
-function cpuFigures(sec: string, c: number, ours?: Record<string, number>, control?: Record<string, number>): Figure[] {
+function cpuFigures(sec: string, c: number, ours?: Record<string, number>, control?: Record<string, number>, where = "the control's knee", goals = true): Figure[] {
   if (!ours || !control) return [];
   return Object.keys(ours)
-    // The simulator is the provider: only ours calls it, so it has no ratio (it stays in the CPU table).
-    .filter((k) => k !== 'simulator' && Number.isFinite(ours[k]) && Number.isFinite(control[k]))
-    .map((k) => figure(sec, `CPU per flow at the control's knee c=${c}: ${CPU_NAMES[k] ?? k} (ms)`, ours[k]!, control[k]!, 'ms', CPU_GOALS[k]));
+    // The simulator is the provider: the same-shape control never calls it, so it has no ratio there (it stays in
+    // the CPU table); the equal-work control calls it as ours does, so there it is a figure.
+    .filter((k) => (k !== 'simulator' || !goals) && Number.isFinite(ours[k]) && Number.isFinite(control[k]))
+    .map((k) => figure(sec, `CPU per flow at ${where} c=${c}: ${CPU_NAMES[k] ?? k} (ms)`, ours[k]!, control[k]!, 'ms', goals ? CPU_GOALS[k] : undefined));
 }
 
 /** Rows of the older sections (codec, provider client) as figures; the HTTP path's goal on throughput. */
@@ -106,16 +131,22 @@ const fmt = (x: number): string => {
   return x.toFixed(3);
 };
 
+/** The curve step by step: ours / the same-shape control [/ the equal-work control] in each cell. */
 export function curveTable(c: Curve): string {
   const [wait, out] = c.family === 'swap' ? ['start→awaiting_pin', 'PIN→outcome'] : ['start→awaiting_payment', 'payment→completed'];
+  const eq = hasSide(c, 'equal');
+  const who = eq ? 'ours / control / equal-work' : 'ours / control';
   const lines = [
-    `| concurrency | flows/s ours | flows/s control | ratio | ${out} p50 ours / control (ms) | ${out} p99 ours / control (ms) | ${wait} p50 ours / control (ms) | ${wait} p99 ours / control (ms) | flows timed | errors |`,
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| concurrency | flows/s ours | flows/s control | ratio |${eq ? ' flows/s equal-work | ratio ÷ equal-work |' : ''} ${out} p50 ${who} (ms) | ${out} p99 ${who} (ms) | ${wait} p50 ${who} (ms) | ${wait} p99 ${who} (ms) | flows timed | errors |`,
+    `|---:|---:|---:|---:|${eq ? '---:|---:|' : ''}---:|---:|---:|---:|---:|---:|`,
   ];
   for (const cc of c.levels) {
     const [o, k] = [point(c, 'ours', cc), point(c, 'control', cc)];
+    const e = eq ? point(c, 'equal', cc) : undefined;
+    const ps = e ? [o, k, e] : [o, k];
+    const cell = (f: (p: CurvePoint) => number, format = fmt): string => ps.map((p) => format(f(p))).join(' / ');
     lines.push(
-      `| ${cc} | ${fmt(o.flowsPerSec)} | ${fmt(k.flowsPerSec)} | ${(o.flowsPerSec / k.flowsPerSec).toFixed(2)}× | ${fmt(o.toOutcomeP50)} / ${fmt(k.toOutcomeP50)} | ${fmt(o.toOutcomeP99)} / ${fmt(k.toOutcomeP99)} | ${fmt(o.toWaitingP50)} / ${fmt(k.toWaitingP50)} | ${fmt(o.toWaitingP99)} / ${fmt(k.toWaitingP99)} | ${o.n} / ${k.n} | ${o.errors} / ${k.errors} |`,
+      `| ${cc} | ${fmt(o.flowsPerSec)} | ${fmt(k.flowsPerSec)} | ${(o.flowsPerSec / k.flowsPerSec).toFixed(2)}× |${e ? ` ${fmt(e.flowsPerSec)} | ${(o.flowsPerSec / e.flowsPerSec).toFixed(2)}× |` : ''} ${cell((p) => p.toOutcomeP50)} | ${cell((p) => p.toOutcomeP99)} | ${cell((p) => p.toWaitingP50)} | ${cell((p) => p.toWaitingP99)} | ${cell((p) => p.n, String)} | ${cell((p) => p.errors, String)} |`,
     );
   }
   return lines.join('\n');
@@ -133,18 +164,21 @@ export function figuresTable(figs: readonly Figure[]): string {
 const COLORS: Record<Family, string> = { swap: '#1f6fb4', link: '#d9771e' };
 
 export function curveChart(curves: readonly Curve[], subtitle: string): string {
+  const label = { ours: '(ours)', control: '(control, no-op activities)', equal: '(equal-work control)' } as const;
   const series = (metric: 'flowsPerSec' | 'toOutcomeP99'): Series[] =>
     curves.flatMap((c) =>
-      (['ours', 'control'] as const).map((side) => ({
-        label: `${c.family} ${side === 'ours' ? '(ours)' : '(control, no-op activities)'}`,
-        color: COLORS[c.family],
-        dashed: side === 'control',
-        points: c.levels.map((l) => [l, point(c, side, l)[metric]] as [number, number]),
-      })),
+      (['ours', 'control', 'equal'] as const)
+        .filter((side) => hasSide(c, side))
+        .map((side) => ({
+          label: `${c.family} ${label[side]}`,
+          color: COLORS[c.family],
+          dashed: side === 'control' ? true : side === 'equal' ? 'dotted' : false,
+          points: c.levels.map((l) => [l, point(c, side, l)[metric]] as [number, number]),
+        })),
     );
   const markers = curves.flatMap((c) => [{ x: knee(c, 'control').concurrency, label: `${c.family} control knee`, color: COLORS[c.family] }]);
   return lineChartSvg(
-    'Throughput and p99 against offered load: our flows vs controls of the same shape',
+    'Throughput and p99 against offered load: our flows vs controls of the same shape and of equal work',
     [
       { title: 'completed flows/s', yLabel: 'flows/s', series: series('flowsPerSec'), markers },
       { title: 'p99 PIN→outcome (swap) / payment→completed (link)', yLabel: 'ms', series: series('toOutcomeP99'), markers },

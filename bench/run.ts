@@ -3,9 +3,10 @@
  * in the same run, interleaved with it, bounded in count and time, loopback only:
  *
  *  1. codec (pure CPU) and the HTTP path (provider client ÷ bare undici, standalone simulator);
- *  2. the load curve of swaps and links ÷ controls of the same shape (bench/control), stepped
- *     concurrency, with CPU ms per flow of each process (this one, the Temporal server, the
- *     simulator when it runs apart);
+ *  2. the load curve of swaps and links ÷ controls of the same shape (bench/control) and ÷ the
+ *     equal-work controls (bench/control/equal-work-*: the same provider calls, validation and
+ *     codec, nothing else), stepped concurrency, with CPU ms per flow of each process (this one,
+ *     the Temporal server, the simulator when it runs apart);
  *  3. the gateway ÷ the typed client, idle and at half the control's knee.
  *
  * Writes bench/results/<label>.{md,svg,json} and prints the table.
@@ -21,9 +22,11 @@
  *                          CPU, the provider's, is counted apart from ours; --sim-process is accepted)
  *   --dynamic-config K=V   the dev server's dynamic config (repeatable), e.g. system.enableActivityEagerExecution=true
  *   --tuning JSON          worker option overrides for both workers, e.g. '{"maxCachedWorkflows":2000}'
- *   --only LIST            a subset of codec,http,swap,link,gateway
+ *   --only LIST            a subset of codec,http,swap,link,gateway (e.g. swap or link alone; only those families are warmed)
  *   --parked LIST          park this many swaps and as many links, cumulatively (e.g. 1000,10000; --full: 1000)
  *   --levels LIST          the swap curve's levels (default 1,2,5,10,20,50,100)
+ *   --link-levels LIST     the link curve's levels (default 1,5,20,50; --full: as the swap's)
+ *   --reps N               repetitions of each curve (default 1; --full: 3), each figure their median
  *   --gateway-concurrency N  the gateway section's loaded level when no swap curve runs (default 10;
  *                          with one: half the control's knee)
  */
@@ -45,7 +48,8 @@ import { type HistoryCounts, historyCounts, historyTable } from './history-count
 import { benchParked, type ParkedLevel } from './parked';
 import { benchProviderClient } from './provider-client.bench';
 import type { BenchSection } from './report';
-import { curveChart, curveFigures, curveTable, type Figure, figure, figuresTable, RESULTS_DIR, sectionFigures, writeRunFiles } from './results';
+import { curveChart, curveFigures, curveTable, equalWorkFigures, type Figure, figure, figuresTable, RESULTS_DIR, sectionFigures, writeRunFiles } from './results';
+import { procCpuMs } from './proc';
 import { type BenchStack, startBenchStack } from './stack';
 import { msSince, now } from './stats';
 
@@ -66,6 +70,8 @@ const { values: args } = parseArgs({
     tuning: { type: 'string' },
     only: { type: 'string' },
     levels: { type: 'string' },
+    'link-levels': { type: 'string' },
+    reps: { type: 'string' },
     'gateway-concurrency': { type: 'string' },
     parked: { type: 'string' },
   },
@@ -76,8 +82,8 @@ const pick = <T>(d: T, full: T, quick: T): T => (MODE === 'quick' ? quick : MODE
 const ONLY = new Set((args.only ?? 'codec,http,swap,link,gateway').split(','));
 const ALL_LEVELS = [1, 2, 5, 10, 20, 50, 100];
 const SWAP_LEVELS = args.levels ? args.levels.split(',').map(Number) : pick(ALL_LEVELS, ALL_LEVELS, [1, 2]);
-const LINK_LEVELS = pick([1, 5, 20, 50], ALL_LEVELS, [1, 2]);
-const CURVE = { reps: pick(1, 3, 1), warmMs: pick(1_000, 2_000, 0), windowMs: pick(4_000, 8_000, 1_000), minFlows: pick(10, 20, 1), maxWindowMs: pick(20_000, 40_000, 5_000) };
+const LINK_LEVELS = args['link-levels'] ? args['link-levels'].split(',').map(Number) : pick([1, 5, 20, 50], ALL_LEVELS, [1, 2]);
+const CURVE = { reps: args.reps ? Number(args.reps) : pick(1, 3, 1), warmMs: pick(1_000, 2_000, 0), windowMs: pick(4_000, 8_000, 1_000), minFlows: pick(10, 20, 1), maxWindowMs: pick(20_000, 40_000, 5_000) };
 const PARKED = (args.parked ?? pick('', '1000', '')).split(',').filter(Boolean).map(Number);
 const WATCHDOG_MS = pick(600_000, 3_600_000, 240_000) + PARKED.reduce((a, n) => a + n * 500, 0);
 
@@ -114,31 +120,6 @@ function commit(): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** [ppid, utime+stime in ms] of a process (Linux /proc; 100 ticks/s). */
-function procStat(pid: number): [number, number] | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return [Number(f[1]), (Number(f[11]) + Number(f[12])) * 10];
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU ms of a process and, with `children`, of its direct children too (PostgreSQL's backends). */
-function procCpuMs(pid: number | undefined, children = false): number {
-  if (!pid) return Number.NaN;
-  let total = procStat(pid)?.[1] ?? Number.NaN;
-  if (children) {
-    for (const e of fs.readdirSync('/proc')) {
-      if (!/^\d+$/.test(e)) continue;
-      const st = procStat(Number(e));
-      if (st && st[0] === pid) total += st[1];
-    }
-  }
-  return total;
 }
 
 /** What the run measured, filled in section by section. */
@@ -246,8 +227,10 @@ async function benchFlows(m: Measured, step: Step, simProcess: boolean): Promise
 
 /** Warms both sides (bundles loaded, connections open, JIT) before anything is timed, and counts what one flow asks of the server. */
 async function warmUp(m: Measured, stack: BenchStack, step: Step): Promise<void> {
-  for (const fam of ['swap', 'link'] as const)
-    for (const side of ['ours', 'control'] as const) {
+  // The families measured (the gateway section runs swaps; parked flows run on processes of their own).
+  const families = (['swap', 'link'] as const).filter((f) => ONLY.has(f) || (f === 'swap' && ONLY.has('gateway')));
+  for (const fam of families)
+    for (const side of ['ours', 'control', 'equal'] as const) {
       const r = flowRunner(stack, fam, side);
       for (let i = 0; i < pick(3, 5, 1); i++) await r();
       // What one flow asks of the server, from its closed history (outside any timed window).
@@ -262,14 +245,15 @@ async function benchCurves(m: Measured, stack: BenchStack, step: Step, cpu: CpuP
   for (const fam of ['swap', 'link'] as const) {
     if (!ONLY.has(fam)) continue;
     step(`${fam} curve: levels ${(fam === 'swap' ? SWAP_LEVELS : LINK_LEVELS).join(',')}, ${CURVE.reps} rep(s), ${CURVE.warmMs}+${CURVE.windowMs} ms per step`);
-    const c = await runCurve(fam, { ours: flowRunner(stack, fam, 'ours'), control: flowRunner(stack, fam, 'control') }, {
+    const sides = { ours: flowRunner(stack, fam, 'ours'), control: flowRunner(stack, fam, 'control'), equal: flowRunner(stack, fam, 'equal') };
+    const c = await runCurve(fam, sides, {
       levels: fam === 'swap' ? SWAP_LEVELS : LINK_LEVELS,
       ...CURVE,
       onStep: step,
       cpu,
     });
     m.curves.push(c);
-    m.figures.push(...curveFigures(c));
+    m.figures.push(...curveFigures(c), ...equalWorkFigures(c));
   }
 }
 
@@ -358,7 +342,7 @@ function writeReport(m: Measured, run: { t0: bigint; startedAt: string; loadBefo
     `Server: ${meta.server}${Object.keys(dynamicConfig).length ? `, dynamic config ${JSON.stringify(dynamicConfig)}` : ''}. Simulator: ${meta.simulator}.${tuning ? ` Worker tuning: ${JSON.stringify(tuning)}.` : ''}`,
     `Load (\`uptime\`) before: \`${loadBefore}\`; after: \`${loadAfter}\`.`,
     '',
-    `Ratios are ours ÷ control, measured in this run, interleaved. Goals met: ${met} of ${withGoal}.`,
+    `Ratios are ours ÷ control, measured in this run, interleaved: the control of the same shape (no-op activities) and, in the sections \`÷ equal-work control\`, the equal-work control (the same provider calls, validation and codec, nothing else; information, no goals). Goals met: ${met} of ${withGoal}.`,
     '',
     figuresTable(figures),
     '',

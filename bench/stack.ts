@@ -4,7 +4,9 @@
  * provider simulator (in this process, or in a process of its own), the gateway (which also
  * receives the simulator's notifications, as in production), our worker, and a control worker on
  * its own task queue with the SAME worker options (MPF_WORKER_TUNING + the experiment's tuning)
- * and the same encrypting data converter, running the control workflows of bench/control.
+ * and the same encrypting data converter, running the control workflows of bench/control; and
+ * the equal-work control alike (its worker, its own undici Pool to the simulator, its client and
+ * its webhook receiver in this process, as ours are).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -25,6 +27,9 @@ import { createMpfWorker, defaultVersioning, MPF_WORKER_TUNING, preloadWorkflowM
 import { versionWorker } from '../src/temporal/deployment';
 import type { RenewingToken } from '../src/temporal/tokens';
 import * as controlActivities from './control/activities';
+import { createEqualWorkActivities } from './control/equal-work-activities';
+import { EqualWorkClient, startEqualWorkReceiver } from './control/equal-work-client';
+import { DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS } from '../src/config/flow-defaults';
 
 export const BENCH_API_KEY = 'bench-gateway-api-key-0123456789';
 
@@ -57,6 +62,9 @@ export interface BenchStack {
   control: SimulatorControl;
   taskQueue: string;
   controlQueue: string;
+  /** The equal-work control: its client (starts, PINs) and its task queue. */
+  equal: EqualWorkClient;
+  equalQueue: string;
   keys: string;
   simulatorPid?: number;
   stop(): Promise<void>;
@@ -82,6 +90,42 @@ async function spawnSimulator(swapExpiresInSeconds?: number): Promise<{ url: str
     child.once('exit', (code) => reject(new Error(`simulator process exited (${code}) before listening`)));
   });
   return { url, child };
+}
+
+/**
+ * The equal-work control: its worker (same options and data converter as ours, its own
+ * deployment made Current), its provider Pool, its webhook receiver and its client.
+ */
+async function startEqualWork(
+  o: { native: NativeConnection; namespace: string; client: Client; keys: string; simUrl: string; taskQueue: string; tuning?: Partial<WorkerOptions> },
+  cleanups: (() => Promise<void>)[],
+): Promise<{ worker: Worker; equal: EqualWorkClient }> {
+  const workflowsPath = require.resolve('./control/equal-work-workflows');
+  const bundle = await bundleWorkflowCode({ workflowsPath, preloadModules: preloadWorkflowModules(workflowsPath), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger });
+  const provider = createEqualWorkActivities({ baseUrl: o.simUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
+  cleanups.push(() => provider.close());
+  const version = await versionWorker(o.native, o.namespace, { deploymentName: 'mpf-bench-equal', buildId: 'equal', promote: 'always' }, 'mpf-bench');
+  const worker = await Worker.create({
+    connection: o.native,
+    namespace: o.namespace,
+    taskQueue: o.taskQueue,
+    workflowBundle: bundle,
+    activities: provider.activities,
+    dataConverter: workerDataConverter(o.keys),
+    workerDeploymentOptions: version.workerDeploymentOptions,
+    ...MPF_WORKER_TUNING,
+    ...o.tuning,
+  });
+  const receiver = await startEqualWorkReceiver(o.client);
+  cleanups.push(() => receiver.close());
+  const equal = new EqualWorkClient({
+    client: o.client,
+    taskQueue: o.taskQueue,
+    notifyBaseUrl: receiver.notifyBaseUrl,
+    notificationWaitSeconds: DEFAULT_SWAP_NOTIFICATION_WAIT_SECONDS,
+    linkLifetimeSeconds: 86_400,
+  });
+  return { worker, equal };
 }
 
 export async function startBenchStack(opts: BenchStackOptions = {}): Promise<BenchStack> {
@@ -125,6 +169,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     const client = new Client({ connection, namespace, dataConverter: clientDataConverter(keys) });
     const taskQueue = uniq('bench-mpf');
     const controlQueue = uniq('bench-control');
+    const equalQueue = uniq('bench-equal');
     const mpf = new MpfClient({ client, taskQueue, keys, publicUrl: 'http://127.0.0.1:9' });
     const gateway = await startGateway({
       mpf,
@@ -176,7 +221,8 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       ...MPF_WORKER_TUNING,
       ...opts.tuning,
     });
-    for (const w of [ours, theirs]) {
+    const { worker: equalWorker, equal } = await startEqualWork({ native, namespace, client, keys, simUrl, taskQueue: equalQueue, tuning: opts.tuning }, cleanups);
+    for (const w of [ours, theirs, equalWorker]) {
       const running = w.run();
       cleanups.push(async () => {
         w.shutdown();
@@ -194,6 +240,8 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       control: createControlClient(simUrl),
       taskQueue,
       controlQueue,
+      equal,
+      equalQueue,
       keys,
       simulatorPid,
       stop,

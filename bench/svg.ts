@@ -1,12 +1,13 @@
 /**
  * A small SVG line-chart writer (no dependency): panels side by side sharing a logarithmic x axis
- * (offered load), each with a linear y axis from 0, series drawn solid or dashed, a legend.
+ * (offered load), each with a linear y axis from 0, series drawn solid, dashed or dotted, a legend.
  */
 
 export interface Series {
   label: string;
   color: string;
-  dashed?: boolean;
+  /** true: dashed; 'dotted': dotted. */
+  dashed?: boolean | 'dotted';
   points: [number, number][];
 }
 
@@ -21,6 +22,8 @@ export interface Panel {
 const W = 460;
 const H = 320;
 const M = { l: 58, r: 16, t: 34, b: 46 };
+
+const dash = (s: Series): string => (s.dashed === 'dotted' ? ' stroke-dasharray="2 3"' : s.dashed ? ' stroke-dasharray="6 4"' : '');
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
@@ -58,7 +61,7 @@ function panelSvg(p: Panel, xs: number[], ox: number): string {
   for (const s of p.series) {
     const pts = s.points.filter(([, y]) => Number.isFinite(y));
     const d = pts.map(([x, y], i) => `${i ? 'L' : 'M'}${px(x).toFixed(1)},${py(y).toFixed(1)}`).join(' ');
-    out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+    out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"${dash(s)}/>`);
     for (const [x, y] of pts) out.push(`<circle cx="${px(x).toFixed(1)}" cy="${py(y).toFixed(1)}" r="3" fill="${s.color}"/>`);
   }
   return out.join('\n');
@@ -75,7 +78,7 @@ export function lineChartSvg(title: string, panels: Panel[], subtitle = ''): str
     .map((s, i) => {
       const x = 60 + (i % 2) * 360;
       const y = H + 56 + 20 * Math.floor(i / 2);
-      return `<line x1="${x}" x2="${x + 30}" y1="${y - 4}" y2="${y - 4}" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/><text x="${x + 38}" y="${y}">${esc(s.label)}</text>`;
+      return `<line x1="${x}" x2="${x + 30}" y1="${y - 4}" y2="${y - 4}" stroke="${s.color}" stroke-width="2"${dash(s)}/><text x="${x + 38}" y="${y}">${esc(s.label)}</text>`;
     })
     .join('\n');
   return [

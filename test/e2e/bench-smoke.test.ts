@@ -1,6 +1,6 @@
 /**
  * The benchmark cannot rot. `npm run bench -- --quick` (tiny sizes, no timing
- * assertions) runs every section against the test run's Temporal server with the simulator in its
+ * assertions) runs every section, both controls included, against the test run's Temporal server with the simulator in its
  * own process, parks a few flows on `mpf worker` and `mpf gateway` processes, and writes the table, the chart and the JSON; plus the pure parts (goal marks,
  * the knee, the SVG writer).
  */
@@ -68,14 +68,21 @@ test('npm run bench -- --quick runs every section and writes the table, the char
     assert.deepEqual(json.curves.map((c: Curve) => c.family), ['swap', 'link']);
     for (const c of json.curves as Curve[]) {
       for (const p of c.points) assert.equal(p.errors, 0, `${c.family} ${p.side} c=${p.concurrency}: ${p.firstError}`);
-      assert.ok(c.points.some((p) => p.side === 'ours' && p.n > 0) && c.points.some((p) => p.side === 'control' && p.n > 0), c.family);
+      for (const side of ['ours', 'control', 'equal']) assert.ok(c.points.some((p) => p.side === side && p.n > 0), `${c.family} ${side}`);
       assert.ok(c.points.every((p) => p.cpuMsPerFlow && 'simulator' in p.cpuMsPerFlow), 'CPU per flow of the simulator process');
     }
     assert.deepEqual(json.parked.map((l: { target: number }) => l.target), [2, 4]);
     assert.ok(json.parked.every((l: { workerRssMiB: number; gatewayRssMiB: number }) => l.workerRssMiB > 0 && l.gatewayRssMiB > 0), 'RSS of the mpf worker and gateway processes');
     const sections = new Set(json.figures.map((f: { section: string }) => f.section));
-    for (const s of ['swap curve', 'link curve', 'gateway ÷ typed client', 'provider client: GET categories', 'codec: SwapView', 'parked flows']) assert.ok(sections.has(s), s);
+    for (const s of ['swap curve', 'link curve', 'swap curve ÷ equal-work control', 'link curve ÷ equal-work control', 'gateway ÷ typed client', 'provider client: GET categories', 'codec: SwapView', 'parked flows']) assert.ok(sections.has(s), s);
     assert.ok(json.figures.every((f: { goal?: unknown; met?: boolean }) => !f.goal || typeof f.met === 'boolean'));
+    // The equal-work control calls the provider as ours does: the simulator's CPU per flow is one of its figures.
+    assert.ok(json.figures.some((f: { section: string; metric: string }) => f.section === 'swap curve ÷ equal-work control' && /simulator/.test(f.metric)));
+    assert.deepEqual(
+      json.histories.filter((h: { side: string }) => h.side === 'equal').map((h: { family: string; counts: { signals: number } }) => [h.family, h.counts.signals]),
+      [['swap', 1], ['link', 1]],
+      "the equal-work control's flows take the provider's notification by signal",
+    );
     const md = fs.readFileSync(path.join(out, 'smoke.md'), 'utf8');
     assert.match(md, /Goals met: \d+ of \d+/);
     assert.match(fs.readFileSync(path.join(out, 'smoke.svg'), 'utf8'), /<svg[^>]*>[\s\S]*<path [\s\S]*<\/svg>/);

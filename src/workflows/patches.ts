@@ -37,6 +37,8 @@ export const GUARD_TRIAL_PATCH = 'mpf-guard-trial-v1';
 export const GUARD_MEMO_PATCH = 'mpf-guard-memo-v1';
 /** A confirmation held until its activity's schedule-to-close timeout (last attempt waiting for a worker) also ends `expired`. */
 export const HELD_TIMEOUT_PATCH = 'mpf-held-timeout-expires-v1';
+/** The delivery workflow also delivers to the deployment's registered webhook endpoints, asking for them at each event. */
+export const WEBHOOK_ENDPOINTS_PATCH = 'mpf-webhook-endpoints-v1';
 
 export const LIVE_PATCHES: readonly LivePatch[] = [
   {
@@ -80,5 +82,11 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
     why: 'a confirmation whose last heartbeat says every attempt was held by the provider guard, and which ends in a schedule-to-close timeout (its next held retry still waiting for a worker when the window closed), ends the swap expired, nothing sent, instead of in doubt',
     addedIn: '0.1.0 (breaker trial, 2026-11-26)',
     deprecateWhen: 'no swap started before this release is open (swaps live minutes: one release later)',
+  },
+  {
+    id: WEBHOOK_ENDPOINTS_PATCH,
+    why: 'an events-<flow_id> delivery workflow asks the worker (eventTargets) which registered webhook endpoints take each event when it comes, and delivers it to each in a lane of its own, besides the configured endpoints',
+    addedIn: '0.1.0 (webhook endpoints, 2026-11-28)',
+    deprecateWhen: 'no delivery workflow started before this release is open (they retry for MERCHANT_WEBHOOK_RETRY_SECONDS, 3 days by default, or end idle after 7 days)',
   },
 ];

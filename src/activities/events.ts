@@ -1,8 +1,12 @@
 /**
  * The merchant-event activities: `eventSettings` (a local activity: where a flow's events go and on
- * which schedule, from the worker's configuration) and `deliverEvent` (one signed POST to one
- * endpoint with undici: the only outbound HTTP of events). The secret never leaves this process;
- * logs carry the event id, type and endpoint host only (a URL's path or query may hold a credential).
+ * which schedule, from the worker's configuration), `eventTargets` (which registered webhook
+ * endpoints take an event now) and `deliverEvent` (one signed POST to one endpoint with undici: the
+ * only outbound HTTP of events). A configured endpoint is signed with the worker's secret, which
+ * never leaves this process; a registered one is read again at each attempt (its URL, its state,
+ * its own secrets, from the record's encrypted query answer) and never enters an activity's input
+ * or result. Logs carry the event id, type, endpoint host and endpoint id only (a URL's path or
+ * query may hold a credential).
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';

@@ -17,6 +17,8 @@ import { flowMetricSinks, initWorkerCounters } from './metrics/flow-metric-sink'
 import { providerGuardGauges } from './metrics/provider-guard-gauges';
 import { type BreakerSettings, PROVIDER_GUARD_WORKFLOW_TYPE } from './contract/provider-guard';
 import { ProviderGuardLink } from './temporal/provider-guard-link';
+import { WebhookEndpointsReader } from './temporal/webhook-endpoints-reading';
+import { WEBHOOK_ENDPOINTS_WORKFLOW_TYPE } from './contract/webhook-endpoints';
 import { ClosedFlowSweeper } from './temporal/closed-flow-sweeper';
 import { CLOSED_FLOW_WORKFLOW_TYPE } from './workflows/closed-flows';
 import type { ProviderClient } from './provider/client';
@@ -69,6 +71,11 @@ export interface MpfWorkerDeps {
   onSweep?: (line: string) => void;
   /** The provider breakers' thresholds (PROVIDER_BREAKER_*; default DEFAULT_BREAKER). */
   breaker?: Partial<BreakerSettings>;
+  /**
+   * How long one reading of the registered webhook endpoints serves this worker's deliveries
+   * (default DEFAULT_ENDPOINTS_TTL_MS; 0: each delivery reads them).
+   */
+  webhookEndpointsTtlMs?: number;
 }
 
 export function defaultVersioning(): WorkerVersioning {
@@ -113,7 +120,16 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
   // Before the first poll, so a new deployment's first worker finds its version Current.
   const version = await versionWorker(deps.connection, deps.namespace, deps.versioning ?? defaultVersioning(), deps.identity ?? `mpf-worker@${process.pid}`);
   deps.onVersion?.(version.line);
-  const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS);
+  // The deployment's registered webhook endpoints, read when each event is sent (a bundle of a
+  // release from before them cannot run their record: only the configured endpoints then).
+  const endpoints = bundleHas(deps.workflowBundle, WEBHOOK_ENDPOINTS_WORKFLOW_TYPE)
+    ? new WebhookEndpointsReader({
+        client: new Client({ connection: deps.connection, namespace: deps.namespace, dataConverter: workerDataConverter(deps.keys) }),
+        taskQueue: deps.taskQueue,
+        ...(deps.webhookEndpointsTtlMs !== undefined ? { ttlMs: deps.webhookEndpointsTtlMs } : {}),
+      })
+    : undefined;
+  const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS, endpoints ? { endpoints: endpoints.current } : {});
   // Provider calls counted and timed through the activity metric meter (src/observability/activity-metrics.ts).
   // The deployment's provider guard (kill switch, breakers), read every second and asked when a
   // money-moving call has its connection, right before it is sent; this worker's calls are

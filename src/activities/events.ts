@@ -1,8 +1,12 @@
 /**
  * The merchant-event activities: `eventSettings` (a local activity: where a flow's events go and on
- * which schedule, from the worker's configuration) and `deliverEvent` (one signed POST to one
- * endpoint with undici: the only outbound HTTP of events). The secret never leaves this process;
- * logs carry the event id, type and endpoint host only (a URL's path or query may hold a credential).
+ * which schedule, from the worker's configuration), `eventTargets` (which registered webhook
+ * endpoints take an event now) and `deliverEvent` (one signed POST to one endpoint with undici: the
+ * only outbound HTTP of events). A configured endpoint is signed with the worker's secret, which
+ * never leaves this process; a registered one is read again at each attempt (its URL, its state,
+ * its own secrets, from the record's encrypted query answer) and never enters an activity's input
+ * or result. Logs carry the event id, type, endpoint host and endpoint id only (a URL's path or
+ * query may hold a credential).
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
@@ -12,6 +16,7 @@ import type { MerchantEventsConfig } from '../merchant-events/config';
 import { signatureHeaders } from '../merchant-events/signing';
 import { recordEventDelivery } from '../observability/activity-metrics';
 import { endpointHost, retryDelayMs } from '../contract/merchant-events';
+import { type EndpointTarget, endpointTakes, liveSecrets, type WebhookEndpointRecord } from '../contract/webhook-endpoints';
 import { hostRefusal, webhookEgressFromEnv } from '../config/webhook-egress';
 import { guardedAgent, type LookupFunction, REFUSED_ADDRESS_CODE } from './egress-agent';
 import {
@@ -22,6 +27,7 @@ import {
   type DeliveryFailureDetails,
   type EventActivities,
   type EventSettings,
+  type EventTargetsInput,
 } from './event-types';
 
 export const USER_AGENT = 'merchant-payment-flows-events/1';
@@ -63,6 +69,19 @@ export interface EventActivityHandles extends EventActivities {
 export interface EventActivityOptions {
   /** The resolver of flows' own endpoints (default dns.lookup); tests give one that answers what they need. */
   lookup?: LookupFunction;
+  /**
+   * The deployment's registered webhook endpoints now (temporal/webhook-endpoints-reading.ts), read
+   * at each event and each attempt; without it, only the configured endpoints are delivered to.
+   */
+  endpoints?: () => Promise<WebhookEndpointRecord[]>;
+}
+
+/** Where one attempt goes and what signs it: a configured endpoint, or a registered one as it is now. */
+interface AttemptTarget {
+  url: string;
+  secrets: string[];
+  /** Chosen by an API caller (a flow's webhook_url, a registered endpoint): only addresses the egress policy allows. */
+  guarded: boolean;
 }
 
 export function createEventActivities(config: MerchantEventsConfig, opts: EventActivityOptions = {}): EventActivityHandles {
@@ -80,34 +99,61 @@ export function createEventActivities(config: MerchantEventsConfig, opts: EventA
     return Date.now() + delay > Date.parse(event.timestamp) + s.retry_for_ms ? 'no further try: its retry period is over' : `next try in ${Math.round(delay / 1000)} s`;
   };
 
+  /** The attempt's endpoint: the configured URL with the worker's secrets, or the registered endpoint as it is now (its own secrets). */
+  const attemptTarget = async (input: DeliverEventInput): Promise<AttemptTarget> => {
+    if (input.endpoint_id === undefined) {
+      const url = input.url ?? '';
+      return { url, secrets: config.secrets, guarded: !configured.has(url) };
+    }
+    const e = (await (opts.endpoints?.() ?? Promise.resolve([]))).find((x) => x.id === input.endpoint_id);
+    const refs = { event_id: input.event.id, type: input.event.type, endpoint_id: input.endpoint_id };
+    const gone = !e ? 'endpoint_deleted' : e.status !== 'enabled' ? 'endpoint_disabled' : !endpointTakes(e, input.event.type) ? 'event_not_enabled' : undefined;
+    if (gone || !e) {
+      log.info(`deliverEvent: not sent: ${gone}`, refs);
+      throw failure(gone ?? 'endpoint_deleted', {}, true);
+    }
+    return { url: e.url, secrets: liveSecrets(e, Date.now()), guarded: true };
+  };
+
   return {
     async eventSettings(input): Promise<EventSettings> {
       const endpoints = [...new Set([...config.urls, ...(input.flow_url ? [input.flow_url] : [])])];
+      const registry = opts.endpoints ? { registry: true } : {};
       if (endpoints.length > 0 && config.secrets.length === 0) {
-        return { endpoints: [], schedule: config.schedule, disabled_reason: 'MERCHANT_WEBHOOK_SECRET is not set on the worker: events cannot be signed, so none is delivered' };
+        return { endpoints: [], schedule: config.schedule, disabled_reason: 'MERCHANT_WEBHOOK_SECRET is not set on the worker: events cannot be signed, so none is delivered', ...registry };
       }
-      return { endpoints, schedule: config.schedule };
+      return { endpoints, schedule: config.schedule, ...registry };
+    },
+
+    async eventTargets(input: EventTargetsInput): Promise<EndpointTarget[]> {
+      if (!opts.endpoints) return [];
+      const only = input.only ? new Set(input.only) : undefined;
+      return (await opts.endpoints())
+        .filter((e) => (!only || only.has(e.id)) && endpointTakes(e, input.event_type))
+        .map((e) => ({ id: e.id, host: endpointHost(e.url) }));
     },
 
     async deliverEvent(input: DeliverEventInput): Promise<DeliverEventResult> {
-      const { event, url } = input;
-      const refs = { event_id: event.id, type: event.type, endpoint: endpointHost(url), attempt: input.attempt };
+      const { event } = input;
       const started = performance.now();
       // Each attempt counted once by outcome (mpf_event_deliveries_total); giving up is the workflow's call.
       const counted = (result: 'delivered' | 'failed'): void => recordEventDelivery({ eventType: event.type, result, seconds: (performance.now() - started) / 1000 });
-      if (config.secrets.length === 0) {
+      const target = await attemptTarget(input);
+      const { url } = target;
+      const refs = { event_id: event.id, type: event.type, endpoint: endpointHost(url), ...(input.endpoint_id ? { endpoint_id: input.endpoint_id } : {}), attempt: input.attempt };
+      if (target.secrets.length === 0) {
         counted('failed');
         log.warn('deliverEvent: MERCHANT_WEBHOOK_SECRET is not set on the worker: the event cannot be signed', refs);
         throw failure('not_signed');
       }
-      const own = !configured.has(url);
+      const own = target.guarded;
       if ((config.production && isLoopbackEndpoint(url)) || (own && hostRefusal(egress, url) !== undefined)) {
         log.warn('deliverEvent: endpoint refused by the webhook host policy', refs);
         counted('failed');
         throw failure('refused_address');
       }
       const body = JSON.stringify(event);
-      const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signatureHeaders(config.secrets, event.id, new Date(), body) };
+      const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...signatureHeaders(target.secrets, event.id, new Date(), body) };
       let status: number;
       try {
         const signal = AbortSignal.any([AbortSignal.timeout(config.schedule.attempt_timeout_ms), cancelledSignal()]);

@@ -164,6 +164,8 @@ export interface EventDeliveryInput {
   schedule: DeliverySchedule;
   /** Events handed over at the start (more arrive by the `events` signal). */
   events: FlowEvent[];
+  /** Only these registered webhook endpoints (a redelivery to a named endpoint); default: every one that takes the event. */
+  endpoint_ids?: string[];
 }
 
 /** One event to one endpoint. */

@@ -298,7 +298,7 @@ export interface paths {
         put?: never;
         /**
          * Send a merchant event again
-         * @description Sends the event again, with the same id (your receiver de-duplicates it) and signed with the current secret, to the endpoints its flow's events went to; retried for an hour like any delivery. A redelivery still under way is answered again, not doubled. 409 not_deliverable when the flow had no endpoint, or after 10 redeliveries.
+         * @description Sends the event again, with the same id (your receiver de-duplicates it) and signed with the current secret, to the endpoints its flow's events went to and the registered webhook endpoints that take it; with endpoint, to that registered endpoint only. Retried for an hour like any delivery. A redelivery still under way (to the same target) is answered again, not doubled. 409 not_deliverable when there is no endpoint to send it to (the named one disabled or not taking its type), or after 10 redeliveries.
          */
         post: operations["redeliverEvent"];
         delete?: never;
@@ -361,6 +361,118 @@ export interface paths {
          * @description Ends the pause; held confirmations still inside their window go on. An open breaker stays open until its probe succeeds.
          */
         post: operations["resumeProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Every endpoint of the deployment, without secrets.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Registers an endpoint for the events of enabled_events (or every type with *), with a signing secret of its own, shown in this answer only. Flows already running send it their next events. The URL must be allowed by the deployment (MERCHANT_WEBHOOK_ALLOWED_HOSTS). With an Idempotency-Key, a retry meets the endpoint the first request created (200, created false, no secret).
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook endpoint
+         * @description The endpoint, without its secret.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes its url, enabled_events or description (an empty description removes it); the next event sent follows the change.
+         */
+        post: operations["updateWebhookEndpoint"];
+        /**
+         * Delete a webhook endpoint
+         * @description It is sent nothing more (an attempt under way finishes).
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint_id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a webhook endpoint
+         * @description It is sent nothing from the next event (and the next attempt) on, until enabled again.
+         */
+        post: operations["disableWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint_id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a webhook endpoint
+         * @description It is sent the events that happen from now on.
+         */
+        post: operations["enableWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/{endpoint_id}/roll_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll a webhook endpoint's secret
+         * @description A new secret, shown in this answer only. The previous one keeps signing beside it (both signatures in webhook-signature) for expires_in_seconds (default 86400; 0: it stops at once), so receivers can switch without a gap.
+         */
+        post: operations["rollWebhookEndpointSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1561,6 +1673,10 @@ export interface components {
             /** @description why the flow needed reconciliation */
             reason_before?: string;
         };
+        RedeliverRequest: {
+            /** @description we_…: send it to this registered webhook endpoint only (enabled, taking the event's type) */
+            endpoint?: string;
+        } | null;
         Resolve: {
             /**
              * @description what the provider shows: confirmed | failed for a swap, paid | failed for a payment link
@@ -1884,6 +2000,111 @@ export interface components {
             flow_id?: string;
             /** @description the last state the flow published (search attribute MpfState) */
             last_known_state?: string;
+        };
+        WebhookEndpoint: {
+            /** @description we_<24 hex> */
+            id: string;
+            url: string;
+            /** @description event types sent to it, or ['*'] for all (swap.awaiting_pin, swap.confirmed, swap.expired, swap.failed, swap.cancelled, swap.needs_reconciliation, swap.reconciled, swap.terminated, swap.pin_rejected, payment_link.created, payment_link.paid, payment_link.failed, payment_link.expired, payment_link.cancelled, payment_link.needs_reconciliation, payment_link.reconciled, payment_link.terminated, provider.breaker_opened, provider.breaker_closed, provider.paused, provider.resumed) */
+            enabled_events: string[];
+            description?: string;
+            /**
+             * @description a disabled endpoint is sent nothing, from the next event on
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            created_at: string;
+            updated_at: string;
+            /** @description after a roll: when the previous secret stops signing beside the current one */
+            previous_secret_expires_at?: string;
+        };
+        WebhookEndpointCreate: {
+            /**
+             * Format: uri
+             * @description where the signed events are POSTed (checked against MERCHANT_WEBHOOK_ALLOWED_HOSTS)
+             */
+            url: string;
+            /** @description the event types sent to this endpoint, or ['*'] for every type (those added later too) */
+            enabled_events: string[];
+            /** @description what the endpoint is for (shown in lists) */
+            description?: string;
+        };
+        WebhookEndpointCreated: {
+            /** @description we_<24 hex> */
+            id: string;
+            url: string;
+            /** @description event types sent to it, or ['*'] for all (swap.awaiting_pin, swap.confirmed, swap.expired, swap.failed, swap.cancelled, swap.needs_reconciliation, swap.reconciled, swap.terminated, swap.pin_rejected, payment_link.created, payment_link.paid, payment_link.failed, payment_link.expired, payment_link.cancelled, payment_link.needs_reconciliation, payment_link.reconciled, payment_link.terminated, provider.breaker_opened, provider.breaker_closed, provider.paused, provider.resumed) */
+            enabled_events: string[];
+            description?: string;
+            /**
+             * @description a disabled endpoint is sent nothing, from the next event on
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            created_at: string;
+            updated_at: string;
+            /** @description after a roll: when the previous secret stops signing beside the current one */
+            previous_secret_expires_at?: string;
+            /** @description whsec_…: the signing secret, shown in the answer that created the endpoint only (absent on a retry with the same Idempotency-Key) */
+            secret?: string;
+            /** @description false: a retry with the same Idempotency-Key met the endpoint the first request created */
+            created: boolean;
+        };
+        WebhookEndpointDeleted: {
+            /** @description we_<24 hex> */
+            id: string;
+            url: string;
+            /** @description event types sent to it, or ['*'] for all (swap.awaiting_pin, swap.confirmed, swap.expired, swap.failed, swap.cancelled, swap.needs_reconciliation, swap.reconciled, swap.terminated, swap.pin_rejected, payment_link.created, payment_link.paid, payment_link.failed, payment_link.expired, payment_link.cancelled, payment_link.needs_reconciliation, payment_link.reconciled, payment_link.terminated, provider.breaker_opened, provider.breaker_closed, provider.paused, provider.resumed) */
+            enabled_events: string[];
+            description?: string;
+            /**
+             * @description a disabled endpoint is sent nothing, from the next event on
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            created_at: string;
+            updated_at: string;
+            /** @description after a roll: when the previous secret stops signing beside the current one */
+            previous_secret_expires_at?: string;
+            /** @constant */
+            deleted: true;
+        };
+        WebhookEndpointList: {
+            items: components["schemas"]["WebhookEndpoint"][];
+        };
+        WebhookEndpointUpdate: {
+            /**
+             * Format: uri
+             * @description where the signed events are POSTed (checked against MERCHANT_WEBHOOK_ALLOWED_HOSTS)
+             */
+            url?: string;
+            /** @description the event types sent to this endpoint, or ['*'] for every type (those added later too) */
+            enabled_events?: string[];
+            /** @description what the endpoint is for (shown in lists) */
+            description?: string;
+        };
+        WebhookEndpointWithSecret: {
+            /** @description we_<24 hex> */
+            id: string;
+            url: string;
+            /** @description event types sent to it, or ['*'] for all (swap.awaiting_pin, swap.confirmed, swap.expired, swap.failed, swap.cancelled, swap.needs_reconciliation, swap.reconciled, swap.terminated, swap.pin_rejected, payment_link.created, payment_link.paid, payment_link.failed, payment_link.expired, payment_link.cancelled, payment_link.needs_reconciliation, payment_link.reconciled, payment_link.terminated, provider.breaker_opened, provider.breaker_closed, provider.paused, provider.resumed) */
+            enabled_events: string[];
+            description?: string;
+            /**
+             * @description a disabled endpoint is sent nothing, from the next event on
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            created_at: string;
+            updated_at: string;
+            /** @description after a roll: when the previous secret stops signing beside the current one */
+            previous_secret_expires_at?: string;
+            /** @description whsec_…: the signing secret, shown in this answer only (verify deliveries with it; roll it if lost) */
+            secret: string;
+        };
+        WebhookSecretRoll: {
+            /** @description how long the current secret keeps signing beside the new one (default 86400: 24 hours; 0: it stops at once) */
+            expires_in_seconds?: number;
         };
     };
     responses: never;
@@ -3321,7 +3542,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedeliverRequest"];
+            };
+        };
         responses: {
             /** @description HTTP 202 */
             202: {
@@ -3572,6 +3797,654 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointCreated"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointCreated"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description we_<24 hex> */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description we_<24 hex> */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description we_<24 hex> */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointDeleted"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    disableWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description we_<24 hex> */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    enableWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description we_<24 hex> */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    rollWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description we_<24 hex> */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRoll"] | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -35,6 +35,12 @@ export type EventRedelivery = Schemas['EventRedelivery'];
 export type ProviderGuard = Schemas['ProviderGuard'];
 export type ResolveRequest = Schemas['Resolve'];
 export type EventListQuery = NonNullable<paths['/v1/events']['get']['parameters']['query']>;
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookEndpointCreate = Schemas['WebhookEndpointCreate'];
+export type WebhookEndpointUpdate = Schemas['WebhookEndpointUpdate'];
+export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];
+export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
+export type WebhookEndpointDeleted = Schemas['WebhookEndpointDeleted'];
 
 export interface MpfClientOptions extends Omit<GatewayClientOptions, 'retry'>, RetryOptions {}
 
@@ -159,10 +165,48 @@ export class MpfGateway {
     return this.answer(undefined, this.http.GET('/v1/events/{event_id}', { params: { path: { event_id: eventId } }, ...signalOf(opts) }));
   }
 
-  /** POST /v1/events/{event_id}/redeliver: sends the event again (same id) to its flow's endpoints. */
-  redeliverEvent(eventId: string, opts: CallOptions = {}): Promise<EventRedelivery> {
+  /** POST /v1/events/{event_id}/redeliver: sends the event again (same id) to its flow's endpoints, or (`endpoint`) to that registered endpoint only. */
+  redeliverEvent(eventId: string, opts: CallOptions & { endpoint?: string } = {}): Promise<EventRedelivery> {
     const key = opts.idempotencyKey ?? randomUUID();
-    return this.answer(key, this.http.POST('/v1/events/{event_id}/redeliver', { params: { path: { event_id: eventId }, header: { 'idempotency-key': key } }, ...signalOf(opts) }));
+    const body = opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {};
+    return this.answer(key, this.http.POST('/v1/events/{event_id}/redeliver', { params: { path: { event_id: eventId }, header: { 'idempotency-key': key } }, body, ...signalOf(opts) }));
+  }
+
+  /** GET /v1/webhook_endpoints (operator): the deployment's webhook endpoints, without secrets. */
+  async listWebhookEndpoints(opts: CallOptions = {}): Promise<WebhookEndpoint[]> {
+    return (await this.answer(undefined, this.http.GET('/v1/webhook_endpoints', { ...signalOf(opts) }))).items;
+  }
+
+  /** POST /v1/webhook_endpoints (operator): a new endpoint; its `secret` is in this answer only. */
+  createWebhookEndpoint(body: WebhookEndpointCreate, opts: CallOptions = {}): Promise<WebhookEndpointCreated> {
+    const key = opts.idempotencyKey ?? randomUUID();
+    return this.answer(key, this.http.POST('/v1/webhook_endpoints', { params: { header: { 'idempotency-key': key } }, body, ...signalOf(opts) }));
+  }
+
+  /** GET /v1/webhook_endpoints/{endpoint_id} (operator): one endpoint, without its secret. */
+  getWebhookEndpoint(id: string, opts: CallOptions = {}): Promise<WebhookEndpoint> {
+    return this.answer(undefined, this.http.GET('/v1/webhook_endpoints/{endpoint_id}', { params: { path: { endpoint_id: id } }, ...signalOf(opts) }));
+  }
+
+  /** POST /v1/webhook_endpoints/{endpoint_id} (operator): changes its url, enabled_events or description. */
+  updateWebhookEndpoint(id: string, body: WebhookEndpointUpdate, opts: CallOptions = {}): Promise<WebhookEndpoint> {
+    return this.answer(undefined, this.http.POST('/v1/webhook_endpoints/{endpoint_id}', { params: { path: { endpoint_id: id } }, body, ...signalOf(opts) }));
+  }
+
+  /** POST /v1/webhook_endpoints/{endpoint_id}/disable or /enable (operator). */
+  setWebhookEndpointEnabled(id: string, enabled: boolean, opts: CallOptions = {}): Promise<WebhookEndpoint> {
+    const params = { params: { path: { endpoint_id: id } }, ...signalOf(opts) };
+    return this.answer(undefined, enabled ? this.http.POST('/v1/webhook_endpoints/{endpoint_id}/enable', params) : this.http.POST('/v1/webhook_endpoints/{endpoint_id}/disable', params));
+  }
+
+  /** DELETE /v1/webhook_endpoints/{endpoint_id} (operator). */
+  deleteWebhookEndpoint(id: string, opts: CallOptions = {}): Promise<WebhookEndpointDeleted> {
+    return this.answer(undefined, this.http.DELETE('/v1/webhook_endpoints/{endpoint_id}', { params: { path: { endpoint_id: id } }, ...signalOf(opts) }));
+  }
+
+  /** POST /v1/webhook_endpoints/{endpoint_id}/roll_secret (operator): a new secret (in this answer only); the previous one signs beside it for expires_in_seconds (default 24 h). */
+  rollWebhookEndpointSecret(id: string, body: { expires_in_seconds?: number } = {}, opts: CallOptions = {}): Promise<WebhookEndpointWithSecret> {
+    return this.answer(undefined, this.http.POST('/v1/webhook_endpoints/{endpoint_id}/roll_secret', { params: { path: { endpoint_id: id } }, body, ...signalOf(opts) }));
   }
 
   /** GET /v1/admin/provider (operator key): the pause, each breaker and the last operator actions. */

@@ -6,10 +6,19 @@
  * Each attempt is one activity attempt (the retries are timers here, so attempts, last status and
  * the next attempt are in the `deliveries` view). Ends once the flow said `eventsClosed` and every
  * lane is done, or when idle for `idle_close_ms` with nothing left to deliver.
+ *
+ * The deployment's registered webhook endpoints (behind WEBHOOK_ENDPOINTS_PATCH): as each event
+ * comes, in order, the worker is asked which of them take it now (`eventTargets`: enabled, its type
+ * enabled); each such endpoint gets a lane of its own the first time, and the event joins it. So an
+ * endpoint registered while the flow runs gets the flow's next event, a disabled one gets none, and
+ * an event whose type an endpoint did not enable is not sent there. Each attempt reads the endpoint
+ * again (its URL, its secrets); one deleted or disabled since is not retried.
  */
-import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setHandler, sleep, TimeoutFailure } from '@temporalio/workflow';
-import type { DeliveryFailureDetails, EventActivities } from '../activities/event-types';
+import { ActivityFailure, ApplicationFailure, condition, log, patched, proxyActivities, setHandler, sleep, TimeoutFailure } from '@temporalio/workflow';
+import type { DeliverEventInput, DeliveryFailureDetails, EventActivities } from '../activities/event-types';
 import { retryDelayMs } from '../contract/merchant-events';
+import { ENDPOINT_GONE_ERRORS, type EndpointTarget } from '../contract/webhook-endpoints';
+import { WEBHOOK_ENDPOINTS_PATCH } from './patches';
 import {
   deliveriesQuery,
   type DeliveryRecord,
@@ -49,12 +58,94 @@ class Lane {
   ) {}
 }
 
+/** A registered endpoint's lane: the events dispatched to it, in order. */
+class EndpointLane {
+  next = 0;
+  readonly queue: FlowEvent[] = [];
+  constructor(
+    readonly id: string,
+    readonly host: string,
+  ) {}
+}
+
+type Deliver = (rec: DeliveryRecord, e: FlowEvent, to: Pick<DeliverEventInput, 'url' | 'endpoint_id'>) => Promise<void>;
+
+/**
+ * The registered endpoints' side of one delivery workflow: offers each event, in order, to the
+ * endpoints that take it now (asking the worker), and runs one lane per endpoint it met.
+ */
+class RegisteredEndpoints {
+  /** events[0, dispatched) were offered. */
+  dispatched = 0;
+  readonly lanes = new Map<string, EndpointLane>();
+
+  constructor(
+    private readonly events: readonly FlowEvent[],
+    private readonly records: Map<string, DeliveryRecord>,
+    private readonly only: string[] | undefined,
+    private readonly deliver: Deliver,
+    private readonly moved: () => void,
+  ) {}
+
+  drained(): boolean {
+    return this.dispatched >= this.events.length && [...this.lanes.values()].every((l) => l.next >= l.queue.length);
+  }
+
+  hosts(): string[] {
+    return [...this.lanes.values()].map((l) => l.host);
+  }
+
+  async dispatch(): Promise<void> {
+    // Which registered endpoints take an event: retried until the worker can read them (never guessed).
+    const { eventTargets } = proxyActivities<EventActivities>({
+      startToCloseTimeout: '30 seconds',
+      retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+    });
+    for (;;) {
+      await condition(() => this.dispatched < this.events.length);
+      const e = this.events[this.dispatched]!;
+      let targets: EndpointTarget[];
+      try {
+        targets = await eventTargets({ event_type: e.type, ...(this.only ? { only: this.only } : {}) });
+      } catch (err) {
+        log.warn('merchant events: the registered endpoints could not be read; asking again in 30 s', { error: String(err) });
+        await sleep('30 seconds');
+        continue;
+      }
+      for (const t of targets) {
+        let lane = this.lanes.get(t.id);
+        if (!lane) {
+          lane = new EndpointLane(t.id, t.host);
+          this.lanes.set(t.id, lane);
+          void this.run(lane);
+        }
+        lane.queue.push(e);
+        this.records.set(`${t.id}|${e.id}`, { event_id: e.id, type: e.type, endpoint: t.host, state: 'pending', attempts: 0 });
+      }
+      this.dispatched++;
+      this.moved();
+    }
+  }
+
+  private async run(lane: EndpointLane): Promise<void> {
+    for (;;) {
+      await condition(() => lane.next < lane.queue.length);
+      const e = lane.queue[lane.next]!;
+      await this.deliver(this.records.get(`${lane.id}|${e.id}`)!, e, { endpoint_id: lane.id });
+      lane.next++;
+      this.moved();
+    }
+  }
+}
+
 export async function eventDeliveryWorkflow(input: EventDeliveryInput): Promise<EventDeliveryView> {
   const { schedule } = input;
   const events: FlowEvent[] = [];
   const known = new Set<string>();
   const records = new Map<string, DeliveryRecord>();
   const lanes = input.endpoints.map((url) => new Lane(url, endpointHost(url)));
+  // Registered endpoints: asked for at each event (flows recorded before them replay without).
+  const registry = patched(WEBHOOK_ENDPOINTS_PATCH);
   let closed = false;
   let activity = 0; // bumped on every new event and every finished delivery (idle detection)
 
@@ -70,8 +161,12 @@ export async function eventDeliveryWorkflow(input: EventDeliveryInput): Promise<
     }
   };
   const recordOf = (lane: Lane, e: FlowEvent): DeliveryRecord => records.get(`${lanes.indexOf(lane)}|${e.id}`)!;
-  const view = (): EventDeliveryView => ({ flow_id: input.flow_id, endpoints: lanes.map((l) => l.host), deliveries: [...records.values()] });
-  const drained = (): boolean => lanes.every((l) => l.next >= events.length);
+  const view = (): EventDeliveryView => ({
+    flow_id: input.flow_id,
+    endpoints: [...lanes.map((l) => l.host), ...(registered?.hosts() ?? [])],
+    deliveries: [...records.values()],
+  });
+  const drained = (): boolean => lanes.every((l) => l.next >= events.length) && (registered?.drained() ?? true);
 
   add(input.events);
   setHandler(eventsSignal, (arg) => {
@@ -89,14 +184,13 @@ export async function eventDeliveryWorkflow(input: EventDeliveryInput): Promise<
     retry: { maximumAttempts: 1 }, // the retries are ours (timers below), so each attempt is visible
   });
 
-  const deliver = async (lane: Lane, e: FlowEvent): Promise<void> => {
-    const rec = recordOf(lane, e);
+  const deliver: Deliver = async (rec, e, to) => {
     const deadline = Date.parse(e.timestamp) + schedule.retry_for_ms;
     for (;;) {
       rec.attempts += 1;
       rec.next_attempt_at = undefined;
       try {
-        const res = await deliverEvent({ event: e, url: lane.url, attempt: rec.attempts });
+        const res = await deliverEvent({ event: e, ...to, attempt: rec.attempts });
         rec.state = 'delivered';
         rec.last_status = res.status;
         rec.last_error = undefined;
@@ -106,6 +200,10 @@ export async function eventDeliveryWorkflow(input: EventDeliveryInput): Promise<
         const f = describeAttemptFailure(err);
         rec.last_status = f.status;
         rec.last_error = f.error;
+        if (to.endpoint_id !== undefined && ENDPOINT_GONE_ERRORS.includes(f.error)) {
+          rec.state = 'failed'; // deleted or disabled since: not retried
+          return;
+        }
       }
       const delay = retryDelayMs(rec.attempts, schedule.initial_interval_ms, schedule.max_interval_ms);
       if (Date.now() + delay > deadline) {
@@ -120,12 +218,16 @@ export async function eventDeliveryWorkflow(input: EventDeliveryInput): Promise<
   const runLane = async (lane: Lane): Promise<void> => {
     for (;;) {
       await condition(() => lane.next < events.length);
-      await deliver(lane, events[lane.next]!);
+      const e = events[lane.next]!;
+      await deliver(recordOf(lane, e), e, { url: lane.url });
       lane.next++;
       activity++;
     }
   };
   for (const lane of lanes) void runLane(lane);
+
+  const registered = registry ? new RegisteredEndpoints(events, records, input.endpoint_ids, deliver, () => void activity++) : undefined;
+  void registered?.dispatch();
 
   for (;;) {
     const seen = activity;

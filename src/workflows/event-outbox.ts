@@ -59,6 +59,15 @@ interface Target {
   signal(def: typeof eventsClosedSignal): Promise<void>;
 }
 
+/**
+ * Whether a flow's events go to a delivery workflow: an endpoint is configured, or the worker
+ * reads registered endpoints (one may be registered while the flow runs). Settings recorded
+ * before registered endpoints existed have no `registry`: the same commands as then.
+ */
+function deliverable(settings: EventSettings): boolean {
+  return settings.endpoints.length > 0 || settings.registry === true;
+}
+
 export class EventOutbox {
   /** False when replaying a flow recorded before merchant events existed. */
   readonly enabled: boolean;
@@ -103,7 +112,7 @@ export class EventOutbox {
     const flowId = workflowInfo().workflowId;
     this.events.push({ id: eventId(flowId, this.events.length + 1), type, timestamp: new Date().toISOString(), data: eventData(this.kind, view(), from) });
     this.keepInMemo();
-    if (this.settings?.endpoints.length === 0 && !this.busy && this.handed === this.events.length - 1) {
+    if (this.settings && !deliverable(this.settings) && !this.busy && this.handed === this.events.length - 1) {
       // No endpoint to hand it to: dropped here, as the pump would drop it (without a command),
       // but without waking the pump — each wake costs the flow a dozen promises (docs/performance.md).
       this.dropUndeliverable(1);
@@ -181,7 +190,7 @@ export class EventOutbox {
       log.error('merchant events: eventSettings failed; this flow\'s events are not delivered', { error: String(err) });
       return { endpoints: [], schedule: { retry_for_ms: 0, initial_interval_ms: 0, max_interval_ms: 0, attempt_timeout_ms: 0, idle_close_ms: 0 } };
     });
-    if (this.settings.endpoints.length === 0) {
+    if (!deliverable(this.settings)) {
       this.dropUndeliverable(batch.length);
       return;
     }

@@ -8,5 +8,6 @@ export { pinBudgetWorkflow } from './pin-budget';
 export { limitLedgerWorkflow } from './limit-ledger';
 export { providerGuardWorkflow } from './provider-guard';
 export { closedFlowWorkflow } from './closed-flow';
+export { webhookEndpointsWorkflow } from './webhook-endpoints';
 // Per type: PINNED or AUTO_UPGRADE (Worker Deployment Versioning).
 import './versioning';

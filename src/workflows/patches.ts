@@ -39,6 +39,8 @@ export const GUARD_MEMO_PATCH = 'mpf-guard-memo-v1';
 export const HELD_TIMEOUT_PATCH = 'mpf-held-timeout-expires-v1';
 /** A flow keeps its merchant events in its memo (read by visibility and describe, no worker needed). */
 export const EVENTS_MEMO_PATCH = 'mpf-events-memo-v1';
+/** The delivery workflow also delivers to the deployment's registered webhook endpoints, asking for them at each event. */
+export const WEBHOOK_ENDPOINTS_PATCH = 'mpf-webhook-endpoints-v1';
 
 export const LIVE_PATCHES: readonly LivePatch[] = [
   {
@@ -88,5 +90,11 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
     why: "a flow upserts its merchant events (id, type, timestamp, allow-listed data) into its memo (mpf_events, encrypted by the payload codec) on each event, so GET /v1/events lists and reads them from visibility and describe with no worker and no replay",
     addedIn: '0.1.0 (events memo, 2026-11-28)',
     deprecateWhen: 'no swap or link started before this release is open (links: LINK_LIFETIME_SECONDS + grace; needs_reconciliation until resolved)',
+  },
+  {
+    id: WEBHOOK_ENDPOINTS_PATCH,
+    why: 'an events-<flow_id> delivery workflow asks the worker (eventTargets) which registered webhook endpoints take each event when it comes, and delivers it to each in a lane of its own, besides the configured endpoints',
+    addedIn: '0.1.0 (webhook endpoints, 2026-11-28)',
+    deprecateWhen: 'no delivery workflow started before this release is open (they retry for MERCHANT_WEBHOOK_RETRY_SECONDS, 3 days by default, or end idle after 7 days)',
   },
 ];

@@ -20,6 +20,8 @@ export const RECORD_FAILURE = {
   pinBudgetExhausted: 'PinBudgetExhausted',
   /** An update's argument is not what the record (or the provider guard) takes: InvalidRecordInputDetails. */
   invalidInput: 'InvalidRecordInput',
+  /** An update names an entry the record does not hold (a webhook endpoint's id): EntryNotFoundDetails. */
+  entryNotFound: 'RecordEntryNotFound',
 } as const;
 
 export type RecordFailureType = (typeof RECORD_FAILURE)[keyof typeof RECORD_FAILURE];
@@ -61,11 +63,17 @@ export interface InvalidRecordInputDetails {
   field: string;
 }
 
+export interface EntryNotFoundDetails {
+  /** The id asked for. */
+  id: string;
+}
+
 export interface RecordFailureDetails {
   LimitExceeded: LimitExceededDetails;
   LedgerClosed: LedgerClosedDetails;
   PinBudgetExhausted: PinBudgetExhaustedDetails;
   InvalidRecordInput: InvalidRecordInputDetails;
+  RecordEntryNotFound: EntryNotFoundDetails;
 }
 
 /**

@@ -23,6 +23,8 @@
  *   needs_reconciliation it waits for an operator, for as long as that takes.
  * - providerGuardWorkflow: AUTO_UPGRADE. It lives as long as the deployment (continuing as new),
  *   and every worker reads it every second.
+ * - webhookEndpointsWorkflow: AUTO_UPGRADE. It lives as long as the deployment (continuing as
+ *   new), and every delivery reads it.
  *
  * These workflows run on versioned workers only: the server refuses a workflow task that names a
  * behavior from a worker without deployment options ("versioning behavior cannot be specified
@@ -42,6 +44,7 @@ import { paymentLinkWorkflow } from './payment-link';
 import { pinBudgetWorkflow } from './pin-budget';
 import { providerGuardWorkflow } from './provider-guard';
 import { swapWorkflow } from './swap';
+import { webhookEndpointsWorkflow } from './webhook-endpoints';
 
 /** The behavior of each workflow type (read by tests and docs; applied below). */
 export const VERSIONING_BEHAVIORS = {
@@ -54,6 +57,7 @@ export const VERSIONING_BEHAVIORS = {
   limitLedgerWorkflow: 'AUTO_UPGRADE',
   providerGuardWorkflow: 'AUTO_UPGRADE',
   closedFlowWorkflow: 'AUTO_UPGRADE',
+  webhookEndpointsWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 
 const WORKFLOW_TYPES: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: never[]) => Promise<unknown>> = {
@@ -66,6 +70,7 @@ const WORKFLOW_TYPES: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: never[
   limitLedgerWorkflow,
   providerGuardWorkflow,
   closedFlowWorkflow,
+  webhookEndpointsWorkflow,
 };
 for (const [type, fn] of Object.entries(WORKFLOW_TYPES)) {
   setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS[type as keyof typeof VERSIONING_BEHAVIORS] }, fn);

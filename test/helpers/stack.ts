@@ -51,6 +51,8 @@ export interface StackOptions {
   closedFlowSweepMs?: number;
   /** The worker's provider client's connections (maxConnections; default the client's). */
   providerConnections?: number;
+  /** How long the in-process worker's reading of the registered webhook endpoints serves (default the worker's). */
+  webhookEndpointsTtlMs?: number;
 }
 
 export interface Stack {
@@ -128,6 +130,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ...(opts.events ? { events: opts.events } : {}),
       ...(opts.breaker ? { breaker: opts.breaker } : {}),
       ...(opts.closedFlowSweepMs !== undefined ? { closedFlowSweepMs: opts.closedFlowSweepMs } : {}),
+      ...(opts.webhookEndpointsTtlMs !== undefined ? { webhookEndpointsTtlMs: opts.webhookEndpointsTtlMs } : {}),
       // Every test's queue joins this release's version of the shared deployment; made Current
       // over a version an earlier run left on a long-lived TEMPORAL_ADDRESS server.
       versioning: { ...defaultVersioning(), promote: 'always' },

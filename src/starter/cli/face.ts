@@ -59,7 +59,7 @@ export interface Face {
   listEvents(filter: Record<string, unknown>): Promise<EventPage>;
   getEvent(eventId: string): Promise<EventDetail>;
   /** Sends an event again (same id) to its flow's endpoints (through the gateway: a backend or operator key). */
-  redeliverEvent(eventId: string): Promise<Redelivery>;
+  redeliverEvent(eventId: string, endpoint?: string): Promise<Redelivery>;
 }
 
 export type EventDetail = MerchantEventDetail & { redeliveries: Redelivery[] };
@@ -198,7 +198,7 @@ export async function withFace<T>(waitSeconds: number, fn: (face: Face) => Promi
       listReconciliations: (kind, filter) => c.mpf.listFlows(kind ?? 'any', { ...filter, state: 'needs_reconciliation' }),
       listEvents: (filter) => c.mpf.listEvents(filter),
       getEvent: (id) => c.mpf.getEvent(id),
-      redeliverEvent: (id) => c.mpf.redeliverEvent(id),
+      redeliverEvent: (id, endpoint) => c.mpf.redeliverEvent(id, endpoint !== undefined ? { endpoint } : {}),
     });
   }, waitSeconds));
 }
@@ -285,6 +285,6 @@ function gatewayFace(url: string, waitSeconds: number): Face {
     },
     listEvents: async (filter) => (await said(gwClient().listEvents(filter as Parameters<MpfGateway['listEvents']>[0]))) as unknown as EventPage,
     getEvent: async (id) => (await said(gwClient().getEvent(id))) as unknown as EventDetail,
-    redeliverEvent: async (id) => (await said(gwClient().redeliverEvent(id))) as unknown as Redelivery,
+    redeliverEvent: async (id, endpoint) => (await said(gwClient().redeliverEvent(id, endpoint !== undefined ? { endpoint } : {}))) as unknown as Redelivery,
   };
 }

@@ -16,6 +16,7 @@ import { gatewayCommand } from './commands/gateway';
 import { linkCommand } from './commands/link';
 import { liveCommand } from './commands/live';
 import { providerCommand } from './commands/provider';
+import { webhooksCommand } from './commands/webhooks';
 import { reconcileCommand } from './commands/reconcile';
 import { simCommand } from './commands/sim';
 import { simulatorCommand } from './commands/simulator';
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
     .addCommand(simCommand())
     .addCommand(keysCommand())
     .addCommand(providerCommand())
+    .addCommand(webhooksCommand())
     .addCommand(liveCommand())
     .addCommand(clusterCommand());
 }

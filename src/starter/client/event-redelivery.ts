@@ -1,10 +1,13 @@
 /**
  * Redelivering a merchant event (`POST /v1/events/{id}/redeliver`, `mpf events redeliver`): the
  * same event (same id, so a receiver de-duplicates it) sent again to the endpoints its flow's
- * events went to, signed by the worker with its current secret. Each redelivery is one run of the
+ * events went to, signed by the worker with its current secret, and to the registered webhook
+ * endpoints that take it now (each with its own secret); or, with `endpoint`, to that registered
+ * endpoint only (it must be enabled and take the event's type). Each redelivery is one run of the
  * ordinary delivery workflow, `redeliver-<event_id>-<n>`, holding just that event: its attempts are
  * retried like any delivery's for REDELIVERY_RETRY_MS and are shown beside the first delivery's.
- * A redelivery still running is answered again, never doubled; at most MAX_REDELIVERIES per event.
+ * A redelivery still running to the same target is answered again, never doubled (its memo names
+ * the endpoint it was for); at most MAX_REDELIVERIES per event.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
@@ -20,6 +23,18 @@ import {
 import type { MerchantEventDetail, MerchantEventsReader } from './events';
 import type { TemporalGate } from './health';
 import { GrpcStatus, hasGrpcCode } from '../../temporal/grpc-status';
+import { endpointTakes } from '../../contract/webhook-endpoints';
+import { NO_MERCHANT_EVENTS } from '../../merchant-events/config';
+import { checkEndpointId, type WebhookEndpoints } from './webhook-endpoints';
+
+/** The redelivery workflow's memo key naming the registered endpoint it is for (absent: every endpoint). */
+const ENDPOINT_MEMO = 'redelivery_endpoint';
+
+/** Where one redelivery goes: its delivery input's targets and schedule, and what is shown before it answers. */
+interface Plan {
+  input: Pick<EventDeliveryInput, 'endpoints' | 'schedule' | 'endpoint_ids'>;
+  hosts: string[];
+}
 
 export const MAX_REDELIVERIES = 10;
 /** How long a redelivery retries an endpoint that does not take it (the first delivery's backoff). */
@@ -45,29 +60,31 @@ export class EventRedeliveries {
     private readonly gate: TemporalGate,
     private readonly reader: MerchantEventsReader,
     private readonly taskQueue: string,
+    private readonly endpoints?: WebhookEndpoints,
   ) {}
 
-  /** Sends the event again; answers the redelivery (a running one when there is one). */
-  async redeliver(eventId: string): Promise<Redelivery> {
+  /** Sends the event again; answers the redelivery (a running one to the same target when there is one). */
+  async redeliver(eventId: string, opts: { endpoint?: string } = {}): Promise<Redelivery> {
+    if (opts.endpoint !== undefined) checkEndpointId(opts.endpoint, 'endpoint');
     const event = await this.reader.get(eventId);
-    const first = await this.firstDeliveryInput(event.flow_id);
+    const plan = opts.endpoint !== undefined ? await this.toEndpoint(event, opts.endpoint) : await this.toAll(event);
     const temporal = this.gate.temporal;
     for (let n = 1; n <= MAX_REDELIVERIES; n++) {
       const id = redeliveryId(eventId, n);
-      const status = await this.gate.guard(() => temporal.workflow.getHandle(id).describe()).then(
-        (d) => d.status.name,
+      const running = await this.gate.guard(() => temporal.workflow.getHandle(id).describe()).then(
+        (d) => ({ status: d.status.name, endpoint: d.memo?.[ENDPOINT_MEMO] as string | undefined }),
         (err: unknown) => {
           if (err instanceof WorkflowNotFoundError) return undefined;
           throw err;
         },
       );
-      if (status !== undefined && status !== 'RUNNING') continue;
-      if (status === undefined) {
+      if (running !== undefined && (running.status !== 'RUNNING' || running.endpoint !== opts.endpoint)) continue;
+      if (running === undefined) {
         const { flow_id: _flowId, deliveries: _d, ...flowEvent } = event;
         const input: EventDeliveryInput = {
           flow_id: event.flow_id,
-          endpoints: first.endpoints,
-          schedule: { ...first.schedule, retry_for_ms: Math.max(0, Date.now() - Date.parse(event.timestamp)) + REDELIVERY_RETRY_MS },
+          ...plan.input,
+          schedule: { ...plan.input.schedule, retry_for_ms: Math.max(0, Date.now() - Date.parse(event.timestamp)) + REDELIVERY_RETRY_MS },
           events: [flowEvent],
         };
         // With the flow's `eventsClosed` at once: it ends when every endpoint took the event (or gave up).
@@ -78,12 +95,36 @@ export class EventRedeliveries {
             args: [input],
             signal: eventsClosedSignal,
             workflowIdReusePolicy: 'REJECT_DUPLICATE',
+            ...(opts.endpoint !== undefined ? { memo: { [ENDPOINT_MEMO]: opts.endpoint } } : {}),
           }),
         );
       }
-      return { id, event_id: eventId, deliveries: first.endpoints.map((url) => ({ endpoint: endpointHost(url), state: 'pending', attempts: 0 })) };
+      return { id, event_id: eventId, deliveries: plan.hosts.map((endpoint) => ({ endpoint, state: 'pending', attempts: 0 })) };
     }
     throw new EventNotDeliverableError(`event ${eventId} was redelivered ${MAX_REDELIVERIES} times already; see GET /v1/events/${eventId}`);
+  }
+
+  /** To the flow's endpoints and every registered endpoint that takes the event now. */
+  private async toAll(event: MerchantEventDetail): Promise<Plan> {
+    const first = await this.firstDeliveryInput(event.flow_id);
+    const registered = this.endpoints ? (await this.endpoints.list()).filter((e) => endpointTakes(e, event.type)) : [];
+    const endpoints = first?.endpoints ?? [];
+    if (endpoints.length === 0 && registered.length === 0) {
+      throw new EventNotDeliverableError(
+        `the events of ${event.flow_id} had no endpoint when they happened (no MERCHANT_WEBHOOK_URL or webhook_url, or no signing secret) and no registered webhook endpoint takes ${event.type}: nothing to redeliver to; read them with GET /v1/events`,
+      );
+    }
+    return { input: { endpoints, schedule: first?.schedule ?? NO_MERCHANT_EVENTS.schedule }, hosts: [...endpoints.map(endpointHost), ...registered.map((e) => endpointHost(e.url))] };
+  }
+
+  /** To one registered endpoint: it must be enabled and take the event's type. */
+  private async toEndpoint(event: MerchantEventDetail, endpointId: string): Promise<Plan> {
+    if (!this.endpoints) throw new EventNotDeliverableError('this client has no webhook endpoints');
+    const e = await this.endpoints.get(endpointId);
+    if (e.status !== 'enabled') throw new EventNotDeliverableError(`webhook endpoint ${endpointId} is disabled: enable it first`);
+    if (!endpointTakes(e, event.type)) throw new EventNotDeliverableError(`webhook endpoint ${endpointId} does not take ${event.type} events (see its enabled_events)`);
+    const first = await this.firstDeliveryInput(event.flow_id);
+    return { input: { endpoints: [], endpoint_ids: [endpointId], schedule: first?.schedule ?? NO_MERCHANT_EVENTS.schedule }, hosts: [endpointHost(e.url)] };
   }
 
   /** The redeliveries of an event so far, with their attempts (bounded reads; none when unanswered). */
@@ -111,12 +152,9 @@ export class EventRedeliveries {
     }
   }
 
-  /** The endpoints and schedule of the flow's own delivery workflow (its start input). */
-  private async firstDeliveryInput(flowId: string): Promise<EventDeliveryInput> {
+  /** The endpoints and schedule of the flow's own delivery workflow (its start input); undefined when it had none. */
+  private async firstDeliveryInput(flowId: string): Promise<EventDeliveryInput | undefined> {
     const temporal = this.gate.temporal;
-    const notDeliverable = new EventNotDeliverableError(
-      `the events of ${flowId} had no endpoint when they happened (no MERCHANT_WEBHOOK_URL or webhook_url, or no signing secret): nothing to redeliver to; read them with GET /v1/events`,
-    );
     const res = await this.gate
       .guard(() =>
         temporal.workflowService.getWorkflowExecutionHistory({
@@ -130,9 +168,8 @@ export class EventRedeliveries {
         throw err;
       });
     const payloads = res?.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
-    if (!payloads) throw notDeliverable;
+    if (!payloads) return undefined;
     const [input] = (await decodeArrayFromPayloads(temporal.options.loadedDataConverter, payloads)) as [EventDeliveryInput | undefined];
-    if (!input || !Array.isArray(input.endpoints) || input.endpoints.length === 0) throw notDeliverable;
-    return input;
+    return input && Array.isArray(input.endpoints) ? input : undefined;
   }
 }

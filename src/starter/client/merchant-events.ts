@@ -7,7 +7,7 @@ import { lookup } from 'node:dns/promises';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { isLoopbackEndpoint } from '../../merchant-events/env';
-import { addressAllowed, addressOf, hostRefusal, refusalMessage, type WebhookEgressPolicy } from '../../config/webhook-egress';
+import { addressAllowed, addressOf, type HostRefusal, hostRefusal, refusalMessage, type WebhookEgressPolicy } from '../../config/webhook-egress';
 import { deliveriesQuery, eventDeliveryWorkflowId, type EventDeliveryView, type FlowEventSummary } from '../../workflows/event-types';
 import { InputError } from './errors';
 
@@ -29,10 +29,10 @@ const RESOLVE_WAIT_MS = 2_000;
  * not public unless listed. A name that does not resolve in time is left to the worker, which
  * checks the address it dials. Production also refuses loopback names outright.
  */
-export async function checkWebhookUrl(url: string | undefined, policy: WebhookEgressPolicy, production: boolean, resolve: ResolveHost = systemResolve): Promise<void> {
+export async function checkWebhookUrl(url: string | undefined, policy: WebhookEgressPolicy, production: boolean, resolve: ResolveHost = systemResolve, field = 'webhook_url'): Promise<void> {
   if (url === undefined) return;
   const refusal = hostRefusal(policy, url) ?? (production && isLoopbackEndpoint(url) ? 'address' : undefined);
-  if (refusal) throw new InputError(refusalMessage(refusal), 'webhook_url');
+  if (refusal) throw new InputError(fieldMessage(refusal, field), field);
   const host = new URL(url).hostname;
   if (addressOf(host)) return; // a literal: checked above
   let addresses: string[] | undefined;
@@ -44,7 +44,14 @@ export async function checkWebhookUrl(url: string | undefined, policy: WebhookEg
   } finally {
     clearTimeout(timer);
   }
-  if (addresses?.some((a) => !addressAllowed(policy, a))) throw new InputError(refusalMessage('address'), 'webhook_url');
+  if (addresses?.some((a) => !addressAllowed(policy, a))) throw new InputError(fieldMessage('address', field), field);
+}
+
+/** The refusal's message naming `field` (a registered endpoint's `url` as well as a flow's `webhook_url`). */
+function fieldMessage(r: HostRefusal, field: string): string {
+  if (field === 'webhook_url') return refusalMessage(r);
+  if (r === 'disabled') return `${field}: no webhook host is allowed on this deployment (set MERCHANT_WEBHOOK_ALLOWED_HOSTS: production allows none by default)`;
+  return refusalMessage(r).replace(/^webhook_url:/, `${field}:`);
 }
 
 /**

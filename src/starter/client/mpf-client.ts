@@ -29,6 +29,8 @@ import { deliverNotification } from './notifications';
 import { type EventPage, type MerchantEventDetail, MerchantEventsReader } from './events';
 import { EventRedeliveries, type Redelivery } from './event-redelivery';
 import { ProviderGuardClient } from './provider-guard';
+import { WebhookEndpoints } from './webhook-endpoints';
+import { webhookEgressFromEnv } from '../../config/webhook-egress';
 import type { GuardView } from '../../contract/provider-guard';
 import type { MpfClientOptions } from './options';
 import { resolveFlow } from './reconcile';
@@ -59,6 +61,8 @@ export class MpfClient {
   private readonly eventsReader: MerchantEventsReader;
   private readonly redeliveries: EventRedeliveries;
   private readonly providerGuard: ProviderGuardClient;
+  /** The deployment's webhook endpoints (webhook-endpoints.ts), kept in Temporal. */
+  readonly webhookEndpoints: WebhookEndpoints;
 
   constructor(private readonly opts: MpfClientOptions) {
     this.temporal = opts.client;
@@ -67,7 +71,14 @@ export class MpfClient {
     this.flows = new Flows(opts, this.gate, this.tokens);
     this.pageTokens = new PageTokens(opts.keys);
     this.eventsReader = new MerchantEventsReader(this.gate, opts.taskQueue, this.pageTokens);
-    this.redeliveries = new EventRedeliveries(this.gate, this.eventsReader, opts.taskQueue);
+    this.webhookEndpoints = new WebhookEndpoints({
+      gate: this.gate,
+      taskQueue: opts.taskQueue,
+      egress: opts.webhookEgress ?? webhookEgressFromEnv({ NODE_ENV: opts.production ? 'production' : undefined }),
+      production: opts.production ?? false,
+      ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}),
+    });
+    this.redeliveries = new EventRedeliveries(this.gate, this.eventsReader, opts.taskQueue, this.webhookEndpoints);
     this.providerGuard = new ProviderGuardClient(this.gate, opts.taskQueue);
     this.idempotency = new IdempotencyStore({
       client: opts.client,
@@ -210,9 +221,9 @@ export class MpfClient {
     return { ...event, redeliveries: await this.redeliveries.list(eventId) };
   }
 
-  /** Sends an event again to its flow's endpoints (same id; event-redelivery.ts). */
-  redeliverEvent(eventId: string): Promise<Redelivery> {
-    return this.redeliveries.redeliver(eventId);
+  /** Sends an event again to its flow's endpoints, or only to the registered endpoint named (same id; event-redelivery.ts). */
+  redeliverEvent(eventId: string, opts: { endpoint?: string } = {}): Promise<Redelivery> {
+    return this.redeliveries.redeliver(eventId, opts);
   }
 
   // ---- the provider guard (kill switch and breakers) ---------------------------------------------

@@ -29,6 +29,7 @@ import { GatewayMetrics } from './metrics';
 import { registerCategoryRoutes } from './routes/categories';
 import { registerEventRoutes } from './routes/events';
 import { registerProviderRoutes } from './routes/provider';
+import { registerWebhookEndpointRoutes } from './routes/webhook-endpoints';
 import { registerLinkRoutes } from './routes/links';
 import { registerListRoutes } from './routes/lists';
 import { registerReconciliationRoutes } from './routes/reconciliation';
@@ -149,6 +150,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   registerCategoryRoutes(app, ctx);
   registerEventRoutes(app, ctx);
   registerProviderRoutes(app, ctx);
+  registerWebhookEndpointRoutes(app, ctx);
   registerOperationRoutes(app, ctx);
   await app.register(notificationRoutes, ctx);
   if (opts.codec) registerCodecServer(app, { ...opts.codec, prefix: '/codec', ...(people ? { personTokens: people } : {}) });

@@ -87,10 +87,11 @@ export function addEventsApiCommands(events: Command): void {
     .alias('resend')
     .description('send an event again (same id, so your receiver de-duplicates it) to the endpoints its flow\'s events went to')
     .argument('<event_id>', 'evt_<flow_id>_<n>')
+    .option('--endpoint <id>', 'only to this registered webhook endpoint (we_…; see mpf webhooks list)')
     .option('--json', JSON_HELP)
-    .action(async (eventId: string, opts: { json?: boolean }) => {
+    .action(async (eventId: string, opts: { json?: boolean; endpoint?: string }) => {
       await face().withFace(DEFAULT_WAIT_SECONDS, async (f) => {
-        const r = await f.redeliverEvent(eventId);
+        const r = await f.redeliverEvent(eventId, opts.endpoint);
         if (opts.json) return printJson(r);
         printLines([`redelivering ${r.event_id} as ${r.id} to ${r.deliveries.map((d) => d.endpoint).join(', ')}`, `follow it: mpf events show ${r.event_id}`]);
       });

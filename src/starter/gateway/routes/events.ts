@@ -17,6 +17,11 @@ import { ErrorBody, WorkerUnavailableBody } from '../schemas';
 
 const TAGS = ['events'];
 
+const RedeliverBody = z
+  .object({ endpoint: z.string().optional().describe('we_…: send it to this registered webhook endpoint only (enabled, taking the event\'s type)') })
+  .nullish()
+  .meta({ id: 'RedeliverRequest' });
+
 const EventSchema = z
   .object({
     id: z.string().describe('evt_<flow_id>_<n>: the webhook-id of its deliveries'),
@@ -105,11 +110,13 @@ export function registerEventRoutes(root: FastifyInstance, ctx: GatewayContext):
         operationId: 'redeliverEvent',
         description:
           'Sends the event again, with the same id (your receiver de-duplicates it) and signed with the current secret, to the ' +
-          "endpoints its flow's events went to; retried for an hour like any delivery. A redelivery still under way is answered " +
-          'again, not doubled. 409 not_deliverable when the flow had no endpoint, or after 10 redeliveries.',
+          "endpoints its flow's events went to and the registered webhook endpoints that take it; with endpoint, to that registered endpoint only. " +
+          'Retried for an hour like any delivery. A redelivery still under way (to the same target) is answered ' +
+          'again, not doubled. 409 not_deliverable when there is no endpoint to send it to (the named one disabled or not taking its type), or after 10 redeliveries.',
         security: API_KEY_SECURITY,
         params: EventParams,
         headers: IdempotencyHeaders,
+        body: RedeliverBody,
         response: {
           202: RedeliverySchema,
           400: ErrorBody,
@@ -125,12 +132,13 @@ export function registerEventRoutes(root: FastifyInstance, ctx: GatewayContext):
     async (req, reply) => {
       const eventId = req.params.event_id;
       parseEventId(eventId); // a malformed id is 400 before anything is recorded
+      const endpoint = req.body?.endpoint;
       return idempotent(ctx, {
         route: 'POST /v1/events/{event_id}/redeliver',
-        fields: () => ({ event_id: eventId }),
+        fields: () => ({ event_id: eventId, ...(endpoint !== undefined ? { endpoint } : {}) }),
         run: async () => {
           try {
-            return { status: 202, body: await mpf.redeliverEvent(eventId) };
+            return { status: 202, body: await mpf.redeliverEvent(eventId, endpoint !== undefined ? { endpoint } : {}) };
           } catch (err) {
             if (!(err instanceof EventNotDeliverableError)) throw err;
             return { status: 409, body: { error: 'not_deliverable', message: err.message } };

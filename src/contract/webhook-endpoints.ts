@@ -33,8 +33,8 @@ export interface EndpointSecret {
   expires_at?: string;
 }
 
-/** An endpoint as the record keeps it (its secrets included: only ever in encrypted payloads). */
-export interface WebhookEndpointRecord {
+/** What an endpoint is, as kept and as shown. */
+interface WebhookEndpointFields {
   id: string;
   url: string;
   enabled_events: string[];
@@ -42,18 +42,15 @@ export interface WebhookEndpointRecord {
   status: WebhookEndpointStatus;
   created_at: string;
   updated_at: string;
+}
+
+/** An endpoint as the record keeps it (its secrets included: only ever in encrypted payloads). */
+export interface WebhookEndpointRecord extends WebhookEndpointFields {
   secrets: EndpointSecret[];
 }
 
 /** An endpoint as it is shown: everything but its secrets. */
-export interface WebhookEndpointView {
-  id: string;
-  url: string;
-  enabled_events: string[];
-  description?: string;
-  status: WebhookEndpointStatus;
-  created_at: string;
-  updated_at: string;
+export interface WebhookEndpointView extends WebhookEndpointFields {
   /** When the previous secret (after a roll) stops signing, while it still does. */
   previous_secret_expires_at?: string;
 }

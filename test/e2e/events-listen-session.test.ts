@@ -133,6 +133,14 @@ describe('mpf events listen registers an endpoint for its session', () => {
     assert.ok(!(await mpf(['webhooks', 'list'])).includes(session.id), 'the endpoint is gone');
   });
 
+  test('with MPF_GATEWAY_URL and no operator credential it refuses to start, naming the settings, and registers nothing', async () => {
+    const r = await runMpf(['events', 'listen', '--port', '0'], { PATH: process.env.PATH, HOME: process.env.HOME, MPF_GATEWAY_URL: env.MPF_GATEWAY_URL }, { timeoutMs: 60_000 });
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /MPF_ACCESS_TOKEN or MPF_API_KEY: one is required for mpf events listen/);
+    assert.doesNotMatch(r.stdout, /listening on/);
+    assert.match(await mpf(['webhooks', 'list']), /^no webhook endpoints/);
+  });
+
   test('without MPF_GATEWAY_URL it registers nothing and says which flows reach it', async () => {
     const { MPF_GATEWAY_URL: _gw, MPF_API_KEY: _key, ...local } = env;
     const p = spawnMpf(['events', 'listen', '--port', '0'], { ...local, MERCHANT_WEBHOOK_SECRET: 'whsec_' + Buffer.alloc(32, 7).toString('base64') });

@@ -22,7 +22,7 @@
  */
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadEnv } from '../../../config/env';
 import type * as HttpClient from '../../../http-client';
 import type * as Listener from '../../../merchant-events/listener';
@@ -83,7 +83,7 @@ export function addListenCommand(events: Command): void {
     )
     .option('--port <n>', 'port to listen on, 0 = a free port', parsePort, 8787)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
-    .option('--events <types>', "the session's endpoint: comma-separated event types, or '*' for all", parseEventList, ['*'])
+    .addOption(new Option('--events <types>', "the session's endpoint: comma-separated event types, or '*' for all").argParser(parseEventList).default(['*'], "'*'"))
     .option('--forward-to <url>', 'POST each verified event (its body and signature headers unchanged) to this URL, e.g. your app on http://localhost:3000/hooks, and answer with its status', parseForwardUrl)
     .option('--print-secret', "print the session endpoint's signing secret (for the app that --forward-to reaches)")
     .option('--endpoint-url <url>', "the session endpoint's URL, when the workers reach this receiver at another address than it listens on", parseHttpUrl)
@@ -207,17 +207,23 @@ async function runSession(r: SessionRun): Promise<void> {
   const description = `mpf events listen ${os.hostname()} ${process.pid} ${new Date().toISOString()}`;
   say(`listening on ${r.listenerUrl}; registering a webhook endpoint for this session through the gateway at ${new URL(r.gatewayUrl).origin} (${r.credential.from})`);
   let session: SessionEndpoint;
+  let signal: NodeJS.Signals | undefined;
+  let registering = true;
+  void r.stopped.then((s) => {
+    signal = s;
+    // The create may have reached the gateway: its answer names the endpoint to delete.
+    if (registering) say(`${s}: stopping once the gateway answered the registration, to delete the endpoint if it was made (${s} again stops at once and may leave it)`);
+  });
   try {
     session = await registerEndpoint(r.gatewayUrl, r.credential, { url, enabled_events: opts.events, description });
   } catch (err) {
     await r.close();
     throw err;
   }
+  registering = false;
   r.secrets.push(session.secret);
   say(`endpoint ${session.id}  ${url}  events: ${opts.events.join(',')}  (${description})`);
   if (opts.printSecret) say(`secret: ${session.secret}`);
-  let signal: NodeJS.Signals | undefined;
-  void r.stopped.then((s) => (signal = s));
   // A worker serves one reading of the endpoints for 2 s: after that every event reaches this one.
   await Promise.race([sleep(WORKERS_READ_EVERY_MS + 200), r.stopped]);
   if (signal === undefined) {

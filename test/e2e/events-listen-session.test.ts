@@ -133,6 +133,23 @@ describe('mpf events listen registers an endpoint for its session', () => {
     assert.ok(!(await mpf(['webhooks', 'list'])).includes(session.id), 'the endpoint is gone');
   });
 
+  test('an app that cannot be reached is answered to the worker as a 502, and the worker tries again', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const session = await listen(['--events', 'payment_link.created', '--forward-to', `http://127.0.0.1:${closedPort}/hooks`]);
+    const ref = uniqueRef('listen-down');
+    const b = linkBody(ref);
+    const link = JSON.parse(
+      await mpf(['link', 'create', '--user-ref', b.user_ref, '--txn-merchant-ref', ref, '--amount', '2500', '--full-name', b.full_name, '--email', b.email, '--phone', b.phone, '--redirect-url', b.redirect_url, '--json']),
+    ) as { link_id: string };
+    const eventId = `evt_${link.link_id}_1`;
+    await session.p.waitFor(new RegExp(`payment_link\\.created  ${eventId}  ${link.link_id} -> awaiting_payment  attempt 2  forwarded: ECONNREFUSED  answered 502`), 90_000);
+    assert.match(session.p.output(), new RegExp(`${eventId} .* attempt 1  forwarded: ECONNREFUSED  answered 502`));
+    assert.equal(await stopped(session.p, 'SIGINT'), 0);
+  });
+
   test('with MPF_GATEWAY_URL and no operator credential it refuses to start, naming the settings, and registers nothing', async () => {
     const r = await runMpf(['events', 'listen', '--port', '0'], { PATH: process.env.PATH, HOME: process.env.HOME, MPF_GATEWAY_URL: env.MPF_GATEWAY_URL }, { timeoutMs: 60_000 });
     assert.notEqual(r.code, 0);

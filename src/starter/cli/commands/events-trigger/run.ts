@@ -32,7 +32,7 @@ export async function runTrigger(type: string, opts: RunOptions): Promise<void> 
     if (provider) {
       const seen = await runProviderRecipe(s, type);
       if (opts.json) printJson({ type, kind: 'provider', flow_id: seen.guardId, event_id: seen.event.id, event_timestamp: seen.event.timestamp, state: seen.state, steps: s.steps });
-      else process.stdout.write(`${type}: emitted ${seen.event.id} by ${seen.guardId}; the worker delivers it to its MERCHANT_WEBHOOK_URL\n`);
+      else process.stdout.write(`${type}: emitted ${seen.event.id} by ${seen.guardId}; the worker delivers it to its MERCHANT_WEBHOOK_URL and to the webhook endpoints that take it (mpf webhooks list)\n`);
       return;
     }
     const d = await recipe!(s);
@@ -40,7 +40,7 @@ export async function runTrigger(type: string, opts: RunOptions): Promise<void> 
     if (opts.json) {
       printJson({ type, kind: d.kind, flow_id: d.flowId, event_id: event.id, event_timestamp: event.timestamp, state: view.state, steps: s.steps });
     } else {
-      process.stdout.write(`${type}: emitted ${event.id} by ${d.flowId} (now ${view.state}); the worker delivers it to its MERCHANT_WEBHOOK_URL\n`);
+      process.stdout.write(`${type}: emitted ${event.id} by ${d.flowId} (now ${view.state}); the worker delivers it to its MERCHANT_WEBHOOK_URL and to the webhook endpoints that take it (mpf webhooks list)\n`);
     }
   } catch (err) {
     if (s.stop.signal.aborted) throw new Error(`${type}: interrupted (the flow goes on; the simulator changes are undone)`, { cause: err });

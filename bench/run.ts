@@ -320,10 +320,52 @@ async function benchParkedSection(m: Measured, stack: BenchStack, step: Step): P
       figure(sec, `${l.target} parked: wake p50, oldest ÷ newest (ms; the oldest are evicted only past the sticky cache's size)`, l.wakeOldest.median, l.wakeNewest.median, 'ms', { kind: 'ratio<=', target: 2 }, { n: l.wakeOldest.n }),
     );
   }
+  for (const l of parked) {
+    const cpu = Object.entries(l.lastStarts.cpuMsPerStart).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
+    m.figures.push(figure(sec, `${l.target} parked: the last ${l.lastStarts.n} starts, p99 ÷ p50 (ms; CPU ms per start: ${cpu})`, l.lastStarts.latency.p99, l.lastStarts.latency.median, 'ms', undefined, { n: l.lastStarts.n }));
+  }
   if (parked.length > 1) {
+    const total = (l: ParkedLevel): number => Object.values(l.lastStarts.cpuMsPerStart).reduce((a, b) => a + b, 0);
+    m.figures.push(
+      figure(sec, `CPU ms per start (all processes) with ${last.target} parked ÷ with ${first.target}`, total(last), total(first), 'ms'),
+      figure(sec, `start p99 with ${last.target} parked ÷ with ${first.target} (ms)`, last.lastStarts.latency.p99, first.lastStarts.latency.p99, 'ms'),
+      figure(sec, `wake p99 (oldest) with ${last.target} parked ÷ with ${first.target} (ms)`, last.wakeOldest.p99, first.wakeOldest.p99, 'ms'),
+    );
     m.figures.push(figure(sec, `worker RSS with ${last.target} parked ÷ with ${first.target} (MiB)`, last.workerRssMiB, first.workerRssMiB, 'MiB', { kind: 'ratio<=', target: 1.1 }));
     if (last.databaseMiB !== undefined) m.figures.push(figure(sec, `database with ${last.target} parked ÷ with ${first.target} (MiB)`, last.databaseMiB, first.databaseMiB!, 'MiB'));
   }
+}
+
+/** The growth table (CPU per start, latency) and the guard's traffic computed for 2, 8 and 16 worker processes from its measured per-call cost. */
+function parkedTable(parked: ParkedLevel[]): string {
+  const cpu = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+  const lines = [
+    '| parked (each family) | last starts | start p50 / p99 ms | CPU ms per start | wake oldest p50 / p99 ms | wake newest p50 / p99 ms |',
+    '|---:|---:|---|---|---|---|',
+    ...parked.map((l) => `| ${l.target} | ${l.lastStarts.n} | ${l.lastStarts.latency.median.toFixed(0)} / ${l.lastStarts.latency.p99.toFixed(0)} | ${cpu(l.lastStarts.cpuMsPerStart)} | ${l.wakeOldest.median.toFixed(0)} / ${l.wakeOldest.p99.toFixed(0)} | ${l.wakeNewest.median.toFixed(0)} / ${l.wakeNewest.p99.toFixed(0)} |`),
+    '',
+    'The provider guard, measured one call at a time (CPU ms per call, by process; `worker` is the mpf worker that runs the guard):',
+    '',
+    '| parked | describes: n, calls/s, CPU ms per call | outcome signals: n, calls/s, CPU ms per call |',
+    '|---:|---|---|',
+    ...parked.map((l) => `| ${l.target} | ${l.guard.describes.n}, ${l.guard.describes.perSec.toFixed(0)}/s, ${cpu(l.guard.describes.cpuMsPerCall)} | ${l.guard.signals.n}, ${l.guard.signals.perSec.toFixed(0)}/s, ${cpu(l.guard.signals.cpuMsPerCall)} |`),
+    '',
+  ];
+  const g = parked[parked.length - 1]!.guard;
+  const perSec = 1000 / g.pollMs;
+  lines.push(
+    `Computed from the last level's per-call cost: each worker process describes the guard ${perSec}×/s and, while it has outcomes to report, signals it at most ${perSec}×/s (each gateway process adds ${perSec} describe/s):`,
+    '',
+    '| worker processes | describes/s | signals/s (at most) | Temporal server CPU ms/s | worker running the guard, CPU ms/s |',
+    '|---:|---:|---:|---:|---:|',
+    ...[2, 8, 16].map((p) => {
+      const [d, sg] = [p * perSec, p * perSec];
+      const server = d * (g.describes.cpuMsPerCall.server ?? Number.NaN) + sg * (g.signals.cpuMsPerCall.server ?? Number.NaN);
+      const worker = d * (g.describes.cpuMsPerCall.worker ?? Number.NaN) + sg * (g.signals.cpuMsPerCall.worker ?? Number.NaN);
+      return `| ${p} | ${d} | ${sg} | ${server.toFixed(1)} | ${worker.toFixed(1)} |`;
+    }),
+  );
+  return lines.join('\n');
 }
 
 /** Writes bench/results/<label>.{md,svg,json} and prints the table. */
@@ -385,6 +427,7 @@ function writeReport(m: Measured, run: { t0: bigint; startedAt: string; loadBefo
     ...(cpuLines.length
       ? ['## CPU ms per flow, by process (median over repetitions; includes the warm-up and drain of each step)', '', '| flow | side | concurrency | CPU ms per flow |', '|---|---|---:|---|', ...cpuLines, '']
       : []),
+    ...(parked.length ? ['## Parked flows: the last starts before each target, and the provider guard\'s traffic', '', parkedTable(parked), ''] : []),
     ...(goingLive ? [`## The price of going live per start (POST /v1/swaps through the gateway, ${goingLive.reps} repetition(s), variants alternating)`, '', goingLiveTable(goingLive), ''] : []),
     ...(histories.length ? ['## What one flow asks of the server (from its history)', '', historyTable(histories), ''] : []),
     ...(curves.length ? [`![load curve](${LABEL}.svg)`, ''] : []),

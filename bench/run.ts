@@ -22,7 +22,9 @@
  *                          CPU, the provider's, is counted apart from ours; --sim-process is accepted)
  *   --dynamic-config K=V   the dev server's dynamic config (repeatable), e.g. system.enableActivityEagerExecution=true
  *   --tuning JSON          worker option overrides for both workers, e.g. '{"maxCachedWorkflows":2000}'
- *   --only LIST            a subset of codec,http,swap,link,gateway (e.g. swap or link alone; only those families are warmed)
+ *   --only LIST            a subset of codec,http,swap,link,gateway (e.g. swap or link alone; only those families are warmed),
+ *                          or going-live (not run by default): the gateway's starts/s with limits, Idempotency-Key, all ÷ all off
+ *   --going-live-levels LIST  the going-live section's levels (default 2,5,10,20)
  *   --parked LIST          park this many swaps and as many links, cumulatively (e.g. 1000,10000; --full: 1000)
  *   --levels LIST          the swap curve's levels (default 1,2,5,10,20,50,100)
  *   --link-levels LIST     the link curve's levels (default 1,5,20,50; --full: as the swap's)
@@ -44,6 +46,7 @@ import { benchCodec } from './codec.bench';
 import { type CpuProbe, type Curve, halfKnee, knee, runCurve } from './curve';
 import { type Family, flowRunner, type Side } from './flows';
 import { benchGateway, type GatewayBenchResult } from './gateway.bench';
+import { benchGoingLive, type GoingLiveResult, goingLiveKnee, goingLivePoint, goingLiveTable, VARIANT_LABEL, VARIANTS } from './going-live';
 import { type HistoryCounts, historyCounts, historyTable } from './history-counts';
 import { benchParked, type ParkedLevel } from './parked';
 import { benchProviderClient } from './provider-client.bench';
@@ -74,6 +77,7 @@ const { values: args } = parseArgs({
     reps: { type: 'string' },
     'gateway-concurrency': { type: 'string' },
     parked: { type: 'string' },
+    'going-live-levels': { type: 'string' },
   },
 });
 
@@ -84,6 +88,7 @@ const ALL_LEVELS = [1, 2, 5, 10, 20, 50, 100];
 const SWAP_LEVELS = args.levels ? args.levels.split(',').map(Number) : pick(ALL_LEVELS, ALL_LEVELS, [1, 2]);
 const LINK_LEVELS = args['link-levels'] ? args['link-levels'].split(',').map(Number) : pick([1, 5, 20, 50], ALL_LEVELS, [1, 2]);
 const CURVE = { reps: args.reps ? Number(args.reps) : pick(1, 3, 1), warmMs: pick(1_000, 2_000, 0), windowMs: pick(4_000, 8_000, 1_000), minFlows: pick(10, 20, 1), maxWindowMs: pick(20_000, 40_000, 5_000) };
+const GOING_LIVE_LEVELS = args['going-live-levels'] ? args['going-live-levels'].split(',').map(Number) : pick([2, 5, 10, 20], [2, 5, 10, 20, 50], [1, 2]);
 const PARKED = (args.parked ?? pick('', '1000', '')).split(',').filter(Boolean).map(Number);
 const WATCHDOG_MS = pick(600_000, 3_600_000, 240_000) + PARKED.reduce((a, n) => a + n * 500, 0);
 
@@ -130,6 +135,8 @@ interface Measured {
   histories: { family: Family; side: Side; counts: HistoryCounts }[];
   gateway: { idle?: GatewayBenchResult; loaded?: GatewayBenchResult };
   parked: ParkedLevel[];
+  /** The price of going live per start (--only going-live). */
+  goingLive?: GoingLiveResult;
   /** The PostgreSQL topology, with --cluster (stopped by the end; its info names the server). */
   cluster?: RunningCluster;
 }
@@ -149,7 +156,7 @@ async function main(): Promise<void> {
   const step: Step = (what) => console.error(`[bench ${(msSince(t0) / 1000).toFixed(1)}s] ${what}`);
   const m: Measured = { sections: [], figures: [], curves: [], histories: [], gateway: {}, parked: [] };
   await benchStandalone(m, step);
-  if (['swap', 'link', 'gateway'].some((x) => ONLY.has(x)) || PARKED.length) await benchFlows(m, step, run.simProcess);
+  if (['swap', 'link', 'gateway', 'going-live'].some((x) => ONLY.has(x)) || PARKED.length) await benchFlows(m, step, run.simProcess);
   writeReport(m, run);
 }
 
@@ -200,7 +207,8 @@ async function benchFlows(m: Measured, step: Step, simProcess: boolean): Promise
     namespace: cluster ? NAMESPACE : args.namespace,
     simulatorProcess: simProcess,
     // Parked swaps wait longer than the provider's default 5-minute window.
-    ...(PARKED.length ? { swapExpiresInSeconds: 4 * 3600 } : {}),
+    // Parked swaps (and the going-live section's, each left awaiting its PIN) wait longer than the provider's default 5-minute window.
+    ...(PARKED.length || ONLY.has('going-live') ? { swapExpiresInSeconds: 4 * 3600 } : {}),
     tuning,
   });
   const cpu = (): Record<string, number> => ({
@@ -216,6 +224,7 @@ async function benchFlows(m: Measured, step: Step, simProcess: boolean): Promise
     await warmUp(m, stack, step);
     await benchCurves(m, stack, step, cpu);
     if (ONLY.has('gateway')) await benchGatewaySection(m, stack, step);
+    if (ONLY.has('going-live')) await benchGoingLiveSection(m, stack, step, cpu);
     if (PARKED.length) await benchParkedSection(m, stack, step);
   } finally {
     step('shutting down');
@@ -228,7 +237,7 @@ async function benchFlows(m: Measured, step: Step, simProcess: boolean): Promise
 /** Warms both sides (bundles loaded, connections open, JIT) before anything is timed, and counts what one flow asks of the server. */
 async function warmUp(m: Measured, stack: BenchStack, step: Step): Promise<void> {
   // The families measured (the gateway section runs swaps; parked flows run on processes of their own).
-  const families = (['swap', 'link'] as const).filter((f) => ONLY.has(f) || (f === 'swap' && ONLY.has('gateway')));
+  const families = (['swap', 'link'] as const).filter((f) => ONLY.has(f) || (f === 'swap' && (ONLY.has('gateway') || ONLY.has('going-live'))));
   for (const fam of families)
     for (const side of ['ours', 'control', 'equal'] as const) {
       const r = flowRunner(stack, fam, side);
@@ -275,6 +284,27 @@ async function benchGatewaySection(m: Measured, stack: BenchStack, step: Step): 
   }
 }
 
+/** The price of going live per start: the gateway's starts with limits and Idempotency-Key ÷ all off, variants alternating. */
+async function benchGoingLiveSection(m: Measured, stack: BenchStack, step: Step, cpu: CpuProbe): Promise<void> {
+  step(`going live: POST /v1/swaps, variants ${VARIANTS.join(',')} alternating, levels ${GOING_LIVE_LEVELS.join(',')}, ${CURVE.reps} rep(s)`);
+  const r = await benchGoingLive(stack, { levels: GOING_LIVE_LEVELS, ...CURVE, warmup: pick(3, 5, 1), cpu, say: step });
+  m.goingLive = r;
+  const k = goingLiveKnee(r, 'a');
+  const a = goingLivePoint(r, 'a', k.concurrency);
+  const sec = 'going live ÷ all off';
+  for (const v of VARIANTS.filter((x) => x !== 'a')) {
+    const p = goingLivePoint(r, v, k.concurrency);
+    m.figures.push(
+      figure(sec, `${VARIANT_LABEL[v]}: starts/s at (a)'s knee c=${k.concurrency}`, p.startsPerSec, a.startsPerSec, 'starts/s', undefined, { n: p.n }),
+      figure(sec, `${VARIANT_LABEL[v]}: start p50 at c=${k.concurrency} (ms)`, p.p50, a.p50, 'ms', undefined, { n: p.n }),
+      figure(sec, `${VARIANT_LABEL[v]}: start p99 at c=${k.concurrency} (ms)`, p.p99, a.p99, 'ms', undefined, { n: p.n }),
+      figure(sec, `${VARIANT_LABEL[v]}: peak starts/s (at c=${goingLiveKnee(r, v).peakAt})`, goingLiveKnee(r, v).peak, k.peak, 'starts/s'),
+    );
+  }
+  const [b, c] = [goingLivePoint(r, 'b', k.concurrency), goingLivePoint(r, 'c', k.concurrency)];
+  m.figures.push(figure('going live: the deployment ledger', `(c) ÷ (b): starts/s at c=${k.concurrency}`, c.startsPerSec, b.startsPerSec, 'starts/s'));
+}
+
 /** Parked flows (mpf worker and mpf gateway processes): memory and wake-up as the count grows. */
 async function benchParkedSection(m: Measured, stack: BenchStack, step: Step): Promise<void> {
   step(`parked flows: ${PARKED.join(', ')} swaps and as many links (mpf worker and mpf gateway processes)`);
@@ -290,15 +320,57 @@ async function benchParkedSection(m: Measured, stack: BenchStack, step: Step): P
       figure(sec, `${l.target} parked: wake p50, oldest ÷ newest (ms; the oldest are evicted only past the sticky cache's size)`, l.wakeOldest.median, l.wakeNewest.median, 'ms', { kind: 'ratio<=', target: 2 }, { n: l.wakeOldest.n }),
     );
   }
+  for (const l of parked) {
+    const cpu = Object.entries(l.lastStarts.cpuMsPerStart).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
+    m.figures.push(figure(sec, `${l.target} parked: the last ${l.lastStarts.n} starts, p99 ÷ p50 (ms; CPU ms per start: ${cpu})`, l.lastStarts.latency.p99, l.lastStarts.latency.median, 'ms', undefined, { n: l.lastStarts.n }));
+  }
   if (parked.length > 1) {
+    const total = (l: ParkedLevel): number => Object.values(l.lastStarts.cpuMsPerStart).reduce((a, b) => a + b, 0);
+    m.figures.push(
+      figure(sec, `CPU ms per start (all processes) with ${last.target} parked ÷ with ${first.target}`, total(last), total(first), 'ms'),
+      figure(sec, `start p99 with ${last.target} parked ÷ with ${first.target} (ms)`, last.lastStarts.latency.p99, first.lastStarts.latency.p99, 'ms'),
+      figure(sec, `wake p99 (oldest) with ${last.target} parked ÷ with ${first.target} (ms)`, last.wakeOldest.p99, first.wakeOldest.p99, 'ms'),
+    );
     m.figures.push(figure(sec, `worker RSS with ${last.target} parked ÷ with ${first.target} (MiB)`, last.workerRssMiB, first.workerRssMiB, 'MiB', { kind: 'ratio<=', target: 1.1 }));
     if (last.databaseMiB !== undefined) m.figures.push(figure(sec, `database with ${last.target} parked ÷ with ${first.target} (MiB)`, last.databaseMiB, first.databaseMiB!, 'MiB'));
   }
 }
 
+/** The growth table (CPU per start, latency) and the guard's traffic computed for 2, 8 and 16 worker processes from its measured per-call cost. */
+function parkedTable(parked: ParkedLevel[]): string {
+  const cpu = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+  const lines = [
+    '| parked (each family) | last starts | start p50 / p99 ms | CPU ms per start | wake oldest p50 / p99 ms | wake newest p50 / p99 ms |',
+    '|---:|---:|---|---|---|---|',
+    ...parked.map((l) => `| ${l.target} | ${l.lastStarts.n} | ${l.lastStarts.latency.median.toFixed(0)} / ${l.lastStarts.latency.p99.toFixed(0)} | ${cpu(l.lastStarts.cpuMsPerStart)} | ${l.wakeOldest.median.toFixed(0)} / ${l.wakeOldest.p99.toFixed(0)} | ${l.wakeNewest.median.toFixed(0)} / ${l.wakeNewest.p99.toFixed(0)} |`),
+    '',
+    'The provider guard, measured one call at a time (CPU ms per call, by process; `worker` is the mpf worker that runs the guard):',
+    '',
+    '| parked | describes: n, calls/s, CPU ms per call | outcome signals: n, calls/s, CPU ms per call |',
+    '|---:|---|---|',
+    ...parked.map((l) => `| ${l.target} | ${l.guard.describes.n}, ${l.guard.describes.perSec.toFixed(0)}/s, ${cpu(l.guard.describes.cpuMsPerCall)} | ${l.guard.signals.n}, ${l.guard.signals.perSec.toFixed(0)}/s, ${cpu(l.guard.signals.cpuMsPerCall)} |`),
+    '',
+  ];
+  const g = parked[parked.length - 1]!.guard;
+  const perSec = 1000 / g.pollMs;
+  lines.push(
+    `Computed from the last level's per-call cost: each worker process describes the guard ${perSec}×/s and, while it has outcomes to report, signals it at most ${perSec}×/s (each gateway process adds ${perSec} describe/s):`,
+    '',
+    '| worker processes | describes/s | signals/s (at most) | Temporal server CPU ms/s | worker running the guard, CPU ms/s |',
+    '|---:|---:|---:|---:|---:|',
+    ...[2, 8, 16].map((p) => {
+      const [d, sg] = [p * perSec, p * perSec];
+      const server = d * (g.describes.cpuMsPerCall.server ?? Number.NaN) + sg * (g.signals.cpuMsPerCall.server ?? Number.NaN);
+      const worker = d * (g.describes.cpuMsPerCall.worker ?? Number.NaN) + sg * (g.signals.cpuMsPerCall.worker ?? Number.NaN);
+      return `| ${p} | ${d} | ${sg} | ${server.toFixed(1)} | ${worker.toFixed(1)} |`;
+    }),
+  );
+  return lines.join('\n');
+}
+
 /** Writes bench/results/<label>.{md,svg,json} and prints the table. */
 function writeReport(m: Measured, run: { t0: bigint; startedAt: string; loadBefore: string; commitAtStart?: string; simProcess: boolean }): void {
-  const { figures, curves, histories, gateway, parked, sections, cluster } = m;
+  const { figures, curves, histories, gateway, parked, sections, cluster, goingLive } = m;
   const { startedAt, loadBefore } = run;
   const wallS = msSince(run.t0) / 1000;
   const loadAfter = uptime();
@@ -355,11 +427,13 @@ function writeReport(m: Measured, run: { t0: bigint; startedAt: string; loadBefo
     ...(cpuLines.length
       ? ['## CPU ms per flow, by process (median over repetitions; includes the warm-up and drain of each step)', '', '| flow | side | concurrency | CPU ms per flow |', '|---|---|---:|---|', ...cpuLines, '']
       : []),
+    ...(parked.length ? ['## Parked flows: the last starts before each target, and the provider guard\'s traffic', '', parkedTable(parked), ''] : []),
+    ...(goingLive ? [`## The price of going live per start (POST /v1/swaps through the gateway, ${goingLive.reps} repetition(s), variants alternating)`, '', goingLiveTable(goingLive), ''] : []),
     ...(histories.length ? ['## What one flow asks of the server (from its history)', '', historyTable(histories), ''] : []),
     ...(curves.length ? [`![load curve](${LABEL}.svg)`, ''] : []),
   ].join('\n');
   const svg = curves.length ? curveChart(curves, `${LABEL}: ${meta.commit ?? ''} ${startedAt.slice(0, 16)}Z, ${machine.cpus} cores, ${/load average.*/.exec(loadBefore)?.[0] ?? ''} before`) : undefined;
-  const files = writeRunFiles(LABEL, { md, svg, json: { ...meta, figures, curves, histories, gateway, parked, sections } }, args['out-dir'] ?? RESULTS_DIR);
+  const files = writeRunFiles(LABEL, { md, svg, json: { ...meta, figures, curves, histories, gateway, parked, sections, ...(goingLive ? { goingLive } : {}) } }, args['out-dir'] ?? RESULTS_DIR);
   console.log(md);
   console.log(`\nwall time ${wallS.toFixed(1)} s; results: ${files.join(', ')}`);
 }

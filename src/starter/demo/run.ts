@@ -20,13 +20,13 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
-import { DefaultLogger } from '@temporalio/worker';
 import { type AppEnv, isGiven, loadEnv } from '../../config/env';
 import { type MerchantEventsConfig, merchantEventsFromEnv } from '../../merchant-events/config';
 import { type ReceivedDelivery, startEventListener } from '../../merchant-events/listener';
 import { generateSecret, splitSecrets } from '../../merchant-events/signing';
 import { startWorkerEndpoint } from '../../metrics/worker-endpoint';
 import { installWorkerRuntime } from '../../metrics/worker-runtime';
+import { createWorkerPino, workerRuntimeLogging } from '../../observability/worker-logger';
 import { codecWebEndpoint } from '../../codec/codec-server';
 import { generateDevKeys } from '../../codec/keys';
 import { ProviderClient } from '../../provider/client';
@@ -191,7 +191,7 @@ interface DemoStack extends DemoTemporal {
  */
 async function startDemoStack(say: Say, teardown: Teardown, stopSay: Say): Promise<DemoStack> {
   const env = loadEnv();
-  const { exporterUrl } = await quietTemporalRuntime();
+  const { exporterUrl } = await quietTemporalRuntime(path.join(demoDataDir(), 'demo-worker.log'));
   if (env.MPS_BASE_URL) say('MPS_BASE_URL is ignored: the demo always runs against its embedded provider simulator');
 
   const gatewayPort = await freePort();
@@ -235,7 +235,7 @@ async function startDemoStack(say: Say, teardown: Teardown, stopSay: Say): Promi
     throw new Error(`the data of task queue ${taskQueue} on ${address} is sealed under payload keys this run does not have (${unreadable}); nothing was started. ${fix}`);
   }
   const receiver = await startDemoEventReceiver(env, secrets.eventSecret, say, teardown);
-  const { workerRun, metricsUrl } = await startDemoWorker({ target, namespace, taskQueue, keys, provider, events: receiver.events, exporterUrl }, say, teardown);
+  const { workerRun, metricsUrl } = await startDemoWorker({ target, namespace, taskQueue, keys, provider, events: receiver.events, exporterUrl, workerLogFile: path.join(dataDir, 'demo-worker.log') }, say, teardown);
 
   const apiKey = randomBytes(24).toString('base64url');
   const gateway = await startDemoGateway({ env, client, taskQueue, keys, gatewayUrl, gatewayPort, uiUrl, apiKey, codecToken, logFile: path.join(dataDir, 'demo-gateway.log') }, say, teardown);
@@ -303,7 +303,7 @@ async function startDemoEventReceiver(
 
 /** The in-process worker and its metrics endpoint (at `metricsUrl`); `workerRun` settles when the worker stops. */
 async function startDemoWorker(
-  o: { target: TemporalTarget; namespace: string; taskQueue: string; keys: string; provider: ProviderClient; events: MerchantEventsConfig; exporterUrl?: string },
+  o: { target: TemporalTarget; namespace: string; taskQueue: string; keys: string; provider: ProviderClient; events: MerchantEventsConfig; exporterUrl?: string; workerLogFile: string },
   say: Say,
   teardown: Teardown,
 ): Promise<{ workerRun: Promise<unknown>; metricsUrl: string }> {
@@ -331,7 +331,7 @@ async function startDemoWorker(
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await workerRun;
   });
-  say(`worker polling task queue ${o.taskQueue}`);
+  say(`worker polling task queue ${o.taskQueue} (the SDK's warnings: ${shown(o.workerLogFile)})`);
   return { workerRun, metricsUrl: workerOps.url };
 }
 
@@ -530,13 +530,16 @@ async function pollLink(backend: MpfGateway, linkId: string, timeoutMs: number):
 }
 
 /**
- * The SDK's INFO lines (worker state changes) would drown the demo's own lines. No shutdown
+ * The SDK's lines (its INFO worker state changes, the Rust core's WARNs such as a query that
+ * expired under load) would drown the demo's own lines on the terminal: they go, at WARN and
+ * above, as JSON lines to `logFile` (.data/demo-worker.log), as `mpf worker` logs them. No shutdown
  * signals: on Ctrl-C the demo stops in its own order, and the worker must still run while the
  * flows it started are cancelled (a cancel is an update the worker answers).
  */
-async function quietTemporalRuntime(): Promise<{ exporterUrl?: string }> {
+async function quietTemporalRuntime(logFile: string): Promise<{ exporterUrl?: string }> {
   try {
-    return await installWorkerRuntime({ logger: new DefaultLogger('WARN'), shutdownSignals: [] }, true);
+    const log = createWorkerPino({ level: 'warn', destination: demoLogStream(logFile) });
+    return await installWorkerRuntime({ ...workerRuntimeLogging(log), shutdownSignals: [] }, true);
   } catch {
     return {}; // already installed (e.g. embedded in a test process): keep it
   }

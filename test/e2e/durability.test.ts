@@ -1,9 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
-import { startStack, type Stack, workerProcessEnv } from '../helpers/stack';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startStack, type Stack, workerProcessEnv, workflowBundle } from '../helpers/stack';
 import { type MpfProcess, spawnMpf } from '../helpers/processes';
 import type { LinkView, SwapView } from '../../src/workflows/messages';
+import { WorkerUnavailableError } from '../../src/starter/client/errors';
 
 
 describe('flows survive a worker process killed with SIGKILL', () => {
@@ -86,8 +90,12 @@ describe('a worker killed mid-call is noticed by its heartbeat, inside the swap 
   });
 
   test('a confirm POST left unanswered by a SIGKILLed worker is sent again within the window, and the swap confirms without reconciliation', { timeout: 240_000 }, async () => {
+    // The workflows prebuilt (WORKER_WORKFLOW_BUNDLE), as an image ships them: the restarted
+    // worker polls in seconds, not after a bundling that on a loaded machine outlasts the window.
+    const bundleFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-durability-')), 'workflow-bundle.js');
+    fs.writeFileSync(bundleFile, (await workflowBundle()).code);
     const start = async () => {
-      worker = spawnMpf(['worker'], workerProcessEnv(stack));
+      worker = spawnMpf(['worker'], { ...workerProcessEnv(stack), WORKER_WORKFLOW_BUNDLE: bundleFile });
       await worker.waitFor(/worker: polling task queue/);
     };
     await start();
@@ -99,9 +107,22 @@ describe('a worker killed mid-call is noticed by its heartbeat, inside the swap 
     await new Promise((r) => setTimeout(r, 2_500)); // the POST is in flight
     await worker!.kill('SIGKILL');
     await start();
-    const final = (await stack.client.workflow.getHandle(swap.swap_id).result()) as SwapView;
+    // Until it ends, or parks in needs_reconciliation (which waits for an operator, so result() would not return).
+    let final: SwapView | undefined;
+    for (const until = Date.now() + 180_000; Date.now() < until; await new Promise((r) => setTimeout(r, 500))) {
+      // Right after the restart a query may wait on the killed worker's sticky queue: asked again.
+      const v = await stack.mpf.getSwap(swap.swap_id).catch((e: unknown) => {
+        if (e instanceof WorkerUnavailableError) return undefined;
+        throw e;
+      });
+      if (v && (['confirmed', 'failed', 'expired', 'cancelled', 'needs_reconciliation'].includes(v.state))) {
+        final = v as unknown as SwapView;
+        break;
+      }
+    }
+    assert.ok(final, 'the swap neither ended nor parked within 180 s');
     const ledger = await stack.control.ledger({ ref: txn });
-    assert.equal(ledger.requests.filter((r) => r.endpoint === 'swap.confirm').length, 2, 'the confirmation was sent again after the crash');
+    assert.equal(ledger.requests.filter((r) => r.endpoint === 'swap.confirm').length, 2, `the confirmation was sent again after the crash (swap ${final.state}: ${final.reason ?? ''})`);
     assert.equal(ledger.effects.filter((e) => e.kind === 'swap.confirmed').length, 1, 'the provider converted once');
     assert.equal(final.state, 'confirmed', final.reason);
   });

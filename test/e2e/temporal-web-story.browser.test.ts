@@ -126,7 +126,7 @@ describe('Temporal Web tells the story of a flow', () => {
       assert.ok(!list.includes(doneId), 'the confirmed swap is not in the "awaiting PIN" view');
       const headers = await page.locator('th').allInnerTexts();
       assert.ok(headers.some((h) => h.trim() === 'MpfState'), `MpfState column shown: ${headers.join(' | ')}`);
-      const row = page.locator('tr', { hasText: waitingId });
+      const row = page.locator('tr', { hasText: waitingId }).filter({ hasNotText: `events-${waitingId}` }); // not its events-<id> delivery workflow
       assert.match(await row.innerText(), /awaiting_pin/);
       assert.ok(list.includes('Needs reconciliation') && list.includes('Failed today'), 'the saved views are listed');
 

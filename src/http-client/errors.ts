@@ -177,6 +177,8 @@ export class MpfNotDeliverableError extends MpfApiError {}
 export class MpfProviderUnavailableError extends MpfApiError {}
 /** 503 identity_provider_unavailable: a person's token could not be checked (the IdP's keys cannot be fetched); API keys keep working (Retry-After). */
 export class MpfIdentityProviderUnavailableError extends MpfApiError {}
+/** 503 payload_key_missing: a flow's data is sealed under a payload key the gateway does not hold; an operator must restore it (Retry-After). */
+export class MpfPayloadKeyMissingError extends MpfApiError {}
 /** 504: started (or the PIN was sent) but no answer yet: look the flow up by `flowId`. */
 export class MpfPendingError extends MpfApiError {}
 
@@ -211,6 +213,7 @@ export const ERROR_CLASSES = {
   provider_unavailable: MpfProviderUnavailableError,
   identity_provider_unavailable: MpfIdentityProviderUnavailableError,
   not_deliverable: MpfNotDeliverableError,
+  payload_key_missing: MpfPayloadKeyMissingError,
   pending: MpfPendingError,
 } as const satisfies Record<string, typeof MpfApiError>;
 

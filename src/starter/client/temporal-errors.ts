@@ -32,13 +32,18 @@ export function isClosedBeforeAnswer(err: unknown): boolean {
   return err instanceof WorkflowUpdateFailedError;
 }
 
-export function isAlreadyStarted(err: unknown): boolean {
+/** The error or one of its first `depth` causes is a `kind` (the SDK wraps errors in its own). */
+export function hasCause(err: unknown, kind: abstract new (...args: never[]) => Error, depth = 4): boolean {
   let e: unknown = err;
-  for (let i = 0; i < 4 && e; i++) {
-    if (e instanceof WorkflowExecutionAlreadyStartedError) return true;
+  for (let i = 0; i < depth && e; i++) {
+    if (e instanceof kind) return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+export function isAlreadyStarted(err: unknown): boolean {
+  return hasCause(err, WorkflowExecutionAlreadyStartedError);
 }
 
 /** The gRPC status codes of the causes along an error's `cause` chain (and their messages). */

@@ -46,14 +46,8 @@ import {
   WorkerUnavailableError,
 } from '../client/errors';
 import { ProviderUnavailableError } from '../client/provider-guard';
-import { isDeadlineExceeded } from '../client/temporal-errors';
+import { hasCause, isDeadlineExceeded } from '../client/temporal-errors';
 import { PayloadDecryptionError } from '../../codec/aes-gcm-codec';
-
-/** The error or one of its causes is a `kind` (the SDK wraps a codec's failure in its own). */
-function causedBy(err: unknown, kind: new (...args: never[]) => Error): boolean {
-  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = (e as { cause?: unknown }).cause, depth++) if (e instanceof kind) return true;
-  return false;
-}
 
 /** Seconds a caller waits before trying again after Temporal or a worker did not answer in time. */
 const RETRY_AFTER_SECONDS = 5;
@@ -181,7 +175,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
       reply.header('retry-after', String(RETRY_AFTER_SECONDS));
       return sendError(reply, 503, 'worker_unavailable', `${what} for ${route} did not answer within its deadline (is a worker running?); try again shortly`);
     }
-    if (causedBy(err, PayloadDecryptionError)) {
+    if (hasCause(err, PayloadDecryptionError, 8)) {
       // Not the caller's fault and not a bug: a payload key left PAYLOAD_ENCRYPTION_KEYS while a
       // flow (or its memo) still needs it. Said as unavailable until an operator restores the key.
       req.log.error({ err: { type: 'PayloadDecryptionError', message: err.message } }, "a flow's data could not be decrypted: is its key in PAYLOAD_ENCRYPTION_KEYS?");

@@ -1,9 +1,9 @@
 /**
- * People at the gateway's operator routes: with GATEWAY_OIDC_* set, a person
- * signed in at the identity provider acts on /v1/admin/* with their access token and is recorded
- * by their subject; the token's permissions claim decides (admin on the namespace: operator; read:
- * read_only, refused); forged, tampered, expired and other-issuer tokens are 401; an IdP whose keys
- * cannot be fetched is 503 while API keys keep working; the gateway's /codec decodes for a person
+ * People at the gateway's API: with GATEWAY_OIDC_* set, a person signed in at the identity
+ * provider acts on /v1/admin/* with their access token and is recorded by their subject; the
+ * token's permissions claim decides (admin on the namespace: operator; read: read_only, which
+ * reads the lists and views and is refused every action); no person starts or cancels a flow;
+ * forged, tampered, expired and other-issuer tokens are 401; an IdP whose keys cannot be fetched is 503 while API keys keep working; the gateway's /codec decodes for a person
  * who may read the namespace. The IdP is the topology's own, node-oidc-provider
  * (tools/cluster/idp-server.ts), run as a process of its own; people sign in on its login page
  * (tools/cluster/login.ts); the stack is the real one (Temporal dev server, simulator, worker).
@@ -134,7 +134,8 @@ describe('people sign in at the gateway\'s operator routes with their access tok
     assert.equal(viewer.json.error, 'forbidden');
     assert.match(viewer.json.message, /needs the role operator: a person needs default:admin or temporal-system:admin in the access token's permissions claim; person viewer holds default:read \(role read_only\)/);
     assert.match(String(viewer.headers['www-authenticate']), /insufficient_scope/);
-    assert.equal((await asPerson(tokens.viewer, 'GET', '/v1/admin/reconciliations')).status, 403);
+    assert.equal((await asPerson(tokens.viewer, 'GET', '/v1/webhook_endpoints')).status, 403, 'an operator view with URLs in it stays the operator\'s');
+    assert.equal((await asPerson(tokens.viewer, 'GET', '/v1/admin/reconciliations')).status, 200, 'the queue is a view a reader may see');
 
     const res = await fetch(`${idp.issuer}/token`, {
       method: 'POST',
@@ -152,9 +153,18 @@ describe('people sign in at the gateway\'s operator routes with their access tok
   test("the mpf CLI's x-api-key header carries a person's token too (MPF_API_KEY set to it), checked the same way", async () => {
     const listed = await asKey(tokens.operator, 'GET', '/v1/admin/reconciliations');
     assert.equal(listed.status, 200, listed.text);
-    const viewer = await asKey(tokens.viewer, 'GET', '/v1/admin/reconciliations');
+    const viewer = await asKey(tokens.viewer, 'POST', '/v1/admin/provider/pause', { reason: 'not mine' });
     assert.equal(viewer.status, 403, viewer.text);
     assert.match(viewer.json.message, /person viewer holds default:read/);
+  });
+
+  test('a person reads the lists and views with the read permission, and never starts or cancels a flow', async () => {
+    const swaps = await asPerson(tokens.viewer, 'GET', '/v1/swaps');
+    assert.equal(swaps.status, 200, swaps.text);
+    assert.equal((await asPerson(tokens.viewer, 'GET', '/v1/admin/provider')).status, 200);
+    const cancelled = await asPerson(tokens.operator, 'POST', '/v1/swaps/swap-not-there/cancel');
+    assert.equal(cancelled.status, 403, cancelled.text);
+    assert.match(cancelled.json.message, /starting and cancelling flows takes the merchant backend's API key \(role backend\); a person's access token may not; person operator holds default:admin/);
   });
 
   test('forged, tampered, expired, other-issuer and other-audience tokens are refused with 401 naming why', async () => {
@@ -188,8 +198,8 @@ describe('people sign in at the gateway\'s operator routes with their access tok
     assert.equal((await asKey(backendKey.key, 'POST', '/v1/admin/provider/pause', { reason: 'no' })).status, 403);
 
     const started = await asPerson(tokens.operator, 'POST', '/v1/payment-links', linkBody(uniqueRef('person-start')));
-    assert.equal(started.status, 401, started.text);
-    assert.match(started.json.message, /this route takes an API key .*accepted on the operator routes \(\/v1\/admin\/\*\) only/);
+    assert.equal(started.status, 403, started.text);
+    assert.match(started.json.message, /starting and cancelling flows takes the merchant backend's API key/);
     const missing = await http('POST', `${h.gw.url}/v1/admin/provider/pause`, { body: { reason: 'x' } });
     assert.equal(missing.status, 401);
     assert.match(missing.json.message, /or a person's access token as Authorization: Bearer/);

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import { type Access, type KeyringSource, type KeyVerdict, ROLE_ACCESS, ROLE_FOR } from '../../auth/keyring';
+import { type Access, type KeyringSource, type KeyVerdict, type Role, ROLE_ACCESS, ROLE_FOR } from '../../auth/keyring';
 import { describePermissions, gatewayRoleOf, looksLikeJwt, type PersonTokenSettings, PersonTokens, SYSTEM_SCOPE } from '../../auth/person-tokens';
 import { bearerToken as bearerOf } from '../../auth/secrets';
 import { sendError } from './errors';
@@ -59,12 +59,27 @@ const refuseToken = (reply: FastifyReply, code: string, message: string): Fastif
 };
 
 /**
- * A person's access token on an API-key route: only on the operator routes (access admin); its
- * role from the permissions claim. Refusals name what is missing; the token is never logged.
+ * What a person's role lets them do on a route: read routes with the read role; the operator
+ * routes (access admin) as operator, or, for a GET of a route that declares `personRead` (views
+ * that carry no secret and no URL: the reconciliation queue, the provider guard), with the read
+ * role; the write routes only when the route declares `personWrite` (a redelivery), as operator.
+ * Starting and cancelling flows stays the merchant backend's, with its API key.
+ */
+function personMay(role: Role | undefined, need: Access, req: FastifyRequest): boolean {
+  if (!role) return false;
+  if (need === 'read') return ROLE_ACCESS[role].includes('read');
+  if (need === 'write') return req.routeOptions.config.personWrite === true && role === 'operator';
+  if (role === 'operator') return true;
+  return req.method === 'GET' && req.routeOptions.config.personRead === true && ROLE_ACCESS[role].includes('read');
+}
+
+/**
+ * A person's access token on an API-key route, its role from the permissions claim (see
+ * `personMay`). Refusals name what is missing; the token is never logged.
  */
 async function authorisePerson(people: People | undefined, req: FastifyRequest, reply: FastifyReply, token: string, need: Access | undefined): Promise<FastifyReply | undefined> {
   if (!people) return refuseToken(reply, 'unauthorized', "the API key is not valid (a person's access token is accepted only when the gateway is configured with GATEWAY_OIDC_ISSUER)");
-  if (need !== 'admin') return refuseToken(reply, 'unauthorized', "this route takes an API key (x-api-key or Authorization: Bearer); a person's access token is accepted on the operator routes (/v1/admin/*) only");
+  if (!need) return sendError(reply, 403, 'forbidden', 'this route declares no access, so no one may use it (deny by default)');
   const persons = people.tokens;
   const v = await persons.verify(token);
   if (!v.ok) {
@@ -77,17 +92,16 @@ async function authorisePerson(people: People | undefined, req: FastifyRequest, 
     return refuseToken(reply, v.code === 'token_expired' ? 'token_expired' : 'unauthorized', message);
   }
   const role = gatewayRoleOf(v.person.permissions, people.namespace);
-  if (!role || !ROLE_ACCESS[role].includes(need)) {
+  if (!personMay(role, need, req)) {
     reply.header('www-authenticate', 'Bearer realm="gateway", error="insufficient_scope"');
-    return sendError(
-      reply,
-      403,
-      'forbidden',
-      `this route needs the role operator: a person needs ${people.namespace}:admin or ${SYSTEM_SCOPE}:admin in the access token's ${persons.claim} claim; ` +
-        `person ${v.person.subject} holds ${describePermissions(v.person)} (role ${role ?? 'none'})`,
-    );
+    const holds = `person ${v.person.subject} holds ${describePermissions(v.person)} (role ${role ?? 'none'})`;
+    if (need === 'write' && req.routeOptions.config.personWrite !== true) {
+      return sendError(reply, 403, 'forbidden', `starting and cancelling flows takes the merchant backend's API key (role backend); a person's access token may not; ${holds}`);
+    }
+    const what = need === 'read' ? `this route needs the role read_only: a person needs ${people.namespace}:read or above` : `this route needs the role operator: a person needs ${people.namespace}:admin or ${SYSTEM_SCOPE}:admin`;
+    return sendError(reply, 403, 'forbidden', `${what} in the access token's ${persons.claim} claim; ${holds}`);
   }
-  req.person = { ...v.person, role };
+  req.person = { ...v.person, role: role! };
   req.log = req.log.child({ person_sub: v.person.subject });
   req.log.info({ person_sub: v.person.subject, role }, "a person's access token authorised this request");
   return undefined;

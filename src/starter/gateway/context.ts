@@ -24,6 +24,10 @@ declare module 'fastify' {
     apiKey?: boolean;
     /** What the key's role must allow on this route; an API-key route that declares none is refused. */
     access?: Access;
+    /** A person with the read role may GET this operator route (a view with no secret and no URL in it). */
+    personRead?: boolean;
+    /** A person (operator) may use this write route (a redelivery); else write routes are the backend key's alone. */
+    personWrite?: boolean;
     /**
      * Route config stays open to other modules' keys (the simulator's `endpoint`): without this,
      * the augmentations here and in @fastify/rate-limit would make their route configs excess.

@@ -241,8 +241,8 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
         description:
           'Durable wallet swaps and hosted bank-transfer payment links on Temporal. Errors are ' +
           '{ error, message, field? }; a bad body is 400 invalid_request naming the field and starts nothing. ' +
-          'Backend routes take the API key (x-api-key, or Authorization: Bearer); the operator routes (/v1/admin/*) also take a ' +
-          "person's access token from the identity provider when GATEWAY_OIDC_ISSUER is set; the PIN routes take the " +
+          'Backend routes take the API key (x-api-key, or Authorization: Bearer); with GATEWAY_OIDC_ISSUER set, the read routes and ' +
+          "the operator routes (/v1/admin/*) also take a person's access token from the identity provider (no person starts or cancels a flow); the PIN routes take the " +
           "swap's pin_token; the provider's notifications carry a per-flow token in their URL. 429 and 503 " +
           'answers carry Retry-After. The merchant events your endpoints receive are listed under webhooks.',
       },
@@ -273,8 +273,9 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
             scheme: 'bearer',
             bearerFormat: 'JWT',
             description:
-              "A person's access token from the identity provider (GATEWAY_OIDC_ISSUER, GATEWAY_OIDC_AUDIENCE), on the operator routes only: " +
-              'admin on the namespace or temporal-system:admin in its permissions claim acts as the operator role; the action is recorded as person <name> (sub <subject>)',
+              "A person's access token from the identity provider (GATEWAY_OIDC_ISSUER, GATEWAY_OIDC_AUDIENCE): " +
+              'admin on the namespace or temporal-system:admin in its permissions claim acts as the operator role on the operator routes (and may redeliver an event); ' +
+              'read or write on it reads the lists and views, the reconciliation queue and the provider guard; no person starts or cancels a flow; an action is recorded as person <name> (sub <subject>)',
           },
         },
       },

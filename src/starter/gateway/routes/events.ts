@@ -103,7 +103,7 @@ export function registerEventRoutes(root: FastifyInstance, ctx: GatewayContext):
   app.post(
     '/v1/events/:event_id/redeliver',
     {
-      config: { apiKey: true, access: 'write' },
+      config: { apiKey: true, access: 'write', personWrite: true },
       schema: {
         tags: TAGS,
         summary: 'Send a merchant event again',

@@ -33,7 +33,7 @@ export function registerProviderRoutes(root: FastifyInstance, ctx: GatewayContex
   app.get(
     '/v1/admin/provider',
     {
-      config,
+      config: { ...config, personRead: true },
       schema: {
         tags: TAGS,
         summary: 'The provider guard: pause and breakers',

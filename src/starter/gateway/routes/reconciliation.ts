@@ -45,7 +45,7 @@ export function registerReconciliationRoutes(root: FastifyInstance, ctx: Gateway
   app.get(
     '/v1/admin/reconciliations',
     {
-      config: { apiKey: true, access: 'admin' },
+      config: { apiKey: true, access: 'admin', personRead: true },
       schema: {
         tags: TAGS,
         summary: 'Flows waiting for reconciliation',

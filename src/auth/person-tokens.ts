@@ -38,6 +38,13 @@ export interface PersonTokenSettings {
   permissionsClaim?: string;
   /** How long a fetch of the discovery document or the JWKS may take; default 5 s. */
   timeoutMs?: number;
+  /**
+   * The keys themselves instead of a URL: the demo console's in-process issuer (its tokens are
+   * checked here exactly as an IdP's, only the key set is local). Never set from the environment.
+   */
+  localJwks?: { keys: Array<Record<string, unknown>> };
+  /** The claim naming the console roles a person holds besides their permissions (`finance`, `support`); default `mpf_roles`. */
+  rolesClaim?: string;
 }
 
 /** A verified person: who (the token's `sub`, and a name when the token carries one) and what they hold. */
@@ -47,6 +54,8 @@ export interface PersonIdentity {
   name?: string;
   /** The permissions claim's entries (`<namespace>:<role>`). */
   permissions: string[];
+  /** The roles claim's entries (`finance`, `support`), when the token carries one: the console's, on top of the permissions. */
+  roles?: string[];
 }
 
 export type PersonTokenVerdict =
@@ -151,7 +160,9 @@ export class PersonTokens {
   readonly issuer: string;
   readonly audience: string;
   readonly claim: string;
+  readonly rolesClaim: string;
   private readonly timeoutMs: number;
+  private readonly localJwks?: { keys: Array<Record<string, unknown>> };
   private readonly explicitJwks?: URL;
   private jose?: Promise<Jose>;
   private keys?: Promise<ReturnType<Jose['createRemoteJWKSet']>>;
@@ -162,7 +173,9 @@ export class PersonTokens {
     this.issuer = settings.issuer;
     this.audience = settings.audience;
     this.claim = settings.permissionsClaim ?? 'permissions';
+    this.rolesClaim = settings.rolesClaim ?? 'mpf_roles';
     this.timeoutMs = settings.timeoutMs ?? 5_000;
+    if (settings.localJwks) this.localJwks = settings.localJwks;
     if (settings.jwksUrl) this.explicitJwks = checkIdpUrl(settings.jwksUrl, 'the identity provider\'s JWKS URL');
   }
 
@@ -197,7 +210,10 @@ export class PersonTokens {
   }
 
   private keySet(): Promise<ReturnType<Jose['createRemoteJWKSet']>> {
-    const pending = (this.keys ??= Promise.all([this.loadJose(), this.jwksUrl()]).then(([jose, url]) => jose.createRemoteJWKSet(url, { timeoutDuration: this.timeoutMs })));
+    const local = this.localJwks;
+    const pending = (this.keys ??= local
+      ? this.loadJose().then((jose) => Object.assign(jose.createLocalJWKSet(local as JoseNs.JSONWebKeySet), { reload: async () => undefined }) as unknown as ReturnType<Jose['createRemoteJWKSet']>)
+      : Promise.all([this.loadJose(), this.jwksUrl()]).then(([jose, url]) => jose.createRemoteJWKSet(url, { timeoutDuration: this.timeoutMs })));
     // A discovery that failed is tried again with the next token.
     pending.catch(() => {
       if (this.keys === pending) this.keys = undefined;
@@ -264,6 +280,7 @@ export class PersonTokens {
     const subject = typeof payload.sub === 'string' ? printable(payload.sub, 80) : '';
     if (!subject) return refuse('invalid: it names no subject (sub)');
     const nameClaim = [payload.preferred_username, payload.email, payload.upn, payload.name].find((v): v is string => typeof v === 'string' && printable(v, 60) !== '');
-    return { ok: true, person: { subject, ...(nameClaim ? { name: printable(nameClaim, 60) } : {}), permissions: permissionsOf(payload[this.claim]) } };
+    const roles = permissionsOf(payload[this.rolesClaim]).map((r) => printable(r, 40)).filter(Boolean).slice(0, 8);
+    return { ok: true, person: { subject, ...(nameClaim ? { name: printable(nameClaim, 60) } : {}), permissions: permissionsOf(payload[this.claim]), ...(roles.length ? { roles } : {}) } };
   }
 }

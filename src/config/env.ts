@@ -162,6 +162,12 @@ const EnvVariables = z.object({
   GATEWAY_OIDC_JWKS_URL: httpUrl.optional(),
   /** The claim of the access token listing Temporal's `<namespace>:<role>` permissions (Entra ID app roles: `roles`); default `permissions`. */
   GATEWAY_OIDC_PERMISSIONS_CLAIM: z.string().regex(/^[A-Za-z0-9_:./-]{1,100}$/, 'must be a claim name (letters, digits, _ : . / -)').default('permissions'),
+  /**
+   * The console (/console/) signs people in at GATEWAY_OIDC_ISSUER as this public client
+   * (authorization code with PKCE, redirected to `<GATEWAY_PUBLIC_URL>/console/callback`); register
+   * it at the IdP. Default `mpf-console`. The console is served whenever GATEWAY_OIDC_ISSUER is set.
+   */
+  GATEWAY_CONSOLE_CLIENT_ID: z.string().regex(/^[A-Za-z0-9_:./-]{1,200}$/, 'must be a client id (letters, digits, _ : . / -)').default('mpf-console'),
   /** Live Idempotency-Key records (each a workflow kept 24 h) one API key may hold; past it, a new key is 429 (default 1000). */
   GATEWAY_IDEMPOTENCY_MAX_LIVE_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   /** Where the worker serves GET /metrics (the SDK's and ours), /healthz and /readyz; unset = none. */

@@ -81,6 +81,11 @@ export class Flows {
     this.publicUrl = url.replace(/\/+$/, '');
   }
 
+  /** The gateway's public base URL, as last set. */
+  get gatewayPublicUrl(): string {
+    return this.publicUrl;
+  }
+
   private notificationUrl(kind: FlowKind, flowId: string, token: string): string {
     return notificationUrl(this.notificationBaseUrl ?? this.publicUrl, kind, flowId, token);
   }

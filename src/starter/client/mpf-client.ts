@@ -100,6 +100,11 @@ export class MpfClient {
     this.flows.setPublicUrl(url);
   }
 
+  /** The gateway's public base URL (the PIN page's, the console's sign-in redirect). */
+  get publicUrl(): string {
+    return this.flows.gatewayPublicUrl;
+  }
+
   // ---- swaps -----------------------------------------------------------------------------------
 
   /** Starts a swap and answers once the provider initialised it: the view, pin_url and pin_token. */

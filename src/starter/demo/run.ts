@@ -43,6 +43,8 @@ import { operatorViews, workflowListUrl } from '../client/temporal-web';
 import { createMpfClient, type LinkView, type MpfGateway } from '../../http-client';
 import { flowKindOf } from '../../workflows/flow-ids';
 import { type RunningGateway, startGateway } from '../gateway/main';
+import { LocalSignIn } from '../console/local-sign-in';
+import { CONSOLE_ROLES } from '../console/roles';
 import { demoEnvFile, writeDemoClientEnv } from './client-env';
 import { demoDataDir, demoDbFile, demoKeysFile, demoSecrets, shown, unreadableState } from './data';
 import { type MerchantSite, startMerchantSite } from './merchant-site';
@@ -176,6 +178,8 @@ interface DemoStack extends DemoTemporal {
   received: ReceivedDelivery[];
   workerRun: Promise<unknown>;
   gateway: RunningGateway;
+  /** The console's local sign-in (one-time links per role; the demo has no identity provider). */
+  consoleSignIn: LocalSignIn;
   apiKey: string;
   site: MerchantSite;
   /** The backend's typed client of the gateway (its API key; retries with an Idempotency-Key per call). */
@@ -238,7 +242,8 @@ async function startDemoStack(say: Say, teardown: Teardown, stopSay: Say): Promi
   const { workerRun, metricsUrl } = await startDemoWorker({ target, namespace, taskQueue, keys, provider, events: receiver.events, exporterUrl, workerLogFile: path.join(dataDir, 'demo-worker.log') }, say, teardown);
 
   const apiKey = randomBytes(24).toString('base64url');
-  const gateway = await startDemoGateway({ env, client, taskQueue, keys, gatewayUrl, gatewayPort, uiUrl, apiKey, codecToken, logFile: path.join(dataDir, 'demo-gateway.log') }, say, teardown);
+  const consoleSignIn = new LocalSignIn(namespace);
+  const gateway = await startDemoGateway({ env, client, taskQueue, keys, gatewayUrl, gatewayPort, uiUrl, apiKey, codecToken, consoleSignIn, logFile: path.join(dataDir, 'demo-gateway.log') }, say, teardown);
   say(`metrics (Prometheus): worker ${metricsUrl}/metrics, gateway ${gateway.metricsUrl ?? '(off)'}/metrics; the Grafana dashboard is ops/grafana/merchant-payment-flows.json`);
   const site = await startMerchantSite();
   teardown.add('the merchant site', () => site.close());
@@ -259,6 +264,7 @@ async function startDemoStack(say: Say, teardown: Teardown, stopSay: Say): Promi
     received: receiver.received,
     workerRun,
     gateway,
+    consoleSignIn,
     apiKey,
     site,
     backend,
@@ -337,7 +343,7 @@ async function startDemoWorker(
 
 /** The gateway on its chosen port, with the codec server Temporal Web decodes through. */
 async function startDemoGateway(
-  o: { env: AppEnv; client: Client; taskQueue: string; keys: string; gatewayUrl: string; gatewayPort: number; uiUrl?: string; apiKey: string; codecToken: string; logFile: string },
+  o: { env: AppEnv; client: Client; taskQueue: string; keys: string; gatewayUrl: string; gatewayPort: number; uiUrl?: string; apiKey: string; codecToken: string; consoleSignIn: LocalSignIn; logFile: string },
   say: Say,
   teardown: Teardown,
 ): Promise<RunningGateway> {
@@ -359,6 +365,7 @@ async function startDemoGateway(
     port: o.gatewayPort,
     publicUrl: o.gatewayUrl,
     codec: { keys: o.keys, authToken: o.codecToken, corsOrigins },
+    console: { local: o.consoleSignIn },
     // The gateway's JSON log lines (secrets redacted) go to a file, not between the progress lines.
     logger: { level: 'info', stream: demoLogStream(o.logFile) },
     metricsAddress: { host: '127.0.0.1', port: 0 },
@@ -509,6 +516,8 @@ async function printHowToUse(stack: DemoStack, swapId: string | undefined, say: 
   say(`wallet PIN:    ${SIMULATOR_DEFAULT_PIN} for every user (the simulator's default, not a secret; no money moves)`);
   say(`gateway:       ${gateway.url} (API reference ${gateway.url}/docs, OpenAPI ${gateway.url}/openapi.json; header x-api-key: $GATEWAY_API_KEY)`);
   if (example) say(`PIN page:      ${example.pin_url} (enter the wallet PIN ${SIMULATOR_DEFAULT_PIN})`);
+  say(`console:       ${gateway.url}/console/ (one-time sign-in links, one per role; restart the demo for new ones)`);
+  for (const role of CONSOLE_ROLES) say(`  as ${role.padEnd(8)} ${gateway.url}/console/local-sign-in?code=${stack.consoleSignIn.issueCode(role)}`);
   say(`Temporal Web:  ${uiUrl ? `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows` : '(TEMPORAL_UI_URL unset)'}`);
   if (uiUrl) {
     for (const v of operatorViews()) say(`  view "${v.name}": ${workflowListUrl(uiUrl, namespace, v.query)}`);

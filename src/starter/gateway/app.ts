@@ -37,6 +37,8 @@ import { notificationRoutes } from './routes/notifications';
 import { registerOperationRoutes } from './routes/operations';
 import { registerPinRoutes } from './routes/pin';
 import { registerSwapRoutes } from './routes/swaps';
+import { consolePlugin } from '../console/plugin';
+import type { LocalSignIn } from '../console/local-sign-in';
 
 export interface GatewayAppOptions {
   mpf: MpfClient;
@@ -83,6 +85,12 @@ export interface GatewayAppOptions {
   logger?: boolean | object;
   /** Its Prometheus metrics (metrics.ts); default: a registry of its own, served only when main.ts is given an address. */
   metrics?: GatewayMetrics;
+  /**
+   * The merchant's console at /console/ (../console/plugin.ts): with `personTokens`, people sign in
+   * at that IdP as the public client `oidcClientId`; with `local` (the demo only, no personTokens),
+   * through its one-time links, their tokens verified by the same path as an IdP's.
+   */
+  console?: { oidcClientId?: string; local?: LocalSignIn };
 }
 
 const DEFAULT_PIN_RATE_LIMIT = { max: 5, timeWindowMs: 60_000 };
@@ -137,8 +145,9 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
     keyGenerator: (req) => rateLimitKeyOf(keyring, req),
   });
 
+  if (opts.console?.local && opts.personTokens) throw new Error("the console's local sign-in is for a gateway without an identity provider (GATEWAY_OIDC_ISSUER unset)");
   const { namespace, ...personTokens } = opts.personTokens ?? {};
-  const people = opts.personTokens ? (personTokens as PersonTokenSettings) : undefined;
+  const people = opts.personTokens ? (personTokens as PersonTokenSettings) : opts.console?.local?.tokenSettings;
   const personNamespace = namespace ?? opts.mpf.temporal?.options.namespace ?? 'default';
   await app.register(gatewayAuth, { keyring, personNamespace, ...(people ? { personTokens: people } : {}) });
 
@@ -154,6 +163,18 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   registerOperationRoutes(app, ctx);
   await app.register(notificationRoutes, ctx);
   if (opts.codec) registerCodecServer(app, { ...opts.codec, prefix: '/codec', ...(people ? { personTokens: people } : {}) });
+  if (opts.console) {
+    const oidc = opts.personTokens && opts.console.oidcClientId ? { issuer: opts.personTokens.issuer, clientId: opts.console.oidcClientId } : undefined;
+    await app.register(consolePlugin, {
+      prefix: '/console',
+      gateway: app,
+      namespace: personNamespace,
+      ...(people ? { personTokens: people } : {}),
+      ...(oidc ? { oidc } : {}),
+      ...(opts.console.local ? { local: opts.console.local } : {}),
+      publicUrl: () => opts.mpf.publicUrl,
+    });
+  }
 
   await app.ready();
   return app;

@@ -114,7 +114,7 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
       trustProxy: env.GATEWAY_TRUST_PROXY,
       metricsAddress: env.GATEWAY_METRICS_ADDRESS,
       codec: env.CODEC_AUTH_TOKEN ? { keys, authToken: env.CODEC_AUTH_TOKEN, corsOrigins: env.CODEC_CORS_ORIGINS } : undefined,
-      ...(personTokens ? { personTokens: { ...personTokens, namespace: env.TEMPORAL_NAMESPACE } } : {}),
+      ...(personTokens ? { personTokens: { ...personTokens, namespace: env.TEMPORAL_NAMESPACE }, console: { oidcClientId: env.GATEWAY_CONSOLE_CLIENT_ID } } : {}),
       logger: env.LOG_LEVEL === 'silent' ? false : { level: env.LOG_LEVEL, stream: process.stderr },
     });
   } catch (err) {
@@ -130,7 +130,7 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
     if (gateway.metricsUrl) console.error(`gateway: metrics on ${gateway.metricsUrl}/metrics`);
-    if (personTokens) void announcePersonTokens(personTokens, env.TEMPORAL_NAMESPACE, Boolean(env.CODEC_AUTH_TOKEN));
+    if (personTokens) void announcePersonTokens(personTokens, env.TEMPORAL_NAMESPACE, Boolean(env.CODEC_AUTH_TOKEN), env.GATEWAY_CONSOLE_CLIENT_ID);
     process.stdout.write(`listening on ${gateway.url}\n`);
   });
   await gateway.close();
@@ -161,8 +161,8 @@ export function personTokensFromEnv(env: AppEnv): PersonTokenSettings | undefine
  * An IdP that cannot be reached does not stop the gateway: API keys keep working, and people's
  * tokens are answered 503 until it can be reached (fail closed, never let through).
  */
-async function announcePersonTokens(settings: PersonTokenSettings, namespace: string, codec: boolean): Promise<void> {
-  console.error(`gateway: people's access tokens from ${settings.issuer} (audience ${settings.audience}, claim ${settings.permissionsClaim ?? 'permissions'}, namespace ${namespace}) accepted on /v1/admin/*${codec ? ' and /codec' : ''}`);
+async function announcePersonTokens(settings: PersonTokenSettings, namespace: string, codec: boolean, consoleClient: string): Promise<void> {
+  console.error(`gateway: people's access tokens from ${settings.issuer} (audience ${settings.audience}, claim ${settings.permissionsClaim ?? 'permissions'}, namespace ${namespace}) accepted on the API${codec ? ' and /codec' : ''}; the console at /console/ signs people in as client ${consoleClient}`);
   const why = await new PersonTokens(settings).check();
   if (why) console.error(`gateway: WARNING: the identity provider ${settings.issuer} is unavailable: ${why}; people's access tokens are answered 503 until it is reachable; API keys keep working`);
 }

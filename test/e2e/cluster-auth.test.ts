@@ -67,7 +67,7 @@ describe('the identity provider of mpf cluster up (node-oidc-provider): people a
   });
 
   test("each person signs in on the IdP's login page and gets a JWT for the Temporal API carrying their permissions", async () => {
-    const want: Record<PersonId, string[]> = { viewer: ['default:read'], operator: ['default:admin'], administrator: ['temporal-system:admin', 'default:admin'] };
+    const want: Record<PersonId, string[]> = { viewer: ['default:read'], operator: ['default:admin'], administrator: ['temporal-system:admin', 'default:admin'], support: ['default:read'], finance: ['default:read'] };
     for (const p of IDP_PEOPLE) {
       const t = await personLogin({ issuer: info.idp!.issuer, user: p.id, password: password(p.id) });
       const claims = await verified(t.accessToken);

@@ -128,7 +128,7 @@ describe("the operator's shell signs in as a person: mpf cluster login, then tem
 
       const nobody = inShell(`mpf cluster login --user mallory --state-dir '${stateDir}' </dev/null`);
       assert.notEqual(nobody.status, 0, nobody.all);
-      assert.match(nobody.stderr, /--user.*mallory.*must be one of viewer, operator, administrator/);
+      assert.match(nobody.stderr, /--user.*mallory.*must be one of viewer, operator, administrator, support, finance/);
       printsNothingSecret(`${noPassword.all}${nobody.all}`, 'no password, unknown person');
     } finally {
       fs.rmSync(empty, { recursive: true, force: true });

@@ -1010,7 +1010,7 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
       assert.throws(() => createIdpServer({ ...cfg, issuer: 'http://idp.localhost:9443' }, () => undefined), /with a certificate \(tls\) the issuer must be https/);
       assert.throws(() => createIdpServer({ ...cfg, tls: undefined }, () => undefined), /an https issuer needs a certificate/);
       // `mpf cluster up`'s IdP (idp.ts, startIdp): idp.ts's config, no `tls`, an http issuer on loopback: plain http as before.
-      const native = createIdpServer(idpServerConfig({ issuer: 'http://127.0.0.1:1', port: 1, ttl: DEFAULT_IDP_TTL, uiCallbackUrls: [], secrets: { signingKey: {}, cookieKey: 'x', passwords: { viewer: 'x', operator: 'x', administrator: 'x' }, clientSecrets: {} as never } }), () => undefined);
+      const native = createIdpServer(idpServerConfig({ issuer: 'http://127.0.0.1:1', port: 1, ttl: DEFAULT_IDP_TTL, uiCallbackUrls: [], secrets: { signingKey: {}, cookieKey: 'x', passwords: { viewer: 'x', operator: 'x', administrator: 'x', support: 'x', finance: 'x' }, clientSecrets: {} as never } }), () => undefined);
       assert.ok(native instanceof http.Server && !(native instanceof https.Server));
       assert.ok(createIdpServer(cfg, () => undefined) instanceof https.Server);
     } finally {
@@ -1049,7 +1049,7 @@ describe('docker-compose.yml with authorisation (MPF_CLUSTER_AUTH), as `mpf clus
       const read = (f: string) => fs.readFileSync(path.join(volume('secrets-idp'), f), 'utf8').trim();
       const native = idpServerConfig({
         issuer: cfg.issuer, port: cfg.port, ttl: DEFAULT_IDP_TTL, uiCallbackUrls: (e.IDP_UI_CALLBACK_URLS ?? '').split(','),
-        secrets: { signingKey: {}, cookieKey: read(idpSecretFiles.cookieKey), passwords: { viewer: 'x', operator: 'x', administrator: 'x' }, clientSecrets: Object.fromEntries([...IDP_MACHINE_CLIENTS.map((c) => c.id), UI_CLIENT_ID].map((c) => [c, read(idpSecretFiles.clientSecret(c as typeof UI_CLIENT_ID))])) as never },
+        secrets: { signingKey: {}, cookieKey: read(idpSecretFiles.cookieKey), passwords: { viewer: 'x', operator: 'x', administrator: 'x', support: 'x', finance: 'x' }, clientSecrets: Object.fromEntries([...IDP_MACHINE_CLIENTS.map((c) => c.id), UI_CLIENT_ID].map((c) => [c, read(idpSecretFiles.clientSecret(c as typeof UI_CLIENT_ID))])) as never },
       });
       // The same people with the same permissions, the same clients with the same grants, audience and lifetimes.
       const person = (p: (typeof cfg.people)[number]) => ({ ...p, passwordHash: undefined });

@@ -116,6 +116,7 @@ async function interaction(provider: ProviderInstance, cfg: IdpServerConfig, req
 
 /** The library's configuration from ours. */
 function providerConfiguration(cfg: IdpServerConfig, errors: OidcModule['errors']): ConstructorParameters<OidcModule['Provider']>[1] {
+  const rolesOf = (token: { accountId?: string }): string[] | undefined => (token.accountId ? cfg.people.find((p) => p.id === token.accountId)?.roles : undefined);
   const permissionsOf = (token: { accountId?: string; clientId?: string; kind?: string }): string[] | undefined => {
     if (token.accountId) return cfg.people.find((p) => p.id === token.accountId)?.permissions;
     return cfg.clients.find((c) => c.client_id === token.clientId)?.permissions;
@@ -129,7 +130,7 @@ function providerConfiguration(cfg: IdpServerConfig, errors: OidcModule['errors'
     findAccount: (_ctx, id) => {
       const p = cfg.people.find((x) => x.id === id);
       if (!p) return undefined;
-      return { accountId: p.id, claims: () => ({ sub: p.id, name: p.name, email: p.email, email_verified: true, preferred_username: p.id, permissions: p.permissions }) };
+      return { accountId: p.id, claims: () => ({ sub: p.id, name: p.name, email: p.email, email_verified: true, preferred_username: p.id, permissions: p.permissions, ...(p.roles ? { mpf_roles: p.roles } : {}) }) };
     },
     claims: { openid: ['sub'], profile: ['name', 'preferred_username'], email: ['email', 'email_verified'], permissions: ['permissions'] },
     scopes: ['openid', 'profile', 'email', 'offline_access', 'permissions'],
@@ -162,10 +163,12 @@ function providerConfiguration(cfg: IdpServerConfig, errors: OidcModule['errors'
         },
       },
     },
-    // Temporal's permissions claim (`<namespace>:read|write|worker|admin`), in every access token.
+    // Temporal's permissions claim (`<namespace>:read|write|worker|admin`), in every access token;
+    // a person's console roles (mpf_roles) beside it when they have some.
     extraTokenClaims: (_ctx, token) => {
       const permissions = permissionsOf(token as { accountId?: string; clientId?: string });
-      return permissions ? { permissions } : undefined;
+      const roles = rolesOf(token as { accountId?: string });
+      return permissions ? { permissions, ...(roles ? { mpf_roles: roles } : {}) } : undefined;
     },
     renderError: (ctx, out) => {
       ctx.type = 'html';

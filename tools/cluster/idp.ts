@@ -5,7 +5,8 @@
  * - People, who sign in with a password on its login page (Temporal Web, `cluster login`): a
  *   viewer (reads: `default:read`), an operator (reads and acts: cancel, signal, terminate,
  *   reset, update: `default:admin`, admin on the namespace), an administrator (the whole
- *   cluster: `temporal-system:admin`). What each role may do is the server's authorizer's
+ *   cluster: `temporal-system:admin`), and the console's support and finance (`default:read`,
+ *   with `support` or `finance` in the `mpf_roles` claim). What each role may do is the server's authorizer's
  *   (tools/cluster/temporal-server/authz.go). Passwords are generated per run into 0600 files beside the
  *   other secrets (idp_password_<person>); the IdP holds only their scrypt hashes.
  * - Machine clients (client credentials): the workers, the gateways, and the admin tools (the
@@ -29,11 +30,21 @@ export const TEMPORAL_AUDIENCE = 'urn:merchant-payment-flows:temporal';
 export const PERMISSIONS_CLAIM = 'permissions';
 export const SYSTEM_SCOPE = 'temporal-system';
 
-export type PersonId = 'viewer' | 'operator' | 'administrator';
-export const IDP_PEOPLE: ReadonlyArray<{ id: PersonId; name: string; permissions: string[] }> = [
+/** The claim naming a person's console roles besides their permissions (src/starter/console/roles.ts). */
+export const ROLES_CLAIM = 'mpf_roles';
+
+export type PersonId = 'viewer' | 'operator' | 'administrator' | 'support' | 'finance';
+/**
+ * The people. support and finance are the merchant's people of the console (/console/ on each
+ * gateway): they read the namespace, and `finance` in their roles claim lets finance export CSV;
+ * the console's operator is whoever holds admin on the namespace.
+ */
+export const IDP_PEOPLE: ReadonlyArray<{ id: PersonId; name: string; permissions: string[]; roles?: string[] }> = [
   { id: 'viewer', name: 'Vera Viewer', permissions: [`${NAMESPACE}:read`] },
   { id: 'operator', name: 'Omar Operator', permissions: [`${NAMESPACE}:admin`] },
   { id: 'administrator', name: 'Ada Administrator', permissions: [`${SYSTEM_SCOPE}:admin`, `${NAMESPACE}:admin`] },
+  { id: 'support', name: 'Sam Support', permissions: [`${NAMESPACE}:read`], roles: ['support'] },
+  { id: 'finance', name: 'Fay Finance', permissions: [`${NAMESPACE}:read`], roles: ['finance'] },
 ];
 
 export type MachineClientId = 'mpf-worker' | 'mpf-gateway' | 'mpf-admin-tools';
@@ -51,6 +62,13 @@ export const IDP_MACHINE_CLIENTS: ReadonlyArray<{ id: MachineClientId; permissio
 export const UI_CLIENT_ID = 'temporal-ui';
 export const CLI_CLIENT_ID = 'mpf-cli';
 export const CLI_REDIRECT_URI = 'http://127.0.0.1/callback';
+/**
+ * The gateways' console (authorization code with PKCE, public): a native client, so any loopback
+ * port matches (every gateway of `mpf cluster up` and compose's on localhost:8080); a deployment
+ * registers its gateways' https callback instead.
+ */
+export const CONSOLE_CLIENT_ID = 'mpf-console';
+export const CONSOLE_REDIRECT_URIS = ['http://127.0.0.1/console/callback', 'http://localhost/console/callback'];
 
 /** Lifetimes, in seconds; short ones (a test of renewal) through `mpf cluster up`'s environment. */
 export interface IdpTtl {
@@ -87,7 +105,7 @@ export interface IdpServerConfig {
   jwks: Array<Record<string, unknown>>;
   cookieKeys: string[];
   ttl: IdpTtl;
-  people: Array<{ id: string; name: string; email: string; passwordHash: string; permissions: string[] }>;
+  people: Array<{ id: string; name: string; email: string; passwordHash: string; permissions: string[]; roles?: string[] }>;
   clients: Array<Record<string, unknown> & { client_id: string; permissions?: string[] }>;
 }
 
@@ -159,7 +177,7 @@ export function idpServerConfig(o: { issuer: string; port: number; secrets: IdpS
     jwks: [o.secrets.signingKey],
     cookieKeys: [o.secrets.cookieKey],
     ttl: o.ttl,
-    people: IDP_PEOPLE.map((p) => ({ id: p.id, name: p.name, email: `${p.id}@mpf.invalid`, passwordHash: hashPassword(o.secrets.passwords[p.id]), permissions: p.permissions })),
+    people: IDP_PEOPLE.map((p) => ({ id: p.id, name: p.name, email: `${p.id}@mpf.invalid`, passwordHash: hashPassword(o.secrets.passwords[p.id]), permissions: p.permissions, ...(p.roles ? { roles: p.roles } : {}) })),
     clients: [
       ...machine,
       {
@@ -175,6 +193,14 @@ export function idpServerConfig(o: { issuer: string; port: number; secrets: IdpS
         grant_types: ['authorization_code'],
         response_types: ['code'],
         redirect_uris: [CLI_REDIRECT_URI],
+        application_type: 'native',
+        token_endpoint_auth_method: 'none',
+      },
+      {
+        client_id: CONSOLE_CLIENT_ID,
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        redirect_uris: CONSOLE_REDIRECT_URIS,
         application_type: 'native',
         token_endpoint_auth_method: 'none',
       },

@@ -17,7 +17,7 @@ import { provisionTemporalCli } from '../../src/temporal/provision';
 import { CUSTOM_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
 import { startGateway, startSimulator, startWorker, type AppContext, type RunningGateway, type RunningSimulator, type RunningWorker } from './apps';
 import { startPersonCodec, type RunningPersonCodec } from './codec';
-import { DEFAULT_IDP_TTL, idpSecretFiles, PERMISSIONS_CLAIM, prepareIdpSecrets, startIdp, TEMPORAL_AUDIENCE, UI_CLIENT_ID, type IdpSecrets, type IdpTtl, type MachineClientId, type RunningIdp } from './idp';
+import { DEFAULT_IDP_TTL, IDP_PEOPLE, idpSecretFiles, PERMISSIONS_CLAIM, prepareIdpSecrets, startIdp, TEMPORAL_AUDIENCE, UI_CLIENT_ID, type IdpSecrets, type IdpTtl, type MachineClientId, type RunningIdp } from './idp';
 import { tokenFile } from './login';
 import { renewingToken, type RenewingToken } from '../../src/temporal/tokens';
 import { runNamespaceJob, runSchemaJob } from './jobs';
@@ -437,7 +437,7 @@ async function startIdpComponent(run: Run, base: RunBase): Promise<RunningIdp> {
     stateDir: run.stateDir, logDir: run.f.logs, runId: run.runId, secrets: base.idpSecrets, ttl: run.o.idpTtl ?? DEFAULT_IDP_TTL, ports: base.ports,
     uiCallbackUrls: [`http://127.0.0.1:${uiPort}/auth/sso/callback`],
   };
-  const idp = await run.step('idp', () => startIdp(idpOpts), (i) => `${i.issuer} (pid ${i.pid}, node-oidc-provider: 3 people, 3 machine clients, JWT access tokens for the Temporal API)`);
+  const idp = await run.step('idp', () => startIdp(idpOpts), (i) => `${i.issuer} (pid ${i.pid}, node-oidc-provider: ${IDP_PEOPLE.length} people, 3 machine clients, JWT access tokens for the Temporal API)`);
   run.components.register('idp', 'idp', { child: idp.child, stop: idp.stop, restart: () => startIdp(idpOpts) });
   run.info.idp = { issuer: idp.issuer, pid: idp.pid, jwksUrl: idp.jwksUrl, tokenUrl: idp.tokenUrl };
   writeInfo(run.info);

@@ -69,7 +69,7 @@ export class OidcSignIn {
    * `cookieState` names and still pending. Throws an Error whose message names the step (never a
    * token).
    */
-  async finish(url: URL, cookieState: string | undefined): Promise<{ accessToken: string; expiresAt: number }> {
+  async finish(url: URL, cookieState: string | undefined): Promise<{ accessToken: string; expiresAt: number; name?: string }> {
     const state = url.searchParams.get('state') ?? '';
     const entry = this.pending.get(state);
     this.pending.delete(state);
@@ -78,6 +78,8 @@ export class OidcSignIn {
     }
     const [oidc, config] = await Promise.all([this.load(), this.discover()]);
     const tokens = await oidc.authorizationCodeGrant(config, url, { pkceCodeVerifier: entry.verifier, expectedState: state }, { redirect_uri: this.redirectUri });
-    return { accessToken: tokens.access_token, expiresAt: Date.now() + (tokens.expiresIn() ?? 300) * 1000 };
+    // The ID token's name, for the page's header only (what the API records comes from the access token).
+    const name = tokens.claims()?.name;
+    return { accessToken: tokens.access_token, expiresAt: Date.now() + (tokens.expiresIn() ?? 300) * 1000, ...(typeof name === 'string' && name ? { name: name.slice(0, 60) } : {}) };
   }
 }

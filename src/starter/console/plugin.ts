@@ -41,12 +41,13 @@ const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action '
 const cookieOpts = { path: '/console', httpOnly: true, sameSite: 'lax', secure: 'auto' } as const;
 
 /** Signs the person of `accessToken` in: verified as the API verifies it, mapped to a console role; a new session. */
-async function signIn(deps: ConsoleDeps, tokens: PersonTokens, namespace: string, reply: FastifyReply, accessToken: string, expiresAt: number): Promise<string | undefined> {
+async function signIn(deps: ConsoleDeps, tokens: PersonTokens, namespace: string, reply: FastifyReply, t: { accessToken: string; expiresAt: number; name?: string }): Promise<string | undefined> {
+  const { accessToken, expiresAt } = t;
   const v = await tokens.verify(accessToken);
   if (!v.ok) return v.error.replace(/^\w+: /, '');
   const role = consoleRoleOf(v.person, namespace);
   if (!role) return `${v.person.name ?? v.person.subject} holds no permission to read ${namespace} (the console needs ${namespace}:read or above in the access token)`;
-  const session = deps.sessions.create({ accessToken, expiresAt, subject: v.person.subject, name: v.person.name ?? v.person.subject, role });
+  const session = deps.sessions.create({ accessToken, expiresAt, subject: v.person.subject, name: t.name ?? v.person.name ?? v.person.subject, role });
   reply.setCookie(SESSION_COOKIE, session.id, { ...cookieOpts, maxAge: Math.max(1, Math.floor((expiresAt - Date.now()) / 1000)) });
   return undefined;
 }
@@ -75,14 +76,14 @@ function registerSignIn(app: FastifyInstance, deps: ConsoleDeps, o: ConsoleOptio
     const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';
     const state = req.cookies[SIGN_IN_COOKIE];
     reply.clearCookie(SIGN_IN_COOKIE, cookieOpts);
-    let t: { accessToken: string; expiresAt: number };
+    let t: { accessToken: string; expiresAt: number; name?: string };
     try {
       t = await oidc.finish(new URL(`${oidc.redirectUri}${query}`), state);
     } catch (e) {
       req.log.warn({ err: (e as Error).message.split('\n')[0] }, 'console sign-in refused');
       return page(req, reply, `The sign-in did not complete: ${(e as Error).message.split('\n')[0]!.slice(0, 200)}`, 400);
     }
-    const problem = await signIn(deps, tokens, o.namespace, reply, t.accessToken, t.expiresAt);
+    const problem = await signIn(deps, tokens, o.namespace, reply, t);
     return problem ? page(req, reply, problem, 403) : reply.redirect('/console/payments', 303);
   });
   app.get('/local-sign-in', async (req, reply) => {
@@ -90,7 +91,7 @@ function registerSignIn(app: FastifyInstance, deps: ConsoleDeps, o: ConsoleOptio
     const role = o.local.redeem(String((req.query as { code?: unknown }).code ?? ''));
     if (!role) return page(req, reply, 'This sign-in link was already used, is unknown or has expired.', 403);
     const t = await o.local.mint(role);
-    const problem = await signIn(deps, tokens, o.namespace, reply, t.accessToken, t.expiresAt);
+    const problem = await signIn(deps, tokens, o.namespace, reply, t);
     return problem ? page(req, reply, problem, 403) : reply.redirect('/console/payments', 303);
   });
   app.post('/sign-out', { preHandler: app.csrfProtection }, (req, reply) => {

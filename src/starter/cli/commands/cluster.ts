@@ -39,7 +39,7 @@ interface ClusterLogin {
 }
 
 /** The people of the cluster's identity provider (tools/cluster/idp.ts IDP_PEOPLE; listed here so --help loads no launcher code). */
-const LOGIN_USERS = ['viewer', 'operator', 'administrator'];
+const LOGIN_USERS = ['viewer', 'operator', 'administrator', 'support', 'finance'];
 
 function parseUser(value: string): string {
   if (!LOGIN_USERS.includes(value)) throw new InvalidArgumentError(`must be one of ${LOGIN_USERS.join(', ')}`);

@@ -55,9 +55,16 @@ export { MERCHANT_EVENTS_PATCH };
 
 // Reading the worker's configuration: it fails only on a worker without the event activities
 // (then this flow's events are kept in its view and not delivered; the flow never waits on it).
-const { eventSettings, eventTargets } = proxyLocalActivities<EventActivities>({
+const { eventSettings } = proxyLocalActivities<EventActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
+});
+// Whether a registered endpoint takes an event now (lean flows with no delivery workflow yet): one
+// short attempt, since the workflow task that emitted the event (a PIN's answer, say) waits for it;
+// without an answer the events go to the delivery workflow, which asks again until it can.
+const { eventTargets } = proxyLocalActivities<EventActivities>({
+  startToCloseTimeout: '3 seconds',
+  retry: { maximumAttempts: 1 },
 });
 
 interface Target {

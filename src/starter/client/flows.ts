@@ -28,7 +28,7 @@ import {
   swapWorkflowId,
   type SwapWorkflowInput,
 } from '../../workflows/messages';
-import { FLOW_STATE } from '../../workflows/search-attributes';
+import { CUSTOMER_REF, FLOW_STATE } from '../../workflows/search-attributes';
 import { linkStaticDetails, linkStaticSummary, swapStaticDetails, swapStaticSummary } from '../../workflows/flow-summary';
 import type { FlowKind } from '../../workflows/flow-ids';
 import { DuplicateFlowError, FlowClosedError, FlowNotFoundError, FlowPendingError, NotCancellableError, PinNotAcceptedError, TemporalUnavailableError } from './errors';
@@ -39,6 +39,7 @@ import { type WebhookEgressPolicy, webhookEgressFromEnv } from '../../config/web
 import type { MpfClientOptions } from './options';
 import { LinkCreateBody, type LinkCreateRequest, parseOrThrow, PinBody, type PinRequest, SwapStartBody, type SwapStartRequest } from './requests';
 import { DailyLimitLedgers } from './limits';
+import { customerRefHashes, LIST_MEMO_FIELD, type ListMemo } from './lists';
 import { isAlreadyStarted, isClosedBeforeAnswer, isDeadlineExceeded, isNoPoller } from './temporal-errors';
 import { type ClientTokens, sha256, type TokenMemo } from './tokens';
 import { notificationUrl, pinUrl } from './urls';
@@ -114,7 +115,8 @@ export class Flows {
       staticSummary: swapStaticSummary(req),
       staticDetails: swapStaticDetails({ ...req, pin_max_attempts: input.pin_max_attempts, started_at: startedAt }),
     };
-    const op = new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata));
+    const listed: ListMemo = { amount: req.amount, currency: req.from_currency, customer_ref: req.user_ref };
+    const op = new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, listed));
     const swap = await this.startWithUpdate(op, swapInitializedUpdate, 'swap', () => this.getSwap(workflowId));
     return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
   }
@@ -184,7 +186,8 @@ export class Flows {
       staticSummary: linkStaticSummary(input.request),
       staticDetails: linkStaticDetails({ ...input.request, lifetime_seconds: input.lifetime_seconds, started_at: new Date().toISOString() }),
     };
-    const op = new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata));
+    const listed: ListMemo = { amount: req.amount, currency: req.currency, customer_ref: req.user_ref };
+    const op = new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, listed));
     const link = await this.startWithUpdate(op, linkCreatedUpdate, 'payment_link', () => this.getLink(workflowId));
     return { link };
   }
@@ -217,8 +220,13 @@ export class Flows {
     }
   }
 
-  /** The start options of a flow: its id, the task queue, the input, the token hashes, and no second start of the id. */
-  startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata) {
+  /**
+   * The start options of a flow: its id, the task queue, the input, the token hashes, and no second
+   * start of the id; with `listed`, what its list item shows (memo `mpf_list`, encrypted by the
+   * payload codec as every memo value) and the keyed hash of its customer reference (MpfCustomerRef:
+   * a search attribute is not encrypted, so never the user_ref itself).
+   */
+  startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata, listed?: ListMemo) {
     return {
       // Temporal Web's Summary and Details (user metadata: encrypted by the payload codec like any payload).
       ...metadata,
@@ -227,7 +235,8 @@ export class Flows {
       args: [input] as [I],
       workflowIdConflictPolicy: 'FAIL' as const,
       workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
-      memo: memo as Record<string, unknown>,
+      memo: { ...memo, ...(listed ? { [LIST_MEMO_FIELD]: listed } : {}) } as Record<string, unknown>,
+      ...(listed ? { typedSearchAttributes: [{ key: CUSTOMER_REF, value: customerRefHashes(this.opts.keys, listed.customer_ref)[0]! }] } : {}),
     };
   }
 

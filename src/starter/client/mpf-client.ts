@@ -205,7 +205,7 @@ export class MpfClient {
     const states = kind === 'swap' ? SWAP_STATES : kind === 'payment_link' ? LINK_STATES : [...new Set([...SWAP_STATES, ...LINK_STATES])];
     const f = parseListFilter(filter, states);
     const kinds: FlowKind[] = kind === 'any' ? ['swap', 'payment_link'] : [kind];
-    return this.gate.guard(() => listFlows(this.temporal, this.opts.taskQueue, kinds, f, this.pageTokens));
+    return this.gate.guard(() => listFlows(this.temporal, this.opts.taskQueue, kinds, f, this.pageTokens, this.opts.keys));
   }
 
   // ---- merchant events --------------------------------------------------------------------------

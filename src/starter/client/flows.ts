@@ -42,6 +42,7 @@ import { DailyLimitLedgers } from './limits';
 import { customerRefHashes, LIST_MEMO_FIELD, type ListMemo } from './lists';
 import { isAlreadyStarted, isClosedBeforeAnswer, isDeadlineExceeded, isNoPoller } from './temporal-errors';
 import { type ClientTokens, sha256, type TokenMemo } from './tokens';
+import { memoEventsOf, readTimeline, type TimelineEntry } from './timeline';
 import { notificationUrl, pinUrl } from './urls';
 import { closedExecutionView, type CreatedLink, EXECUTION_OF_STATUS, type StartedSwap, type StartOptions, TERMINAL_STATES, type Viewed } from './views';
 import type { PaymentLinkWorkflow, SwapWorkflow } from './workflow-refs';
@@ -53,6 +54,28 @@ const COMPLETED_FALLBACK_MS = 1_000;
 interface UserMetadata {
   staticSummary: string;
   staticDetails: string;
+}
+
+/**
+ * The view of a closed flow that no worker answered for, from the events it keeps in its memo: the
+ * last event's data is the allow-listed fields of its view when it emitted it (contract
+ * merchant-events.ts). Not in it: `notifications` (empty here; the timeline lists them from the
+ * history), `provider_message`, `expires_in_seconds`; `updated_at` is the last event's time.
+ * Undefined for a flow that kept no event (it closed before its first one, or is of an older release).
+ */
+export function memoView<T>(kind: FlowKind, memo: Record<string, unknown> | undefined): T | undefined {
+  const events = memoEventsOf(memo);
+  const last = events?.[events.length - 1];
+  if (!events || !last) return undefined;
+  const { object: _object, previous_state: _previous, ...fields } = last.data;
+  const pin = kind === 'swap' ? { pin_attempts_used: 0, pin_attempts_left: 0 } : {};
+  return {
+    ...pin,
+    ...fields,
+    notifications: [],
+    events: events.map(({ id, type, timestamp }) => ({ id, type, timestamp })),
+    updated_at: last.timestamp,
+  } as T;
 }
 
 export class Flows {
@@ -320,7 +343,20 @@ export class Flows {
     const execution = EXECUTION_OF_STATUS[status];
     const kind = flowKindOf(flowId);
     if (view && execution && kind) return closedExecutionView(kind, execution, view);
+    // Closed and no worker answered: the view its memo's last event carried (memoView).
+    const kept = status !== 'RUNNING' && kind ? memoView<T>(kind, described.memo) : undefined;
+    if (kept && execution && kind) return closedExecutionView(kind, execution, kept);
+    if (kept) return kept;
     throw new WorkerUnavailableError(flowWord(flowId), flowId, waitMs, lastState);
+  }
+
+  /**
+   * A flow's view with its timeline (timeline.ts: the memo and the history, no worker): only the
+   * single view of GET /v1/swaps/{id} and /v1/payment-links/{id} asks for it.
+   */
+  async withTimeline<V extends { state: string }>(kind: FlowKind, flowId: string, view: V): Promise<V & { timeline: TimelineEntry[] }> {
+    const timeline = await this.gate.guard(() => readTimeline(this.gate.temporal, kind, flowId, view as Parameters<typeof readTimeline>[3]), flowId);
+    return { ...view, timeline };
   }
 
   async cancelFlow<V extends { state: string }>(

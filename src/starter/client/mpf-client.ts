@@ -37,6 +37,7 @@ import { resolveFlow } from './reconcile';
 import type { LinkCreateRequest, PinRequest, SwapStartRequest } from './requests';
 import { ClientTokens, type TokenMemo, type TokenVerdict } from './tokens';
 import type { CategoriesResult, CreatedLink, FlowStatusSummary, StartedSwap, StartOptions, Viewed } from './views';
+import type { TimelineEntry } from './timeline';
 
 /** The workflow id a start would take (the key of a half-open breaker's trial), when its reference is a string. */
 function trialKey(body: unknown, field: string, id: (ref: string) => string): string | undefined {
@@ -48,6 +49,7 @@ export { LinkCreateBody, PinBody, SwapStartBody, parseOrThrow } from './requests
 export type { LinkCreateRequest, PinRequest, SwapStartRequest } from './requests';
 export type { MpfClientOptions } from './options';
 export type { CategoriesResult, CreatedLink, FlowExecution, FlowStatusSummary, StartedSwap, StartOptions, Viewed } from './views';
+export type { TimelineEntry } from './timeline';
 export { notificationDedupKey } from './notifications';
 
 export class MpfClient {
@@ -122,6 +124,11 @@ export class MpfClient {
     return this.flows.submitPin(swapId, body, opts);
   }
 
+  /** The swap's view with its timeline (states, provider calls, notifications, operator acts; timeline.ts): the single view's answer. */
+  async getSwapDetail(swapId: string): Promise<Viewed<SwapView> & { timeline: TimelineEntry[] }> {
+    return this.flows.withTimeline('swap', swapId, await this.flows.getSwap(swapId));
+  }
+
   /** Cancels a swap awaiting its PIN: its final view, or NotCancellableError with the current view. */
   cancelSwap(swapId: string, reason?: string): Promise<SwapView> {
     return this.flows.cancelSwap(swapId, reason);
@@ -151,6 +158,11 @@ export class MpfClient {
   /** The link's view, with the deliveries of its merchant events. */
   getLink(linkId: string): Promise<Viewed<LinkView>> {
     return this.flows.getLink(linkId);
+  }
+
+  /** The link's view with its timeline (timeline.ts): the single view's answer. */
+  async getLinkDetail(linkId: string): Promise<Viewed<LinkView> & { timeline: TimelineEntry[] }> {
+    return this.flows.withTimeline('payment_link', linkId, await this.flows.getLink(linkId));
   }
 
   /** Cancels a link awaiting payment; NotCancellableError otherwise. */
@@ -207,6 +219,7 @@ export class MpfClient {
     const kinds: FlowKind[] = kind === 'any' ? ['swap', 'payment_link'] : [kind];
     return this.gate.guard(() => listFlows(this.temporal, this.opts.taskQueue, kinds, f, this.pageTokens, this.opts.keys));
   }
+
 
   // ---- merchant events --------------------------------------------------------------------------
 

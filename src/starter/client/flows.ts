@@ -38,7 +38,7 @@ import { checkWebhookUrl, readDeliveries, withDeliveries } from './merchant-even
 import { type WebhookEgressPolicy, webhookEgressFromEnv } from '../../config/webhook-egress';
 import type { MpfClientOptions } from './options';
 import { LinkCreateBody, type LinkCreateRequest, parseOrThrow, PinBody, type PinRequest, SwapStartBody, type SwapStartRequest } from './requests';
-import { DailyLimitLedgers } from './limits';
+import { DailyLimitLedgers, type LimitUsage } from './limits';
 import { customerRefHashes, LIST_MEMO_FIELD, type ListMemo } from './lists';
 import { isAlreadyStarted, isClosedBeforeAnswer, isDeadlineExceeded, isNoPoller } from './temporal-errors';
 import { type ClientTokens, sha256, type TokenMemo } from './tokens';
@@ -98,6 +98,11 @@ export class Flows {
     this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
     this.notificationBaseUrl = opts.notificationBaseUrl?.replace(/\/+$/, '');
     this.webhookEgress = opts.webhookEgress ?? webhookEgressFromEnv({ NODE_ENV: opts.production ? 'production' : undefined });
+  }
+
+  /** Today's use of each configured limit (limits.ts); none configured: []. */
+  async limitsUsage(userRef?: string): Promise<LimitUsage[]> {
+    return this.limits ? this.limits.usage(userRef) : [];
   }
 
   /** The gateway's public base URL (set after it listens when its port was 0). */

@@ -37,7 +37,11 @@ import { resolveFlow } from './reconcile';
 import type { LinkCreateRequest, PinRequest, SwapStartRequest } from './requests';
 import { ClientTokens, type TokenMemo, type TokenVerdict } from './tokens';
 import type { CategoriesResult, CreatedLink, FlowStatusSummary, StartedSwap, StartOptions, Viewed } from './views';
+import type { LimitUsage } from './limits';
 import type { TimelineEntry } from './timeline';
+import { z } from 'zod';
+import { Reference } from '../../contract/provider';
+import { parseOrThrow } from './requests';
 
 /** The workflow id a start would take (the key of a half-open breaker's trial), when its reference is a string. */
 function trialKey(body: unknown, field: string, id: (ref: string) => string): string | undefined {
@@ -49,6 +53,7 @@ export { LinkCreateBody, PinBody, SwapStartBody, parseOrThrow } from './requests
 export type { LinkCreateRequest, PinRequest, SwapStartRequest } from './requests';
 export type { MpfClientOptions } from './options';
 export type { CategoriesResult, CreatedLink, FlowExecution, FlowStatusSummary, StartedSwap, StartOptions, Viewed } from './views';
+export type { LimitUsage } from './limits';
 export type { TimelineEntry } from './timeline';
 export { notificationDedupKey } from './notifications';
 
@@ -220,6 +225,14 @@ export class MpfClient {
     return this.gate.guard(() => listFlows(this.temporal, this.opts.taskQueue, kinds, f, this.pageTokens, this.opts.keys));
   }
 
+  /**
+   * Today's use of each configured daily limit: the deployment's, and with `userRef` that user's
+   * (limits.ts). InputError naming user_ref for a malformed one; [] when no limit is set.
+   */
+  limitsUsage(userRef?: string): Promise<LimitUsage[]> {
+    if (userRef !== undefined) parseOrThrow(z.object({ user_ref: Reference }), { user_ref: userRef });
+    return this.flows.limitsUsage(userRef);
+  }
 
   // ---- merchant events --------------------------------------------------------------------------
 

@@ -4,11 +4,14 @@
  * customer (a keyed hash in MpfCustomerRef); today's use of the daily limits; and a flow's view
  * with its timeline (states, provider calls with their outcomes, operator acts), which answers
  * for a closed flow with every worker stopped — a flow closed from outside included, from the
- * events in its memo — and never carries the PIN.
+ * events in its memo — and never carries the PIN. A namespace of the release before (no
+ * MpfCustomerRef yet) still starts flows.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { temporal } from '@temporalio/proto';
 import type { DailyLimits } from '../../src/config/limits-env';
+import { type DevServer, startDevServer } from '../../src/temporal/dev-server';
 import { linkBody, swapBody, uniqueRef } from '../helpers/fixtures';
 import { type GatewayHarness, startGatewayStack } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
@@ -167,5 +170,41 @@ describe('the read API of the console', () => {
       assert.deepEqual(timeline.filter((e) => e.kind === 'operator').map((e) => [e.name, e.detail]), [['terminate', 'closed by the read API test']]);
       assert.deepEqual(timeline.filter((e) => e.kind === 'provider_call').map((e) => [e.name, e.outcome]), [['initSwap', 'completed']]);
     });
+  });
+});
+
+describe('a namespace without MpfCustomerRef (its workers of the release before register the others)', () => {
+  let server: DevServer;
+  let h: GatewayHarness;
+
+  before(async () => {
+    server = await startDevServer({ searchAttributes: false });
+    h = await startGatewayStack({ temporal: { address: server.address, namespace: server.namespace } });
+    const older = ['MpfFlowKind', 'MpfState', 'MpfTxnRef', 'MpfApiKeyId'];
+    const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+    const operator = h.stack.client.connection.operatorService;
+    await operator.addSearchAttributes({ namespace: server.namespace, searchAttributes: Object.fromEntries(older.map((k) => [k, keyword])) });
+    await eventually(async () => {
+      const listed = await operator.listSearchAttributes({ namespace: server.namespace });
+      return older.every((k) => k in (listed.customAttributes ?? {}));
+    }, 30_000, 'the older search attributes registered');
+  });
+  after(async () => {
+    await h?.stop();
+    await server?.stop();
+  });
+
+  test('a start still starts the flow, listed with its amount and found by txn_ref, though no customer filter finds it', async () => {
+    const ref = uniqueRef('rd-older-ns');
+    const s = await h.api('POST', '/v1/swaps', swapBody(ref, { user_ref: 'older-ns-user' }));
+    assert.equal(s.status, 201, s.text);
+    const listed = await eventually(async () => {
+      const r = await h.api('GET', `/v1/swaps?txn_ref=${ref}`);
+      return r.status === 200 && (r.json.items as Item[]).length === 1 ? (r.json.items as Item[])[0] : undefined;
+    }, 30_000, 'the swap listed');
+    assert.deepEqual([listed.flow_id, listed.amount, listed.customer_ref], [`swap-${ref}`, 10.5, 'older-ns-user']);
+    const byCustomer = await h.api('GET', '/v1/swaps?user_ref=older-ns-user');
+    assert.equal(byCustomer.status, 200, byCustomer.text);
+    assert.deepEqual(byCustomer.json.items, []);
   });
 });

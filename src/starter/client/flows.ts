@@ -39,7 +39,7 @@ import { type WebhookEgressPolicy, webhookEgressFromEnv } from '../../config/web
 import type { MpfClientOptions } from './options';
 import { LinkCreateBody, type LinkCreateRequest, parseOrThrow, PinBody, type PinRequest, SwapStartBody, type SwapStartRequest } from './requests';
 import { DailyLimitLedgers, type LimitUsage } from './limits';
-import { customerRefHashes, LIST_MEMO_FIELD, type ListMemo } from './lists';
+import { customerRefHashes, isUnknownSearchAttribute, LIST_MEMO_FIELD, type ListMemo } from './lists';
 import { isAlreadyStarted, isClosedBeforeAnswer, isDeadlineExceeded, isNoPoller } from './temporal-errors';
 import { type ClientTokens, sha256, type TokenMemo } from './tokens';
 import { memoEventsOf, readTimeline, type TimelineEntry } from './timeline';
@@ -144,7 +144,7 @@ export class Flows {
       staticDetails: swapStaticDetails({ ...req, pin_max_attempts: input.pin_max_attempts, started_at: startedAt }),
     };
     const listed: ListMemo = { amount: req.amount, currency: req.from_currency, customer_ref: req.user_ref };
-    const op = new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, listed));
+    const op = (customer: boolean) => new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, listed, customer));
     const swap = await this.startWithUpdate(op, swapInitializedUpdate, 'swap', () => this.getSwap(workflowId));
     return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
   }
@@ -215,7 +215,7 @@ export class Flows {
       staticDetails: linkStaticDetails({ ...input.request, lifetime_seconds: input.lifetime_seconds, started_at: new Date().toISOString() }),
     };
     const listed: ListMemo = { amount: req.amount, currency: req.currency, customer_ref: req.user_ref };
-    const op = new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, listed));
+    const op = (customer: boolean) => new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, listed, customer));
     const link = await this.startWithUpdate(op, linkCreatedUpdate, 'payment_link', () => this.getLink(workflowId));
     return { link };
   }
@@ -252,9 +252,9 @@ export class Flows {
    * The start options of a flow: its id, the task queue, the input, the token hashes, and no second
    * start of the id; with `listed`, what its list item shows (memo `mpf_list`, encrypted by the
    * payload codec as every memo value) and the keyed hash of its customer reference (MpfCustomerRef:
-   * a search attribute is not encrypted, so never the user_ref itself).
+   * a search attribute is not encrypted, so never the user_ref itself) unless `customer` is false.
    */
-  startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata, listed?: ListMemo) {
+  startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata, listed?: ListMemo, customer = true) {
     return {
       // Temporal Web's Summary and Details (user metadata: encrypted by the payload codec like any payload).
       ...metadata,
@@ -264,7 +264,7 @@ export class Flows {
       workflowIdConflictPolicy: 'FAIL' as const,
       workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
       memo: { ...memo, ...(listed ? { [LIST_MEMO_FIELD]: listed } : {}) } as Record<string, unknown>,
-      ...(listed ? { typedSearchAttributes: [{ key: CUSTOMER_REF, value: customerRefHashes(this.opts.keys, listed.customer_ref)[0]! }] } : {}),
+      ...(listed && customer ? { typedSearchAttributes: [{ key: CUSTOMER_REF, value: customerRefHashes(this.opts.keys, listed.customer_ref)[0]! }] } : {}),
     };
   }
 
@@ -273,21 +273,35 @@ export class Flows {
    * The workflow id is the merchant's reference: a second start, running or finished, is a
    * DuplicateFlowError carrying the existing flow's view, and never reaches the provider. Under
    * daily limits the flow is reserved first (limits.ts): past a limit nothing is started.
+   *
+   * `operation(true)` carries MpfCustomerRef. A namespace that has no such search attribute yet
+   * (workers of the release before, which register it, still running) refuses the start and
+   * starts nothing; it is started again without it, so a rolling upgrade never stops payments:
+   * that flow is then listed without matching a customer filter, as a flow of the release before.
    */
   async startWithUpdate<W extends SwapWorkflow | PaymentLinkWorkflow, V extends { state: string }>(
-    startWorkflowOperation: WithStartWorkflowOperation<W>,
+    operation: (customer: boolean) => WithStartWorkflowOperation<W>,
     update: UpdateDefinition<V, []>,
     kind: 'swap' | 'payment_link',
     existing: () => Promise<V>,
   ): Promise<V> {
-    const workflowId = startWorkflowOperation.options.workflowId;
+    const first = operation(true);
+    const workflowId = first.options.workflowId;
     const waitMs = this.opts.startAnswerTimeoutMs ?? 30_000;
-    const start = (): Promise<V> =>
+    const startWith = (startWorkflowOperation: WithStartWorkflowOperation<W>): Promise<V> =>
       this.gate.guard(
         () => this.gate.temporal.withDeadline(Date.now() + waitMs, () => this.gate.temporal.workflow.executeUpdateWithStart(update, { startWorkflowOperation })),
         workflowId,
       );
-    const { request } = (startWorkflowOperation.options.args as [SwapWorkflowInput | LinkWorkflowInput])[0];
+    const start = async (): Promise<V> => {
+      try {
+        return await startWith(first);
+      } catch (err) {
+        if (!isUnknownSearchAttribute(err, CUSTOMER_REF.name)) throw err;
+        return startWith(operation(false));
+      }
+    };
+    const { request } = (first.options.args as [SwapWorkflowInput | LinkWorkflowInput])[0];
     try {
       return await (this.limits ? this.limits.around(kind, workflowId, request, start) : start());
     } catch (err) {

@@ -73,15 +73,18 @@ describe("the merchant's console, signed in through the local sign-in", () => {
     assert.equal(created.status, 201, created.text);
     const b = await signedIn('support');
     await eventually(async () => textOf((await b.get('/console/payments?kind=payment_link')).html).includes(ref), 20_000, 'the link listed');
-    const list = await b.get('/console/payments?kind=payment_link');
+    const list = await b.get(`/console/payments?kind=payment_link&txn_ref=${ref}`);
     assert.match(list.html, new RegExp(`href="/console/payments/paylink-${ref}"`));
+    const rows = list.html.match(/<tr>\s*<td><a href="\/console\/payments\//g) ?? [];
+    assert.equal(rows.length, 1, 'the search by txn_ref lists that link only');
+    assert.match(textOf(list.html), /25,000\.00 NGN customer-1 awaiting_payment/, 'amount, customer and state in its row');
     const page = await b.get(`/console/payments/paylink-${ref}`);
     assert.equal(page.status, 200, page.html);
     const text = textOf(page.html);
     assert.match(text, /25,000\.00 NGN/);
     assert.match(text, /awaiting_payment/);
     assert.match(text, new RegExp(`txn_merchant_ref ${ref}`));
-    assert.match(text, /Timeline/);
+    assert.match(text, /Timeline .*payment_link\.created/, "the API's timeline");
     assert.doesNotMatch(page.html, /Redeliver/, 'support has no redeliver control');
   });
 

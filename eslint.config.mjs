@@ -164,6 +164,26 @@ export default tseslint.config(
     },
   },
   {
+    // console/: the merchant's console, a plugin the gateway registers; it reaches the flows only
+    // through the gateway's HTTP API (app.inject), so it imports no gateway, demo or CLI. Its ESM-only
+    // libraries (openid-client, jose) are loaded by import(), as auth/ loads jose.
+    files: ['src/starter/console/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...fakeAndWorker(false),
+            noRoom('cli', 'The console imports no CLI.'),
+            noRoom('demo', 'The console imports no demo.'),
+            noRoom('gateway', "The console imports no gateway: it calls the gateway's HTTP API (api.ts)."),
+            noRoom('client', "The console imports no client: it calls the gateway's HTTP API (api.ts)."),
+          ],
+        },
+      ],
+    },
+  },
+  {
     // cli/: the program and its commands. What a command runs (a server, the demo, the worker) is
     // loaded by a `require` in its action; a static import would load it for every command.
     files: ['src/starter/cli/**/*.ts'],

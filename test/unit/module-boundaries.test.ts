@@ -91,6 +91,8 @@ const FLOORS: readonly (readonly string[])[] = [
   ['worker.ts'],
   ['worker-main.ts'],
   ['starter/client'],
+  // The console: a plugin the gateway registers; it calls the API through the gateway's app, never a client.
+  ['starter/console'],
   ['starter/gateway'],
   ['starter/demo'],
   ['starter/cli'],

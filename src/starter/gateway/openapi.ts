@@ -256,6 +256,7 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
         { name: 'codec', description: 'The payload codec server for Temporal Web and the Temporal CLI' },
         { name: 'operations', description: 'Liveness and readiness' },
         { name: 'provider guard', description: 'The kill switch and circuit breakers in front of the provider (operator role)' },
+        { name: 'API keys', description: 'Keys made, revoked and rotated through the API, beside the keyring file (operator role)' },
         EVENTS_TAG,
       ],
       components: {

@@ -6,9 +6,9 @@
  *    edit the file in place at once (auth/keyring-file.ts), which every running gateway re-reads
  *    within a second. The file is `--keyring`, else GATEWAY_API_KEYS_FILE.
  *  - The keys made through the API (`/v1/api_keys`, kept in Temporal: client/api-keys.ts):
- *    `create` always, and `list`, `revoke` and `rotate` without `--keyring`, through the gateway
- *    (MPF_GATEWAY_URL with an operator's MPF_API_KEY or MPF_ACCESS_TOKEN), else, when
- *    GATEWAY_API_KEYS_FILE is not set, Temporal directly.
+ *    `create`; `revoke` and `rotate` of an `ak_…` id; `list` when MPF_GATEWAY_URL is set or
+ *    GATEWAY_API_KEYS_FILE is not (never with `--keyring`). Through the gateway (MPF_GATEWAY_URL
+ *    with an operator's MPF_API_KEY or MPF_ACCESS_TOKEN), else Temporal directly.
  *
  * No command ever prints a key it did not just make.
  */
@@ -16,6 +16,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { type KeyEntry, newKey, ROLES, type Role } from '../../../auth/keyring';
 import { addKey, defaultKeyId, readKeyringFile, revokeKey, rotateKey, writeKeyFile } from '../../../auth/keyring-file';
 import { fileVariable } from '../../../config/env';
+import { API_KEY_ID } from '../../../contract/api-keys';
 import { cliSetting } from '../../../config/cli-env';
 import { printJson, printLines } from '../output';
 import { runApiKeys } from './keys-api';
@@ -44,10 +45,12 @@ const KEYRING_HELP = 'the keyring file (default GATEWAY_API_KEYS_FILE; without e
 
 /**
  * Whether list, revoke and rotate act on the keys made through the API: not when --keyring names a
- * file; through the gateway when MPF_GATEWAY_URL is set; else not when GATEWAY_API_KEYS_FILE names one.
+ * file; for revoke and rotate, when the id is one of theirs (ak_…); for list, when MPF_GATEWAY_URL
+ * is set or GATEWAY_API_KEYS_FILE is not.
  */
-function onApi(opts: { keyring?: string }): boolean {
+function onApi(opts: { keyring?: string }, id?: string): boolean {
   if (opts.keyring) return false;
+  if (id !== undefined) return API_KEY_ID.test(id);
   return Boolean(cliSetting('MPF_GATEWAY_URL')) || !fileVariable('GATEWAY_API_KEYS');
 }
 const KEY_FILE_HELP = 'write the new key to this file (mode 0600, never overwritten) instead of printing it';
@@ -124,7 +127,7 @@ export function keysCommand(): Command {
     .option('--keyring <file>', KEYRING_HELP)
     .option('--json', 'print JSON (a key made through the API)')
     .action((id: string, opts: { keyring?: string; json?: boolean }) => {
-      if (onApi(opts)) return runApiKeys('revoke', (k) => k.revoke(id), opts.json);
+      if (onApi(opts, id)) return runApiKeys('revoke', (k) => k.revoke(id), opts.json);
       const file = keyringFile(opts);
       const gone = revokeKey(file, id);
       printLines([`revoked: ${entryLine(gone)} (removed from ${file})`]);
@@ -140,7 +143,7 @@ export function keysCommand(): Command {
     .option('--key-file <file>', KEY_FILE_HELP)
     .option('--json', 'print JSON (a key made through the API)')
     .action((id: string, opts: { overlapSeconds?: number; newId?: string; overlap?: number; keyring?: string; keyFile?: string; json?: boolean }) => {
-      if (onApi(opts)) return runApiKeys('rotate', (k) => k.rotate(id, opts.overlapSeconds), opts.json);
+      if (onApi(opts, id)) return runApiKeys('rotate', (k) => k.rotate(id, opts.overlapSeconds), opts.json);
       const file = keyringFile(opts);
       const { key, entry, old } = rotateKey(file, id, opts.newId, opts.overlap ?? 24 * 3_600_000);
       printLines([...handOver(key, opts.keyFile), `added: ${entryLine(entry)}`, `old:   ${entryLine(old)}`]);

@@ -30,6 +30,8 @@ import { registerCategoryRoutes } from './routes/categories';
 import { registerEventRoutes } from './routes/events';
 import { registerProviderRoutes } from './routes/provider';
 import { registerWebhookEndpointRoutes } from './routes/webhook-endpoints';
+import { registerApiKeyRoutes } from './routes/api-keys';
+import { ApiKeyCache, type ApiKeyCacheOptions } from '../client/api-keys';
 import { registerLinkRoutes } from './routes/links';
 import { registerLimitRoutes } from './routes/limits';
 import { registerListRoutes } from './routes/lists';
@@ -84,6 +86,12 @@ export interface GatewayAppOptions {
   logger?: boolean | object;
   /** Its Prometheus metrics (metrics.ts); default: a registry of its own, served only when main.ts is given an address. */
   metrics?: GatewayMetrics;
+  /**
+   * This gateway's reading of the keys made through /v1/api_keys: how often it reads them (default
+   * 5 s: a revoke reaches it within that) and how old a reading may grow before those keys are
+   * refused 503 (default 15 s). The keyring's keys do not depend on it.
+   */
+  apiKeys?: Pick<ApiKeyCacheOptions, 'refreshMs' | 'staleMs'>;
 }
 
 const DEFAULT_PIN_RATE_LIMIT = { max: 5, timeWindowMs: 60_000 };
@@ -108,6 +116,10 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
     }),
     notificationGuard: new NotificationGuard({ maxSignalsPerFlow: opts.notificationSignalsPerFlow }),
     metrics: opts.metrics ?? new GatewayMetrics({ mpf: opts.mpf }),
+    apiKeyCache: new ApiKeyCache(opts.mpf.apiKeys, {
+      ...opts.apiKeys,
+      onReadFailed: (err) => app.log.warn({ err: { type: (err as Error)?.name, message: (err as Error)?.message } }, 'the API keys record could not be read (the last reading stays until it is stale)'),
+    }),
   };
 
   const app = Fastify({
@@ -141,7 +153,8 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   const { namespace, ...personTokens } = opts.personTokens ?? {};
   const people = opts.personTokens ? (personTokens as PersonTokenSettings) : undefined;
   const personNamespace = namespace ?? opts.mpf.temporal?.options.namespace ?? 'default';
-  await app.register(gatewayAuth, { keyring, personNamespace, ...(people ? { personTokens: people } : {}) });
+  await app.register(gatewayAuth, { keyring, personNamespace, recordKeys: ctx.apiKeyCache, ...(people ? { personTokens: people } : {}) });
+  app.addHook('onClose', () => ctx.apiKeyCache.close());
 
   registerSwapRoutes(app, ctx);
   registerPinRoutes(app, ctx);
@@ -153,6 +166,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   registerEventRoutes(app, ctx);
   registerProviderRoutes(app, ctx);
   registerWebhookEndpointRoutes(app, ctx);
+  registerApiKeyRoutes(app, ctx);
   registerOperationRoutes(app, ctx);
   await app.register(notificationRoutes, ctx);
   if (opts.codec) registerCodecServer(app, { ...opts.codec, prefix: '/codec', ...(people ? { personTokens: people } : {}) });

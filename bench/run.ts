@@ -301,8 +301,15 @@ async function benchGoingLiveSection(m: Measured, stack: BenchStack, step: Step,
       figure(sec, `${VARIANT_LABEL[v]}: peak starts/s (at c=${goingLiveKnee(r, v).peakAt})`, goingLiveKnee(r, v).peak, k.peak, 'starts/s'),
     );
   }
-  const [b, c] = [goingLivePoint(r, 'b', k.concurrency), goingLivePoint(r, 'c', k.concurrency)];
-  m.figures.push(figure('going live: the deployment ledger', `(c) ÷ (b): starts/s at c=${k.concurrency}`, c.startsPerSec, b.startsPerSec, 'starts/s'));
+  const [b, c, f] = [goingLivePoint(r, 'b', k.concurrency), goingLivePoint(r, 'c', k.concurrency), goingLivePoint(r, 'f', k.concurrency)];
+  const ledger = 'going live: the deployment ledger';
+  m.figures.push(figure(ledger, `(c) ÷ (b): starts/s at c=${k.concurrency}`, c.startsPerSec, b.startsPerSec, 'starts/s', { kind: 'ratio>=', target: 0.9 }));
+  m.figures.push(figure(ledger, `(f) per start ÷ (b): starts/s at c=${k.concurrency}`, f.startsPerSec, b.startsPerSec, 'starts/s'));
+  for (const level of r.levels) {
+    const [bl, cl, fl] = (['b', 'c', 'f'] as const).map((v) => goingLivePoint(r, v, level));
+    m.figures.push(figure(ledger, `c=${level}: (c) leased ÷ (b), starts/s (errors ${cl!.errors} / ${bl!.errors})`, cl!.startsPerSec, bl!.startsPerSec, 'starts/s'));
+    m.figures.push(figure(ledger, `c=${level}: (f) per start ÷ (b), starts/s (errors ${fl!.errors} / ${bl!.errors})`, fl!.startsPerSec, bl!.startsPerSec, 'starts/s'));
+  }
 }
 
 /** Parked flows (mpf worker and mpf gateway processes): memory and wake-up as the count grows. */

@@ -258,6 +258,11 @@ export class MpfClient {
 
   // ---- the provider guard (kill switch and breakers) ---------------------------------------------
 
+  /** Returns the unused units of the deployment's daily counts this client leased in blocks (limits.ts); a gateway does as it closes. */
+  returnLeasedQuota(): Promise<void> {
+    return this.flows.returnLeasedQuota();
+  }
+
   /** Keeps this client's reading of the provider guard fresh, so starts never wait for it (the gateway); answers its stop. */
   watchProviderGuard(): () => Promise<void> {
     return this.providerGuard.watch();

@@ -71,6 +71,11 @@ export interface GatewayAppOptions {
    */
   userPinBudget?: { max: number; timeWindowMs: number; answerTimeoutMs?: number };
   /**
+   * Start the user's wrong-PIN budget beside each swap it starts, so the PIN's take updates a
+   * running budget (default true; false: the take starts it while the user waits, as the bench's before).
+   */
+  pinBudgetAhead?: boolean;
+  /**
    * Requests per client address and time window on every route but the health checks and the docs
    * (routes with their own limit keep it), per gateway process; default 6000 a minute (100/s).
    */
@@ -113,6 +118,8 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
     pinGate: opts.mpf.pinGate({
       ...(opts.userPinBudget ? { limits: opts.userPinBudget } : {}),
       onSettleFailed: (swapId, err) => app.log.warn({ swap_id: swapId, err: String(err) }, 'PIN budget slot not settled (given back after its hold time)'),
+      prepareAhead: opts.pinBudgetAhead ?? true,
+      onPrepareFailed: (err) => app.log.debug({ err: String(err) }, 'PIN budget not started ahead of its PIN (its take starts it)'),
     }),
     notificationGuard: new NotificationGuard({ maxSignalsPerFlow: opts.notificationSignalsPerFlow }),
     metrics: opts.metrics ?? new GatewayMetrics({ mpf: opts.mpf }),

@@ -211,6 +211,25 @@ describe("the merchant's console, signed in through the local sign-in", () => {
     await eventually(async () => receiver!.deliveries.filter((d) => d.verified && d.id === eventId).length > before, 20_000, 'the redelivery');
   });
 
+  test('an operator creates an API key with a role, sees it once, and revokes it; the key works until then', async () => {
+    const b = await signedIn('operator');
+    await b.get('/console/api-keys');
+    const created = await b.post('/console/api-keys', { role: 'read_only', label: 'console test' });
+    assert.equal(created.status, 200, created.html);
+    const key = /<pre>([^<]+)<\/pre>/.exec(created.html)?.[1];
+    const id = /API key (ak_[0-9a-f]{24}) \(role read_only\)/.exec(textOf(created.html))?.[1];
+    assert.ok(key && id, textOf(created.html).slice(0, 400));
+    assert.match(textOf(created.html), /console test/, 'its label listed');
+    assert.ok(!(await b.get('/console/api-keys')).html.includes(key), 'shown once');
+    await eventually(async () => (await asKey(key, 'GET', '/v1/swaps')).status === 200, 20_000, 'the new key reads');
+    const revoked = await b.post(`/console/api-keys/${id}/revoke`);
+    assert.match(textOf(revoked.html), new RegExp(`Revoked ${id}`));
+    await eventually(async () => (await asKey(key, 'GET', '/v1/swaps')).status === 401, 20_000, 'the revoked key refused');
+    const support = await signedIn('support');
+    assert.doesNotMatch((await support.get('/console/payments')).html, /API keys/, 'not in support\'s navigation');
+    assert.match(textOf((await support.get('/console/api-keys')).html), /Your role may not see API keys/);
+  });
+
   test('with every worker stopped, the payments list and a closed payment with its events still load', async () => {
     const { linkId, paymentRef } = await linkNeedingReconciliation();
     assert.equal((await asKey(operatorKey.key, 'POST', `/v1/admin/flows/${linkId}/resolve`, { outcome: 'failed', provider_reference: paymentRef, note: 'nothing arrived' })).status, 200);

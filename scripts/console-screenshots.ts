@@ -29,6 +29,10 @@ async function seed(h: GatewayHarness): Promise<{ paidLink: string; stop: () => 
   const ep = await as(operator.key).api('POST', '/v1/webhook_endpoints', { url: rx.url, enabled_events: ['*'], description: 'order service' });
   if (ep.status !== 201) throw new Error(`endpoint: ${ep.text}`);
   secrets.push(ep.json.secret as string);
+  for (const [role, label] of [['backend', 'checkout service'], ['read_only', 'finance reports']]) {
+    const k = await as(operator.key).api('POST', '/v1/api_keys', { role, label });
+    if (k.status !== 201) throw new Error(`api key: ${k.text}`);
+  }
   for (const [i, amount] of [25, 120, 8].entries()) {
     const s = await as(backend.key).api('POST', '/v1/swaps', swapBody(uniqueRef(`order-${1001 + i}`), { user_ref: `customer-${42 + i}`, amount }));
     if (s.status !== 201) throw new Error(`swap: ${s.text}`);

@@ -8,6 +8,8 @@ import type { EndpointTarget } from '../contract/webhook-endpoints';
 export interface EventSettingsInput {
   /** The flow's own webhook_url (from its start body), if any. */
   flow_url?: string;
+  /** Also say which event types the registered endpoints take now (`registered_types`). */
+  registered_types?: boolean;
 }
 
 export interface EventSettings {
@@ -21,6 +23,11 @@ export interface EventSettings {
    * events go to its delivery workflow even with no endpoint above (one may be registered later).
    */
   registry?: boolean;
+  /**
+   * When asked for (`registered_types` of the input) and read: the event types some registered
+   * endpoint takes now (enabled, the type enabled). Absent when the endpoints could not be read.
+   */
+  registered_types?: string[];
 }
 
 export interface EventTargetsInput {

@@ -15,7 +15,7 @@ import { isLoopbackEndpoint } from '../merchant-events/env';
 import type { MerchantEventsConfig } from '../merchant-events/config';
 import { signatureHeaders } from '../merchant-events/signing';
 import { recordEventDelivery } from '../observability/activity-metrics';
-import { endpointHost, retryDelayMs } from '../contract/merchant-events';
+import { endpointHost, FLOW_EVENT_TYPES, retryDelayMs } from '../contract/merchant-events';
 import { type EndpointTarget, endpointTakes, liveSecrets, type WebhookEndpointRecord } from '../contract/webhook-endpoints';
 import { addressListed, hostRefusal, webhookEgressFromEnv } from '../config/webhook-egress';
 import { guardedAgent, type LookupFunction, REFUSED_ADDRESS_CODE } from './egress-agent';
@@ -118,7 +118,7 @@ export function createEventActivities(config: MerchantEventsConfig, opts: EventA
   return {
     async eventSettings(input): Promise<EventSettings> {
       const endpoints = [...new Set([...config.urls, ...(input.flow_url ? [input.flow_url] : [])])];
-      const registry = opts.endpoints ? { registry: true } : {};
+      const registry = opts.endpoints ? { registry: true, ...(input.registered_types ? await registeredTypes(opts.endpoints) : {}) } : {};
       if (endpoints.length > 0 && config.secrets.length === 0) {
         return { endpoints: [], schedule: config.schedule, disabled_reason: 'MERCHANT_WEBHOOK_SECRET is not set on the worker: events cannot be signed, so none is delivered', ...registry };
       }
@@ -191,6 +191,20 @@ export function createEventActivities(config: MerchantEventsConfig, opts: EventA
       await Promise.all([agent.close(), flowAgent.close()]);
     },
   };
+}
+
+/**
+ * The flows' event types some registered endpoint takes now; nothing when they cannot be read (the
+ * flow then hands its events to a delivery workflow, which asks again until it can: never guessed).
+ */
+async function registeredTypes(endpoints: () => Promise<WebhookEndpointRecord[]>): Promise<{ registered_types?: string[] }> {
+  try {
+    const list = await endpoints();
+    return { registered_types: FLOW_EVENT_TYPES.filter((t) => list.some((e) => endpointTakes(e, t))) };
+  } catch (err) {
+    log.warn('eventSettings: the registered webhook endpoints could not be read; the flow\'s events go to its delivery workflow', { error: String(err) });
+    return {};
+  }
 }
 
 /** The activity's cancellation as an AbortSignal (outside an activity: a signal that never fires). */

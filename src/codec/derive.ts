@@ -28,6 +28,8 @@ export const KEY_PURPOSES = {
   pin_budget: 'mpf-pin-budget-v1',
   /** The workflow id of a user's daily limit ledger (starter/client/limits.ts). */
   limit_ledger: 'mpf-limit-ledger-v1',
+  /** The keyed hash of a flow's customer reference in its MpfCustomerRef search attribute (starter/client/lists.ts). */
+  customer_ref: 'mpf-customer-ref-v1',
 } as const;
 
 export type KeyPurpose = keyof typeof KEY_PURPOSES;

@@ -14,7 +14,7 @@ export interface paths {
         };
         /**
          * List swaps
-         * @description Newest first (running flows first, then by close time), one page at a time. Filters: state, created_from (inclusive) and created_to (exclusive), limit; page_token continues a list with the same filters. A bad parameter, or one not listed, is 400 naming it. The list comes from Temporal visibility, which is eventually consistent: a flow that changed state a moment ago may still be listed under its former state; its own view is always current.
+         * @description Newest first (running flows first, then by close time), one page at a time. Filters: state, created_from (inclusive) and created_to (exclusive), txn_ref, user_ref (or customer_ref, its other name; exact match, through a keyed hash: flows started before this filter existed never match), limit; page_token continues a list with the same filters. Each item carries the flow's amount, currency and customer_ref; no worker is needed. A bad parameter, or one not listed, is 400 naming it. The list comes from Temporal visibility, which is eventually consistent: a flow that changed state a moment ago may still be listed under its former state; its own view is always current.
          */
         get: operations["getSwaps"];
         put?: never;
@@ -36,7 +36,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A swap's current state */
+        /**
+         * A swap's current state and its timeline
+         * @description The swap's view with its timeline: its states, each provider call (initSwap, confirmSwap) with its outcome, the notifications and the operator acts, read from Temporal with no worker. A closed swap answers with every worker stopped (a swap closed from outside, with no worker to answer, from the events in its memo: its notifications are then only in the timeline).
+         */
         get: operations["getSwap"];
         put?: never;
         post?: never;
@@ -135,7 +138,7 @@ export interface paths {
         };
         /**
          * List payment links
-         * @description Newest first (running flows first, then by close time), one page at a time. Filters: state, created_from (inclusive) and created_to (exclusive), limit; page_token continues a list with the same filters. A bad parameter, or one not listed, is 400 naming it. The list comes from Temporal visibility, which is eventually consistent: a flow that changed state a moment ago may still be listed under its former state; its own view is always current.
+         * @description Newest first (running flows first, then by close time), one page at a time. Filters: state, created_from (inclusive) and created_to (exclusive), txn_ref, user_ref (or customer_ref, its other name; exact match, through a keyed hash: flows started before this filter existed never match), limit; page_token continues a list with the same filters. Each item carries the flow's amount, currency and customer_ref; no worker is needed. A bad parameter, or one not listed, is 400 naming it. The list comes from Temporal visibility, which is eventually consistent: a flow that changed state a moment ago may still be listed under its former state; its own view is always current.
          */
         get: operations["getPaymentLinks"];
         put?: never;
@@ -157,7 +160,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A payment link's state and the notifications received */
+        /**
+         * A payment link's state, the notifications received and its timeline
+         * @description The link's view with its timeline: its states, the provider call (createPaymentLink) with its outcome, the notifications and the operator acts, read from Temporal with no worker. A closed link answers with every worker stopped (a link closed from outside, with no worker to answer, from the events in its memo: its notifications are then only in the timeline).
+         */
         get: operations["getPaymentLink"];
         put?: never;
         post?: never;
@@ -181,6 +187,26 @@ export interface paths {
          * @description Answers the link's view once the cancellation took effect; 409 with the view when it has already ended.
          */
         post: operations["cancelPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Today's use of each daily limit
+         * @description One row per limit configured (LIMIT_*; an amount limit: one per currency it names): the deployment's, and with user_ref that user's. used counts every flow started today (UTC), as the limit does. Empty when no limit is set. The ledgers are read by query: 503 worker_unavailable when no worker answers.
+         */
+        get: operations["getLimitsUsage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1128,6 +1154,12 @@ export interface components {
             execution_status: string;
             created_at?: string;
             closed_at?: string;
+            /** @description the flow's amount (a swap's in its from_currency); absent on flows started before lists carried it */
+            amount?: number;
+            /** @description a swap's from_currency, a payment link's currency */
+            currency?: string;
+            /** @description the customer reference: the user_ref of the swap's or the payment link's request */
+            customer_ref?: string;
         };
         FlowPage: {
             items: components["schemas"]["FlowListItem"][];
@@ -1172,6 +1204,30 @@ export interface components {
             /** @description the flow that was not started */
             flow_id?: string;
         };
+        LimitUsage: {
+            /**
+             * @description the limit, as a refusal names it
+             * @enum {string}
+             */
+            limit: "swap_count_per_user_day" | "swap_amount_per_user_day" | "swap_count_per_deployment_day" | "swap_amount_per_deployment_day" | "link_count_per_user_day" | "link_amount_per_user_day" | "link_count_per_deployment_day" | "link_amount_per_deployment_day";
+            /** @enum {string} */
+            scope: "user" | "deployment";
+            /** @description the user asked about (scope user) */
+            user_ref?: string;
+            /** @description today's use: a count, or an amount in unit */
+            used: number;
+            /** @description the limit configured */
+            max: number;
+            /** @description count, or the currency of an amount limit */
+            unit: string;
+            /** @description the UTC day counted, YYYY-MM-DD */
+            day: string;
+            /** @description when the count starts afresh (00:00 UTC), ISO 8601 */
+            resets_at: string;
+        };
+        LimitsUsage: {
+            data: components["schemas"]["LimitUsage"][];
+        };
         /**
          * @example {
          *       "link_id": "paylink-invoice-2001",
@@ -1211,6 +1267,8 @@ export interface components {
              * @enum {string}
              */
             execution?: "terminated" | "timed_out" | "failed" | "cancelled";
+            /** @description the flow's timeline, oldest first (only in GET of one flow): its states (from the events in its memo, and the steps that emit none from its history), each provider call with its outcome, the notifications it recorded and the operator acts; read from the server with no worker, never a PIN or auth_token */
+            timeline?: components["schemas"]["TimelineEntry"][];
         };
         MerchantEvent: {
             /** @description evt_<flow_id>_<n>: the webhook-id of its deliveries */
@@ -1741,6 +1799,8 @@ export interface components {
              * @enum {string}
              */
             execution?: "terminated" | "timed_out" | "failed" | "cancelled";
+            /** @description the flow's timeline, oldest first (only in GET of one flow): its states (from the events in its memo, and the steps that emit none from its history), each provider call with its outcome, the notifications it recorded and the operator acts; read from the server with no worker, never a PIN or auth_token */
+            timeline?: components["schemas"]["TimelineEntry"][];
             /** @description the PIN-entry page for the user; the pin_token travels in the URL's fragment */
             pin_url: string;
             /** @description authorises POST /v1/swaps/{swap_id}/pin for this swap only */
@@ -1984,6 +2044,24 @@ export interface components {
              * @enum {string}
              */
             execution?: "terminated" | "timed_out" | "failed" | "cancelled";
+            /** @description the flow's timeline, oldest first (only in GET of one flow): its states (from the events in its memo, and the steps that emit none from its history), each provider call with its outcome, the notifications it recorded and the operator acts; read from the server with no worker, never a PIN or auth_token */
+            timeline?: components["schemas"]["TimelineEntry"][];
+        };
+        TimelineEntry: {
+            /** @description when it happened (a provider call: when it was scheduled), ISO 8601 */
+            at: string;
+            /** @enum {string} */
+            kind: "state" | "provider_call" | "notification" | "operator";
+            /** @description the state; the provider call's activity type (initSwap, confirmSwap, createPaymentLink); notification; the operator's act (cancel, resolve, terminate, cancel_request) */
+            name: string;
+            /** @description a provider call's: completed, failed, timed_out, cancelled, pending; a notification's outcome; a resolve's */
+            outcome?: string;
+            /** @description the event a state emitted, a failed call's failure type (never its message), who resolved, a termination's reason */
+            detail?: string;
+            /** @description a provider call's last attempt (1: not retried) */
+            attempt?: number;
+            /** @description when a provider call ended */
+            ended_at?: string;
         };
         /**
          * @example {
@@ -2124,6 +2202,12 @@ export interface operations {
                 created_from?: string;
                 /** @description only flows started before this instant (ISO 8601) */
                 created_to?: string;
+                /** @description only the flow of this merchant reference: a swap's txn_ref, a payment link's txn_merchant_ref (exact match) */
+                txn_ref?: string;
+                /** @description only flows of this customer reference, the user_ref of the start (exact match; flows started before this filter existed never match) */
+                user_ref?: string;
+                /** @description the same filter as user_ref, by its name in list items */
+                customer_ref?: string;
                 /** @description flows per page (1-100, default 20) */
                 limit?: number;
                 /** @description next_page_token of the previous page (same filters) */
@@ -2741,6 +2825,12 @@ export interface operations {
                 created_from?: string;
                 /** @description only flows started before this instant (ISO 8601) */
                 created_to?: string;
+                /** @description only the flow of this merchant reference: a swap's txn_ref, a payment link's txn_merchant_ref (exact match) */
+                txn_ref?: string;
+                /** @description only flows of this customer reference, the user_ref of the start (exact match; flows started before this filter existed never match) */
+                user_ref?: string;
+                /** @description the same filter as user_ref, by its name in list items */
+                customer_ref?: string;
                 /** @description flows per page (1-100, default 20) */
                 limit?: number;
                 /** @description next_page_token of the previous page (same filters) */
@@ -3119,6 +3209,78 @@ export interface operations {
             };
         };
     };
+    getLimitsUsage: {
+        parameters: {
+            query?: {
+                /** @description also this user's use of the per-user limits */
+                user_ref?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitsUsage"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
     getAdminReconciliations: {
         parameters: {
             query?: {
@@ -3128,6 +3290,12 @@ export interface operations {
                 created_from?: string;
                 /** @description only flows started before this instant (ISO 8601) */
                 created_to?: string;
+                /** @description only the flow of this merchant reference: a swap's txn_ref, a payment link's txn_merchant_ref (exact match) */
+                txn_ref?: string;
+                /** @description only flows of this customer reference, the user_ref of the start (exact match; flows started before this filter existed never match) */
+                user_ref?: string;
+                /** @description the same filter as user_ref, by its name in list items */
+                customer_ref?: string;
                 /** @description flows per page (1-100, default 20) */
                 limit?: number;
                 /** @description next_page_token of the previous page (same filters) */

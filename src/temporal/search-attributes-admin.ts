@@ -1,5 +1,5 @@
 /**
- * Registers our custom search attributes (MpfFlowKind, MpfState, MpfTxnRef, MpfApiKeyId) on whatever Temporal
+ * Registers our custom search attributes (MpfFlowKind, MpfState, MpfTxnRef, MpfApiKeyId, MpfCustomerRef) on whatever Temporal
  * the process talks to, idempotently: the worker does it at start-up, so a flow never fails for a
  * missing mapping on a server we did not start. Several workers starting together race: "already
  * exists" is success. A server that forbids it gets an error naming the attributes and the command

@@ -10,9 +10,15 @@
  * event), so the events API lists and reads them from visibility and describe, with no worker and
  * no replay, for as long as the namespace keeps the closed flow.
  *
+ * Since LEAN_EVENTS_PATCH the delivery workflow is started only when an event has somewhere to
+ * go: an endpoint configured on the worker or the flow, or a registered endpoint that takes it now
+ * (asked with the first activity's answer for the first event, then by the `eventTargets` local
+ * activity at each later one, until one does). A flow started before an endpoint was registered
+ * hands its next event to a delivery workflow then; once started, every later event goes to it.
+ *
  * Flows recorded before this existed replay without it (`patched`), so their histories stay valid.
  */
-import { EVENTS_MEMO_PATCH, MERCHANT_EVENTS_PATCH } from './patches';
+import { EVENTS_MEMO_PATCH, LEAN_EVENTS_PATCH, MERCHANT_EVENTS_PATCH } from './patches';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   CancellationScope,
@@ -53,6 +59,13 @@ const { eventSettings } = proxyLocalActivities<EventActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, initialInterval: '200 milliseconds' },
 });
+// Whether a registered endpoint takes an event now (lean flows with no delivery workflow yet): one
+// short attempt, since the workflow task that emitted the event (a PIN's answer, say) waits for it;
+// without an answer the events go to the delivery workflow, which asks again until it can.
+const { eventTargets } = proxyLocalActivities<EventActivities>({
+  startToCloseTimeout: '3 seconds',
+  retry: { maximumAttempts: 1 },
+});
 
 interface Target {
   signal(def: typeof eventsSignal, arg: { events: FlowEvent[] }): Promise<void>;
@@ -71,6 +84,10 @@ function deliverable(settings: EventSettings): boolean {
 export class EventOutbox {
   /** False when replaying a flow recorded before merchant events existed. */
   readonly enabled: boolean;
+  /** A delivery workflow only for events that have somewhere to go (false when replaying a flow recorded before). */
+  private readonly lean: boolean;
+  /** The history length when the settings came: their `registered_types` answer for that workflow task only. */
+  private settingsAt: number | undefined;
   /** False when replaying a flow recorded before its events were kept in its memo. */
   private readonly memoKept: boolean;
   private readonly events: FlowEvent[] = [];
@@ -85,8 +102,11 @@ export class EventOutbox {
     private readonly kind: FlowKind,
     private readonly flowUrl: string | undefined,
   ) {
-    this.enabled = patched(MERCHANT_EVENTS_PATCH);
-    this.memoKept = this.enabled && patched(EVENTS_MEMO_PATCH);
+    // One marker for new flows: the lean patch implies both older ones (asked only when replaying
+    // a flow recorded before it, in the order they were recorded).
+    this.lean = patched(LEAN_EVENTS_PATCH);
+    this.enabled = this.lean || patched(MERCHANT_EVENTS_PATCH);
+    this.memoKept = this.lean || (this.enabled && patched(EVENTS_MEMO_PATCH));
     // The field from the start, even empty: a reader tells a flow that has no event yet from one
     // of an older release (whose events only its `events` query answers).
     this.keepInMemo();
@@ -112,7 +132,7 @@ export class EventOutbox {
     const flowId = workflowInfo().workflowId;
     this.events.push({ id: eventId(flowId, this.events.length + 1), type, timestamp: new Date().toISOString(), data: eventData(this.kind, view(), from) });
     this.keepInMemo();
-    if (this.settings && !deliverable(this.settings) && !this.busy && this.handed === this.events.length - 1) {
+    if (this.settings && this.undeliverable(this.settings) && !this.busy && this.handed === this.events.length - 1) {
       // No endpoint to hand it to: dropped here, as the pump would drop it (without a command),
       // but without waking the pump — each wake costs the flow a dozen promises (docs/performance.md).
       this.dropUndeliverable(1);
@@ -131,7 +151,11 @@ export class EventOutbox {
    */
   settingsRequest(): EventSettingsInput | undefined {
     if (!this.enabled) return undefined;
-    return this.flowUrl ? { flow_url: this.flowUrl } : {};
+    return this.request();
+  }
+
+  private request(): EventSettingsInput {
+    return { ...(this.flowUrl ? { flow_url: this.flowUrl } : {}), ...(this.lean ? { registered_types: true } : {}) };
   }
 
   /**
@@ -140,7 +164,38 @@ export class EventOutbox {
    * the `eventSettings` local activity, as it always did.
    */
   offer(settings: EventSettings | undefined): void {
-    if (this.enabled && settings && !this.settings) this.settings = settings;
+    if (this.enabled && settings && !this.settings) {
+      this.settings = settings;
+      this.settingsAt = workflowInfo().historyLength;
+    }
+  }
+
+  /** No event of this flow can go anywhere, whatever comes (no command needed to know it). */
+  private undeliverable(settings: EventSettings): boolean {
+    if (!this.lean) return !deliverable(settings);
+    return !this.target && settings.endpoints.length === 0 && settings.registry !== true;
+  }
+
+  /**
+   * Whether a batch goes to a delivery workflow (lean flows): always once one is started, or with
+   * an endpoint configured; otherwise when a registered endpoint takes one of its events now —
+   * from the settings read in this very workflow task, else asked (a local activity). An answer
+   * that cannot be had hands the batch over: the delivery workflow asks again until it can.
+   */
+  private async goesOut(settings: EventSettings, batch: readonly FlowEvent[]): Promise<boolean> {
+    if (this.target || settings.endpoints.length > 0) return true;
+    if (settings.registry !== true) return false;
+    const types = [...new Set(batch.map((e) => e.type))];
+    if (settings.registered_types && this.settingsAt === workflowInfo().historyLength) {
+      return types.some((t) => settings.registered_types!.includes(t));
+    }
+    try {
+      for (const t of types) if ((await eventTargets({ event_type: t })).length > 0) return true;
+      return false;
+    } catch (err) {
+      log.warn('merchant events: the registered endpoints could not be read; handing the events to the delivery workflow', { error: String(err) });
+      return true;
+    }
   }
 
   /** The whole list (a carried-on run's earlier events included): a memo field is replaced, not appended to. */
@@ -186,11 +241,14 @@ export class EventOutbox {
 
   private async handOver(): Promise<void> {
     const batch = this.events.slice(this.handed);
-    this.settings ??= await eventSettings(this.flowUrl ? { flow_url: this.flowUrl } : {}).catch((err: unknown): EventSettings => {
-      log.error('merchant events: eventSettings failed; this flow\'s events are not delivered', { error: String(err) });
-      return { endpoints: [], schedule: { retry_for_ms: 0, initial_interval_ms: 0, max_interval_ms: 0, attempt_timeout_ms: 0, idle_close_ms: 0 } };
-    });
-    if (!deliverable(this.settings)) {
+    if (!this.settings) {
+      this.settings = await eventSettings(this.request()).catch((err: unknown): EventSettings => {
+        log.error('merchant events: eventSettings failed; this flow\'s events are not delivered', { error: String(err) });
+        return { endpoints: [], schedule: { retry_for_ms: 0, initial_interval_ms: 0, max_interval_ms: 0, attempt_timeout_ms: 0, idle_close_ms: 0 } };
+      });
+      this.settingsAt = workflowInfo().historyLength;
+    }
+    if (this.lean ? !(await this.goesOut(this.settings, batch)) : !deliverable(this.settings)) {
       this.dropUndeliverable(batch.length);
       return;
     }

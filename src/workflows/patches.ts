@@ -41,6 +41,11 @@ export const HELD_TIMEOUT_PATCH = 'mpf-held-timeout-expires-v1';
 export const EVENTS_MEMO_PATCH = 'mpf-events-memo-v1';
 /** The delivery workflow also delivers to the deployment's registered webhook endpoints, asking for them at each event. */
 export const WEBHOOK_ENDPOINTS_PATCH = 'mpf-webhook-endpoints-v1';
+/**
+ * A flow starts its delivery workflow only when an event has somewhere to go, and records this one
+ * patch in place of the merchant-events and events-memo patches (both branches taken).
+ */
+export const LEAN_EVENTS_PATCH = 'mpf-lean-events-v1';
 
 export const LIVE_PATCHES: readonly LivePatch[] = [
   {
@@ -96,5 +101,11 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
     why: 'an events-<flow_id> delivery workflow asks the worker (eventTargets) which registered webhook endpoints take each event when it comes, and delivers it to each in a lane of its own, besides the configured endpoints',
     addedIn: '0.1.0 (webhook endpoints, 2026-11-28)',
     deprecateWhen: 'no delivery workflow started before this release is open (they retry for MERCHANT_WEBHOOK_RETRY_SECONDS, 3 days by default, or end idle after 7 days)',
+  },
+  {
+    id: LEAN_EVENTS_PATCH,
+    why: "a flow starts its events-<flow_id> delivery workflow only when an event has somewhere to go (a configured endpoint, or a registered one that takes it now: read with the first activity's answer, then by the eventTargets local activity at each later event until one does), instead of at its first event always; and it records this one patch instead of mpf-merchant-events-v1 and mpf-events-memo-v1, whose branches it takes (a marker and a TemporalChangeVersion upsert fewer per flow)",
+    addedIn: '0.1.0 (lean events, 2026-11-28)',
+    deprecateWhen: 'never on its own: it retires with mpf-merchant-events-v1 and mpf-events-memo-v1 (when no swap or link started before them is open), after which the outbox calls only this one',
   },
 ];

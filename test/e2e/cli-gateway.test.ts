@@ -57,6 +57,10 @@ describe('mpf through the gateway with an API key, without Temporal', () => {
       assert.equal(list.code, 0, list.stderr);
       return (JSON.parse(list.stdout) as { items: Array<{ flow_id: string }> }).items.some((i) => i.flow_id === `swap-${txn}`);
     }, 20_000, 'the swap in the list');
+    const found = await runMpf(['swap', 'list', '--txn-ref', txn, '--user-ref', 'cli-user', '--json'], env(backend.key));
+    assert.equal(found.code, 0, found.stderr);
+    const items = (JSON.parse(found.stdout) as { items: Array<{ flow_id: string; amount?: number; currency?: string; customer_ref?: string }> }).items;
+    assert.deepEqual(items.map((i) => [i.flow_id, i.amount, i.currency, i.customer_ref]), [[`swap-${txn}`, 10, 'USD', 'cli-user']]);
 
     const tokenFile = path.join(tmp, `${txn}.token`);
     fs.writeFileSync(tokenFile, body.pin_token, { mode: 0o600 });

@@ -838,7 +838,7 @@ describe('docker-compose.yml and the native topology (tools/cluster/topology.ts)
     const create = steps.find((s) => s.argv.slice(0, 4).join(' ') === 'temporal operator search-attribute create');
     assert.ok(create, 'the namespace job creates search attributes');
     const names = create.argv.flatMap((a, i) => (create.argv[i - 1] === '--name' ? [a] : []));
-    assert.deepEqual(names.sort(), ['MpfApiKeyId', 'MpfFlowKind', 'MpfState', 'MpfTxnRef']);
+    assert.deepEqual(names.sort(), ['MpfApiKeyId', 'MpfCustomerRef', 'MpfFlowKind', 'MpfState', 'MpfTxnRef']);
     assert.ok(steps.some((s) => s.orElse?.includes('create') && s.orElse.includes('--retention')), 'the namespace is created when missing');
     const update = steps.find((s) => s.argv.slice(0, 4).join(' ') === 'temporal operator namespace update');
     assert.equal(update?.argv[update.argv.indexOf('--retention') + 1], '720h', 'an existing namespace keeps closed flows, and their events, 30 days');

@@ -1,7 +1,8 @@
 /**
  * `npm run demo -- --once` as a user runs it: `node bin/mpf.cjs demo --once` as a real process
  * against the test's Temporal server (TEMPORAL_ADDRESS), both flows end to end over the gateway,
- * then a clean exit 0. The workflows it names are then checked on the server itself.
+ * then a clean exit 0. The workflows it names are then checked on the server itself. The
+ * interactive demo's console sign-in links are followed as a browser does.
  */
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,9 @@ import { Client, Connection } from '@temporalio/client';
 import { clientDataConverter } from '../../src/codec/data-converter';
 import { generateDevKeys } from '../../src/codec/keys';
 import { FLOW_STATE } from '../../src/workflows/search-attributes';
+import { ConsoleBrowser, textOf } from '../helpers/console';
 import { runMpf, spawnMpf } from '../helpers/processes';
+import { eventually } from '../helpers/stack';
 import { getTestTemporal } from '../helpers/temporal';
 
 after(async () => {
@@ -69,12 +72,20 @@ describe('mpf demo --once', () => {
     }
   });
 
-  test('the interactive demo, stopped with Ctrl-C, leaves no flow waiting: its PIN-page swap ends cancelled', { timeout: 200_000 }, async () => {
+  test("the interactive demo prints one-time console links that sign in as their role, and stopped with Ctrl-C leaves no flow waiting: its PIN-page swap ends cancelled", { timeout: 200_000 }, async () => {
     const temporal = await getTestTemporal();
     const keys = generateDevKeys();
     const demo = spawnMpf(['demo'], { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace, PAYLOAD_ENCRYPTION_KEYS: keys });
     try {
       const [, swapId] = await demo.waitFor(/PIN page: +http:\/\/[^ ]+\/pin\/(swap-[^#\s]+)#/, 180_000);
+      const [, link] = await demo.waitFor(/as operator (http:\/\/127\.0\.0\.1:\d+\/console\/local-sign-in\?code=[\w-]+)/, 30_000);
+      const origin = new URL(link!).origin;
+      const b = new ConsoleBrowser(origin);
+      const page = await b.get(link!);
+      assert.equal(page.path, '/console/payments', page.html.slice(0, 300));
+      assert.match(textOf(page.html), /Omar Operator · operator/);
+      await eventually(async () => (await b.get('/console/payments')).html.includes(`/console/payments/${swapId}"`), 20_000, "the demo's swap listed");
+      assert.equal((await new ConsoleBrowser(origin).get(link!)).status, 403, 'the link signs in once');
       await demo.kill('SIGINT');
       assert.match(demo.output(), new RegExp(`cancelled ${swapId} \\(the demo stopped\\)`));
       const connection = await Connection.connect({ address: temporal.address });

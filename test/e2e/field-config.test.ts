@@ -128,7 +128,7 @@ describe('a plain Temporal dev server on which nobody registered our search attr
   });
 
   test('mpf worker registers them at start-up, then a swap confirms and a link is paid through mpf gateway', async () => {
-    assert.match(worker.output(), /registered search attributes MpfFlowKind, MpfState, MpfTxnRef, MpfApiKeyId in namespace default/);
+    assert.match(worker.output(), /registered search attributes MpfFlowKind, MpfState, MpfTxnRef, MpfApiKeyId, MpfCustomerRef in namespace default/);
     const conn = await Connection.connect({ address: server.address });
     try {
       const listed = await conn.operatorService.listSearchAttributes({ namespace: 'default' });

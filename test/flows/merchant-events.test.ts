@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
+import { temporal } from '@temporalio/proto';
 import { Webhook } from 'standardwebhooks';
 import { loadEnv } from '../../src/config/env';
 import { merchantEventsFromEnv, NO_MERCHANT_EVENTS } from '../../src/merchant-events/config';
@@ -8,7 +9,7 @@ import { startEventListener, type ReceivedDelivery, type RunningListener } from 
 import { generateSecret } from '../../src/merchant-events/signing';
 import type { InputError } from '../../src/starter/client/errors';
 import { MpfClient } from '../../src/starter/client/mpf-client';
-import { EVENT_DELIVERY_WORKFLOW_TYPE, type EventDeliveryInput, type EventDeliveryView, EVENT_TYPES, eventTypeFor, FLOW_EVENT_TYPES } from '../../src/contract/merchant-events';
+import { EVENT_DELIVERY_WORKFLOW_TYPE, type EventDeliveryInput, EVENT_TYPES, eventTypeFor, FLOW_EVENT_TYPES } from '../../src/contract/merchant-events';
 import { eventDeliveryWorkflowId } from '../../src/workflows/event-types';
 import { flowId } from '../../src/workflows/flow-ids';
 import { eventSchemaIssues } from '../../src/contract/merchant-event-schemas';
@@ -336,14 +337,16 @@ describe('merchant events of real flows (real Temporal, simulator over HTTP)', (
     assert.deepEqual([...new Set(delivered.map((d) => d.event!.type))].sort(), [...FLOW_EVENT_TYPES].sort(), 'every flow event type was emitted (the provider guard\'s: test/flows/provider-guard.test.ts)');
   });
 
-  test('a flow without any endpoint still lists its events, and its delivery workflow delivers nothing and ends with it', async () => {
+  test('a flow without any endpoint still lists its events, and starts no delivery workflow', async () => {
     const { link } = await stack.mpf.createLink(linkBody(uniqueRef('ev-none')));
     await stack.mpf.cancelLink(link.link_id);
     const final = (await stack.client.workflow.getHandle(link.link_id).result()) as LinkView;
     assert.deepEqual(final.events!.map((e) => e.type), ['payment_link.created', 'payment_link.cancelled']);
-    // It is there for the registered webhook endpoints (none here), which may be added while a flow runs.
-    const delivery = (await stack.client.workflow.getHandle(`events-${link.link_id}`).result()) as EventDeliveryView;
-    assert.deepEqual(delivery.endpoints, []);
-    assert.deepEqual(delivery.deliveries, []);
+    // Nothing to deliver to (no endpoint configured, none registered): no child, no signal.
+    await assert.rejects(stack.client.workflow.getHandle(`events-${link.link_id}`).describe(), { name: 'WorkflowNotFoundError' });
+    const { events } = await stack.client.workflow.getHandle(link.link_id).fetchHistory();
+    const types = new Set((events ?? []).map((e) => e.eventType));
+    assert.ok(!types.has(temporal.api.enums.v1.EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED), 'no delivery child');
+    assert.ok(!types.has(temporal.api.enums.v1.EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED), 'no signal to one');
   });
 });

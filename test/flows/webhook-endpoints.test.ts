@@ -60,6 +60,18 @@ describe('webhook endpoints as an API', () => {
     assert.equal(r.status, 200, r.text);
   };
   const settle = () => new Promise((r) => setTimeout(r, 1_500));
+  /** Whether the flow's delivery workflow (`events-<flow_id>`) was ever started. */
+  const deliveryStarted = async (flowId: string): Promise<boolean> =>
+    h.stack.client.workflow
+      .getHandle(`events-${flowId}`)
+      .describe()
+      .then(
+        () => true,
+        (err: Error) => {
+          if (err.name === 'WorkflowNotFoundError') return false;
+          throw err;
+        },
+      );
 
   before(async () => {
     h = await startGatewayStack({
@@ -132,7 +144,8 @@ describe('webhook endpoints as an API', () => {
 
   test('a running swap started before an endpoint was added delivers its next event to the new endpoint', async () => {
     const swapId = await startSwap();
-    await settle(); // its swap.awaiting_pin went out to no endpoint
+    await settle(); // its swap.awaiting_pin had nowhere to go
+    assert.equal(await deliveryStarted(swapId), false, 'no delivery workflow while no endpoint takes its events');
     const { rx } = await endpoint(['swap.cancelled']);
     await cancel(swapId);
     await eventually(async () => rx.types(swapId).includes('swap.cancelled'), 30_000, 'swap.cancelled at the new endpoint');
@@ -163,6 +176,19 @@ describe('webhook endpoints as an API', () => {
     await eventually(async () => off.rx.types(swapId).includes('swap.cancelled'), 30_000, 'swap.cancelled once enabled');
     assert.deepEqual(off.rx.types(swapId), ['swap.cancelled'], 'nothing while it was disabled');
     for (const e of [off, on]) await ops('DELETE', `/v1/webhook_endpoints/${e.id}`);
+  });
+
+  test('a swap whose only endpoint is disabled starts no delivery workflow, and its next event after the endpoint is enabled goes there', async () => {
+    const off = await endpoint(['*']);
+    assert.equal((await ops('POST', `/v1/webhook_endpoints/${off.id}/disable`)).json.status, 'disabled');
+    const swapId = await startSwap();
+    await settle();
+    assert.equal(await deliveryStarted(swapId), false, 'no delivery workflow for a disabled endpoint');
+    assert.equal((await ops('POST', `/v1/webhook_endpoints/${off.id}/enable`)).json.status, 'enabled');
+    await cancel(swapId);
+    await eventually(async () => off.rx.types(swapId).includes('swap.cancelled'), 30_000, 'swap.cancelled once enabled');
+    assert.deepEqual(off.rx.types(swapId), ['swap.cancelled'], 'nothing while it was disabled');
+    await ops('DELETE', `/v1/webhook_endpoints/${off.id}`);
   });
 
   test('a redelivery to a named endpoint reaches only it', async () => {

@@ -29,6 +29,7 @@ const VECTORS: Record<KeyPurpose, string> = {
   idempotency: '11094bece49d3e70',
   pin_budget: '3a19ad5b44c42c09',
   limit_ledger: '588909a65b66fd97',
+  customer_ref: '36e0b9ffd0f74085',
 };
 
 const INFO_LITERALS = Object.values(KEY_PURPOSES).map((info) => new RegExp(`['"\`]${info}['"\`]`));

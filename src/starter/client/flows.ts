@@ -28,7 +28,7 @@ import {
   swapWorkflowId,
   type SwapWorkflowInput,
 } from '../../workflows/messages';
-import { FLOW_STATE } from '../../workflows/search-attributes';
+import { CUSTOMER_REF, FLOW_STATE } from '../../workflows/search-attributes';
 import { linkStaticDetails, linkStaticSummary, swapStaticDetails, swapStaticSummary } from '../../workflows/flow-summary';
 import type { FlowKind } from '../../workflows/flow-ids';
 import { DuplicateFlowError, FlowClosedError, FlowNotFoundError, FlowPendingError, NotCancellableError, PinNotAcceptedError, TemporalUnavailableError } from './errors';
@@ -38,9 +38,11 @@ import { checkWebhookUrl, readDeliveries, withDeliveries } from './merchant-even
 import { type WebhookEgressPolicy, webhookEgressFromEnv } from '../../config/webhook-egress';
 import type { MpfClientOptions } from './options';
 import { LinkCreateBody, type LinkCreateRequest, parseOrThrow, PinBody, type PinRequest, SwapStartBody, type SwapStartRequest } from './requests';
-import { DailyLimitLedgers } from './limits';
+import { DailyLimitLedgers, type LimitUsage } from './limits';
+import { customerRefHashes, isUnknownSearchAttribute, LIST_MEMO_FIELD, type ListMemo } from './lists';
 import { isAlreadyStarted, isClosedBeforeAnswer, isDeadlineExceeded, isNoPoller } from './temporal-errors';
 import { type ClientTokens, sha256, type TokenMemo } from './tokens';
+import { memoEventsOf, readTimeline, type TimelineEntry } from './timeline';
 import { notificationUrl, pinUrl } from './urls';
 import { closedExecutionView, type CreatedLink, EXECUTION_OF_STATUS, type StartedSwap, type StartOptions, TERMINAL_STATES, type Viewed } from './views';
 import type { PaymentLinkWorkflow, SwapWorkflow } from './workflow-refs';
@@ -52,6 +54,28 @@ const COMPLETED_FALLBACK_MS = 1_000;
 interface UserMetadata {
   staticSummary: string;
   staticDetails: string;
+}
+
+/**
+ * The view of a closed flow that no worker answered for, from the events it keeps in its memo: the
+ * last event's data is the allow-listed fields of its view when it emitted it (contract
+ * merchant-events.ts). Not in it: `notifications` (empty here; the timeline lists them from the
+ * history), `provider_message`, `expires_in_seconds`; `updated_at` is the last event's time.
+ * Undefined for a flow that kept no event (it closed before its first one, or is of an older release).
+ */
+export function memoView<T>(kind: FlowKind, memo: Record<string, unknown> | undefined): T | undefined {
+  const events = memoEventsOf(memo);
+  const last = events?.[events.length - 1];
+  if (!events || !last) return undefined;
+  const { object: _object, previous_state: _previous, ...fields } = last.data;
+  const pin = kind === 'swap' ? { pin_attempts_used: 0, pin_attempts_left: 0 } : {};
+  return {
+    ...pin,
+    ...fields,
+    notifications: [],
+    events: events.map(({ id, type, timestamp }) => ({ id, type, timestamp })),
+    updated_at: last.timestamp,
+  } as T;
 }
 
 export class Flows {
@@ -74,6 +98,11 @@ export class Flows {
     this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
     this.notificationBaseUrl = opts.notificationBaseUrl?.replace(/\/+$/, '');
     this.webhookEgress = opts.webhookEgress ?? webhookEgressFromEnv({ NODE_ENV: opts.production ? 'production' : undefined });
+  }
+
+  /** Today's use of each configured limit (limits.ts); none configured: []. */
+  async limitsUsage(userRef?: string): Promise<LimitUsage[]> {
+    return this.limits ? this.limits.usage(userRef) : [];
   }
 
   /** The gateway's public base URL (set after it listens when its port was 0). */
@@ -119,7 +148,8 @@ export class Flows {
       staticSummary: swapStaticSummary(req),
       staticDetails: swapStaticDetails({ ...req, pin_max_attempts: input.pin_max_attempts, started_at: startedAt }),
     };
-    const op = new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata));
+    const listed: ListMemo = { amount: req.amount, currency: req.from_currency, customer_ref: req.user_ref };
+    const op = (customer: boolean) => new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, listed, customer));
     const swap = await this.startWithUpdate(op, swapInitializedUpdate, 'swap', () => this.getSwap(workflowId));
     return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
   }
@@ -189,7 +219,8 @@ export class Flows {
       staticSummary: linkStaticSummary(input.request),
       staticDetails: linkStaticDetails({ ...input.request, lifetime_seconds: input.lifetime_seconds, started_at: new Date().toISOString() }),
     };
-    const op = new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata));
+    const listed: ListMemo = { amount: req.amount, currency: req.currency, customer_ref: req.user_ref };
+    const op = (customer: boolean) => new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, listed, customer));
     const link = await this.startWithUpdate(op, linkCreatedUpdate, 'payment_link', () => this.getLink(workflowId));
     return { link };
   }
@@ -222,8 +253,13 @@ export class Flows {
     }
   }
 
-  /** The start options of a flow: its id, the task queue, the input, the token hashes, and no second start of the id. */
-  startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata) {
+  /**
+   * The start options of a flow: its id, the task queue, the input, the token hashes, and no second
+   * start of the id; with `listed`, what its list item shows (memo `mpf_list`, encrypted by the
+   * payload codec as every memo value) and the keyed hash of its customer reference (MpfCustomerRef:
+   * a search attribute is not encrypted, so never the user_ref itself) unless `customer` is false.
+   */
+  startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata, listed?: ListMemo, customer = true) {
     return {
       // Temporal Web's Summary and Details (user metadata: encrypted by the payload codec like any payload).
       ...metadata,
@@ -232,7 +268,8 @@ export class Flows {
       args: [input] as [I],
       workflowIdConflictPolicy: 'FAIL' as const,
       workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
-      memo: memo as Record<string, unknown>,
+      memo: { ...memo, ...(listed ? { [LIST_MEMO_FIELD]: listed } : {}) } as Record<string, unknown>,
+      ...(listed && customer ? { typedSearchAttributes: [{ key: CUSTOMER_REF, value: customerRefHashes(this.opts.keys, listed.customer_ref)[0]! }] } : {}),
     };
   }
 
@@ -241,21 +278,35 @@ export class Flows {
    * The workflow id is the merchant's reference: a second start, running or finished, is a
    * DuplicateFlowError carrying the existing flow's view, and never reaches the provider. Under
    * daily limits the flow is reserved first (limits.ts): past a limit nothing is started.
+   *
+   * `operation(true)` carries MpfCustomerRef. A namespace that has no such search attribute yet
+   * (workers of the release before, which register it, still running) refuses the start and
+   * starts nothing; it is started again without it, so a rolling upgrade never stops payments:
+   * that flow is then listed without matching a customer filter, as a flow of the release before.
    */
   async startWithUpdate<W extends SwapWorkflow | PaymentLinkWorkflow, V extends { state: string }>(
-    startWorkflowOperation: WithStartWorkflowOperation<W>,
+    operation: (customer: boolean) => WithStartWorkflowOperation<W>,
     update: UpdateDefinition<V, []>,
     kind: 'swap' | 'payment_link',
     existing: () => Promise<V>,
   ): Promise<V> {
-    const workflowId = startWorkflowOperation.options.workflowId;
+    const first = operation(true);
+    const workflowId = first.options.workflowId;
     const waitMs = this.opts.startAnswerTimeoutMs ?? 30_000;
-    const start = (): Promise<V> =>
+    const startWith = (startWorkflowOperation: WithStartWorkflowOperation<W>): Promise<V> =>
       this.gate.guard(
         () => this.gate.temporal.withDeadline(Date.now() + waitMs, () => this.gate.temporal.workflow.executeUpdateWithStart(update, { startWorkflowOperation })),
         workflowId,
       );
-    const { request } = (startWorkflowOperation.options.args as [SwapWorkflowInput | LinkWorkflowInput])[0];
+    const start = async (): Promise<V> => {
+      try {
+        return await startWith(first);
+      } catch (err) {
+        if (!isUnknownSearchAttribute(err, CUSTOMER_REF.name)) throw err;
+        return startWith(operation(false));
+      }
+    };
+    const { request } = (first.options.args as [SwapWorkflowInput | LinkWorkflowInput])[0];
     try {
       return await (this.limits ? this.limits.around(kind, workflowId, request, start) : start());
     } catch (err) {
@@ -316,7 +367,20 @@ export class Flows {
     const execution = EXECUTION_OF_STATUS[status];
     const kind = flowKindOf(flowId);
     if (view && execution && kind) return closedExecutionView(kind, execution, view);
+    // Closed and no worker answered: the view its memo's last event carried (memoView).
+    const kept = status !== 'RUNNING' && kind ? memoView<T>(kind, described.memo) : undefined;
+    if (kept && execution && kind) return closedExecutionView(kind, execution, kept);
+    if (kept) return kept;
     throw new WorkerUnavailableError(flowWord(flowId), flowId, waitMs, lastState);
+  }
+
+  /**
+   * A flow's view with its timeline (timeline.ts: the memo and the history, no worker): only the
+   * single view of GET /v1/swaps/{id} and /v1/payment-links/{id} asks for it.
+   */
+  async withTimeline<V extends { state: string }>(kind: FlowKind, flowId: string, view: V): Promise<V & { timeline: TimelineEntry[] }> {
+    const timeline = await this.gate.guard(() => readTimeline(this.gate.temporal, kind, flowId, view as Parameters<typeof readTimeline>[3]), flowId);
+    return { ...view, timeline };
   }
 
   async cancelFlow<V extends { state: string }>(

@@ -26,7 +26,7 @@
  * ring and a start reserves in each; a ring of one key costs one update per limited subject.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { deriveKeys } from '../../codec/derive';
 import type { DailyLimits, LimitName } from '../../config/limits-env';
 import {
@@ -35,6 +35,7 @@ import {
   type LedgerReservation,
   limitReleaseUpdate,
   limitReserveUpdate,
+  limitTotalsQuery,
 } from '../../workflows/limit-ledger';
 import { type LimitExceededDetails, RECORD_FAILURE } from '../../workflows/record-failures';
 import { LimitExceededError, LimitUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from './errors';
@@ -118,6 +119,26 @@ class LedgerClosedError extends Error {
 }
 
 type Refused = { check: Check; details: LimitExceededDetails };
+
+/** Today's use of one configured limit (an amount limit: one per currency it names). */
+export interface LimitUsage {
+  limit: LimitName;
+  scope: 'user' | 'deployment';
+  /** The user_ref asked about (scope user). */
+  user_ref?: string;
+  /** A count, or an amount in `unit`. */
+  used: number;
+  max: number;
+  /** `count`, or the currency of an amount limit. */
+  unit: string;
+  /** The UTC day counted, YYYY-MM-DD. */
+  day: string;
+  /** When the day's count starts afresh (00:00 UTC), ISO 8601. */
+  resets_at: string;
+}
+
+/** The day's totals of a ledger as its `totals` query answers them (counter -> decimal text); none yet: {}. */
+type Totals = Record<string, string>;
 type Reserved = { taken: string[]; refused?: Refused; failed?: unknown };
 
 export class DailyLimitLedgers {
@@ -175,6 +196,45 @@ export class DailyLimitLedgers {
     }
     if (answer.state === 'failed') await giveBack(); // refused at once by the provider: no money can move
     return answer;
+  }
+
+  /**
+   * Today's use of each configured limit: the deployment's, and a user's when `userRef` is given
+   * (the most any of the user's ledgers counts: through a key rotation a start counts in each).
+   * Read by each ledger's `totals` query (a worker answers it: a ledger is a running workflow),
+   * bounded as a reservation is; a ledger not started today counts nothing yet.
+   */
+  async usage(userRef?: string): Promise<LimitUsage[]> {
+    const day = utcDay(Date.now());
+    const limits = this.opts.limits as Partial<Record<LimitName, number | Readonly<Record<string, string>>>>;
+    const read = async (id: string): Promise<Totals> => {
+      try {
+        return await this.records.within(id, () => this.opts.client.workflow.getHandle(id).query(limitTotalsQuery));
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return {};
+        throw err;
+      }
+    };
+    const scopes: Array<{ scope: 'user' | 'deployment'; ledgers: string[] }> = [{ scope: 'deployment', ledgers: [deploymentLedgerId(this.opts.taskQueue, day)] }];
+    if (userRef !== undefined) scopes.push({ scope: 'user', ledgers: userLedgerIds(this.userKeys, userRef, day) });
+    const out: LimitUsage[] = [];
+    for (const { scope, ledgers } of scopes) {
+      const names = (Object.keys(limits) as LimitName[]).filter((n) => limits[n] !== undefined && n.endsWith(`_per_${scope}_day`));
+      if (names.length === 0) continue;
+      const totals = await Promise.all(ledgers.map(read));
+      const most = (key: string): bigint => totals.reduce((m, t) => (BigInt(t[key] ?? '0') > m ? BigInt(t[key] ?? '0') : m), 0n);
+      const who = scope === 'user' ? { user_ref: userRef! } : {};
+      for (const name of names) {
+        const kind: LedgerKind = name.startsWith('swap_') ? 'swap' : 'payment_link';
+        const base = { limit: name, scope, ...who, day, resets_at: endOfDay(day) };
+        const value = limits[name]!;
+        if (typeof value === 'number') out.push({ ...base, used: Number(most(`count:${kind}`)), max: value, unit: 'count' });
+        else for (const [currency, max] of Object.entries(value)) {
+          out.push({ ...base, used: Number(fromHundredths(most(`amount:${kind}:${currency}`).toString())), max: Number(max), unit: currency });
+        }
+      }
+    }
+    return out;
   }
 
   /** The limits set for this kind, by subject (a subject with none set is not asked). */

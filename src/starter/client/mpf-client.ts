@@ -37,6 +37,11 @@ import { resolveFlow } from './reconcile';
 import type { LinkCreateRequest, PinRequest, SwapStartRequest } from './requests';
 import { ClientTokens, type TokenMemo, type TokenVerdict } from './tokens';
 import type { CategoriesResult, CreatedLink, FlowStatusSummary, StartedSwap, StartOptions, Viewed } from './views';
+import type { LimitUsage } from './limits';
+import type { TimelineEntry } from './timeline';
+import { z } from 'zod';
+import { Reference } from '../../contract/provider';
+import { parseOrThrow } from './requests';
 
 /** The workflow id a start would take (the key of a half-open breaker's trial), when its reference is a string. */
 function trialKey(body: unknown, field: string, id: (ref: string) => string): string | undefined {
@@ -48,6 +53,8 @@ export { LinkCreateBody, PinBody, SwapStartBody, parseOrThrow } from './requests
 export type { LinkCreateRequest, PinRequest, SwapStartRequest } from './requests';
 export type { MpfClientOptions } from './options';
 export type { CategoriesResult, CreatedLink, FlowExecution, FlowStatusSummary, StartedSwap, StartOptions, Viewed } from './views';
+export type { LimitUsage } from './limits';
+export type { TimelineEntry } from './timeline';
 export { notificationDedupKey } from './notifications';
 
 export class MpfClient {
@@ -127,6 +134,11 @@ export class MpfClient {
     return this.flows.submitPin(swapId, body, opts);
   }
 
+  /** The swap's view with its timeline (states, provider calls, notifications, operator acts; timeline.ts): the single view's answer. */
+  async getSwapDetail(swapId: string): Promise<Viewed<SwapView> & { timeline: TimelineEntry[] }> {
+    return this.flows.withTimeline('swap', swapId, await this.flows.getSwap(swapId));
+  }
+
   /** Cancels a swap awaiting its PIN: its final view, or NotCancellableError with the current view. */
   cancelSwap(swapId: string, reason?: string): Promise<SwapView> {
     return this.flows.cancelSwap(swapId, reason);
@@ -156,6 +168,11 @@ export class MpfClient {
   /** The link's view, with the deliveries of its merchant events. */
   getLink(linkId: string): Promise<Viewed<LinkView>> {
     return this.flows.getLink(linkId);
+  }
+
+  /** The link's view with its timeline (timeline.ts): the single view's answer. */
+  async getLinkDetail(linkId: string): Promise<Viewed<LinkView> & { timeline: TimelineEntry[] }> {
+    return this.flows.withTimeline('payment_link', linkId, await this.flows.getLink(linkId));
   }
 
   /** Cancels a link awaiting payment; NotCancellableError otherwise. */
@@ -210,7 +227,16 @@ export class MpfClient {
     const states = kind === 'swap' ? SWAP_STATES : kind === 'payment_link' ? LINK_STATES : [...new Set([...SWAP_STATES, ...LINK_STATES])];
     const f = parseListFilter(filter, states);
     const kinds: FlowKind[] = kind === 'any' ? ['swap', 'payment_link'] : [kind];
-    return this.gate.guard(() => listFlows(this.temporal, this.opts.taskQueue, kinds, f, this.pageTokens));
+    return this.gate.guard(() => listFlows(this.temporal, this.opts.taskQueue, kinds, f, this.pageTokens, this.opts.keys));
+  }
+
+  /**
+   * Today's use of each configured daily limit: the deployment's, and with `userRef` that user's
+   * (limits.ts). InputError naming user_ref for a malformed one; [] when no limit is set.
+   */
+  limitsUsage(userRef?: string): Promise<LimitUsage[]> {
+    if (userRef !== undefined) parseOrThrow(z.object({ user_ref: Reference }), { user_ref: userRef });
+    return this.flows.limitsUsage(userRef);
   }
 
   // ---- merchant events --------------------------------------------------------------------------

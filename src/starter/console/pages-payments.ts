@@ -145,7 +145,8 @@ async function eventsOf(deps: ConsoleDeps, s: ConsoleSession, view: Json): Promi
       const detail = await callApi(deps.gateway, s, 'GET', `/v1/events/${encodeURIComponent(String(e.id))}`);
       const first = ((detail.status === 200 ? detail.json.deliveries : e.deliveries) ?? []) as Array<Json>;
       const again = detail.status === 200 ? ((detail.json.redeliveries ?? []) as Array<Json>).flatMap((r) => ((r.deliveries ?? []) as Array<Json>).map((d) => ({ ...d, redelivery: r.id }))) : [];
-      return { id: e.id, type: e.type, timestamp: timeText(e.timestamp), deliveries: [...first, ...again] };
+      const deliveries = ([...first, ...again] as Json[]).map((d) => ({ ...d, ...(d.delivered_at ? { delivered_at: timeText(d.delivered_at) } : {}), ...(d.next_attempt_at ? { next_attempt_at: `next attempt ${timeText(d.next_attempt_at)}` } : {}) }));
+      return { id: e.id, type: e.type, timestamp: timeText(e.timestamp), deliveries };
     }),
   );
 }

@@ -31,6 +31,7 @@ import { registerEventRoutes } from './routes/events';
 import { registerProviderRoutes } from './routes/provider';
 import { registerWebhookEndpointRoutes } from './routes/webhook-endpoints';
 import { registerLinkRoutes } from './routes/links';
+import { registerLimitRoutes } from './routes/limits';
 import { registerListRoutes } from './routes/lists';
 import { registerReconciliationRoutes } from './routes/reconciliation';
 import { notificationRoutes } from './routes/notifications';
@@ -155,6 +156,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   registerPinRoutes(app, ctx);
   registerLinkRoutes(app, ctx);
   registerListRoutes(app, ctx);
+  registerLimitRoutes(app, ctx);
   registerReconciliationRoutes(app, ctx);
   registerCategoryRoutes(app, ctx);
   registerEventRoutes(app, ctx);

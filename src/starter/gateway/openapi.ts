@@ -256,6 +256,7 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
         { name: 'codec', description: 'The payload codec server for Temporal Web and the Temporal CLI' },
         { name: 'operations', description: 'Liveness and readiness' },
         { name: 'provider guard', description: 'The kill switch and circuit breakers in front of the provider (operator role)' },
+        { name: 'limits', description: "Today's use of the daily limits" },
         EVENTS_TAG,
       ],
       components: {

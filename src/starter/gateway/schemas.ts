@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { LinkCreateBody as LinkCreateInput, PinBody as PinInput, SwapStartBody as SwapStartInput } from '../client/mpf-client';
 import { EXAMPLES } from './openapi-examples';
 import { LINK_STATES, type LinkView, SWAP_STATES, type SwapView } from '../../workflows/messages';
-import type { Viewed } from '../client/mpf-client';
+import type { TimelineEntry, Viewed } from '../client/mpf-client';
 import { FlowEventsField } from './event-schemas';
 // The audit record of a resolution is the one the merchant events carry (written once, in the contract).
 import { ReconciliationSchema } from '../../contract/merchant-event-schemas';
@@ -103,6 +103,28 @@ const NotificationRecordSchema = z
   })
   .meta({ id: 'NotificationRecord' });
 
+const TimelineEntrySchema = z
+  .object({
+    at: z.string().describe('when it happened (a provider call: when it was scheduled), ISO 8601'),
+    kind: z.enum(['state', 'provider_call', 'notification', 'operator']),
+    name: z
+      .string()
+      .describe("the state; the provider call's activity type (initSwap, confirmSwap, createPaymentLink); notification; the operator's act (cancel, resolve, terminate, cancel_request)"),
+    outcome: z.string().optional().describe("a provider call's: completed, failed, timed_out, cancelled, pending; a notification's outcome; a resolve's"),
+    detail: z.string().optional().describe("the event a state emitted, a failed call's failure type (never its message), who resolved, a termination's reason"),
+    attempt: z.number().int().optional().describe("a provider call's last attempt (1: not retried)"),
+    ended_at: z.string().optional().describe('when a provider call ended'),
+  })
+  .meta({ id: 'TimelineEntry' });
+
+const TimelineField = z
+  .array(TimelineEntrySchema)
+  .optional()
+  .describe(
+    "the flow's timeline, oldest first (only in GET of one flow): its states (from the events in its memo, and the steps that emit none from its history), " +
+      'each provider call with its outcome, the notifications it recorded and the operator acts; read from the server with no worker, never a PIN or auth_token',
+  );
+
 export const SwapViewSchema = z
   .object({
     swap_id: z.string(),
@@ -126,6 +148,7 @@ export const SwapViewSchema = z
     events: FlowEventsField,
     updated_at: z.string(),
     execution: ExecutionField,
+    timeline: TimelineField,
   })
   .meta({ id: 'SwapView', examples: [EXAMPLES.swapView] });
 
@@ -177,6 +200,7 @@ export const LinkViewSchema = z
     events: FlowEventsField,
     updated_at: z.string(),
     execution: ExecutionField,
+    timeline: TimelineField,
   })
   .meta({ id: 'LinkView', examples: [EXAMPLES.linkView] });
 
@@ -213,14 +237,14 @@ export const NotificationAck = z.object({
 // ---------------------------------------------------------------------------------------------
 // The views' schemas against the workflows' view types: a field added to one and not the other
 // breaks the build here, instead of silently vanishing from HTTP answers. (`execution` is the
-// client's addition to every view.)
+// client's addition to every view; `timeline` its addition to the single view's answer.)
 // ---------------------------------------------------------------------------------------------
 
 type SameFields<View, Schema> = [Exclude<keyof View, keyof Schema>, Exclude<keyof Schema, keyof View>] extends [never, never]
   ? true
   : { only_in_the_view_type: Exclude<keyof View, keyof Schema>; only_in_the_schema: Exclude<keyof Schema, keyof View> };
-const _swapViewFields: SameFields<Viewed<SwapView>, z.infer<typeof SwapViewSchema>> = true;
-const _linkViewFields: SameFields<Viewed<LinkView>, z.infer<typeof LinkViewSchema>> = true;
+const _swapViewFields: SameFields<Viewed<SwapView> & { timeline?: TimelineEntry[] }, z.infer<typeof SwapViewSchema>> = true;
+const _linkViewFields: SameFields<Viewed<LinkView> & { timeline?: TimelineEntry[] }, z.infer<typeof LinkViewSchema>> = true;
 const _swapViewTypes: z.infer<typeof SwapViewSchema> extends Viewed<SwapView> ? true : never = true;
 const _linkViewTypes: z.infer<typeof LinkViewSchema> extends Viewed<LinkView> ? true : never = true;
 void [_swapViewFields, _linkViewFields, _swapViewTypes, _linkViewTypes];

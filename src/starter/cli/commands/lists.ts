@@ -1,4 +1,4 @@
-/** `mpf swap list` and `mpf link list`: one page of flows by state and start time (Temporal visibility). */
+/** `mpf swap list` and `mpf link list`: one page of flows by state, start time, reference and customer (Temporal visibility). */
 import type { Command } from 'commander';
 import type { FlowPage } from '../../client/lists';
 import type * as Face from '../face';
@@ -10,6 +10,8 @@ interface ListOptions {
   state?: string;
   from?: string;
   to?: string;
+  txnRef?: string;
+  userRef?: string;
   limit?: number;
   pageToken?: string;
   json?: boolean;
@@ -40,6 +42,8 @@ export function addListCommand(parent: Command, kind: 'swap' | 'payment_link'): 
     .option('--state <state>', `only ${noun} in this state (e.g. needs_reconciliation)`)
     .option('--from <iso>', 'only those started at or after this ISO 8601 time')
     .option('--to <iso>', 'only those started before this ISO 8601 time')
+    .option('--txn-ref <ref>', `only the one of this reference (${kind === 'swap' ? 'txn_ref' : 'txn_merchant_ref'})`)
+    .option('--user-ref <ref>', "only the customer's (user_ref; flows started before this release never match)")
     .option('--limit <n>', 'how many per page (1-100, default 20)', parsePositive)
     .option('--page-token <token>', 'the next page (printed at the end of the previous one)')
     .option('--json', JSON_HELP)
@@ -49,6 +53,8 @@ export function addListCommand(parent: Command, kind: 'swap' | 'payment_link'): 
           ...(opts.state !== undefined ? { state: opts.state } : {}),
           ...(opts.from !== undefined ? { created_from: opts.from } : {}),
           ...(opts.to !== undefined ? { created_to: opts.to } : {}),
+          ...(opts.txnRef !== undefined ? { txn_ref: opts.txnRef } : {}),
+          ...(opts.userRef !== undefined ? { user_ref: opts.userRef } : {}),
           ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
           ...(opts.pageToken !== undefined ? { page_token: opts.pageToken } : {}),
         });

@@ -88,14 +88,18 @@ export function registerLinkRoutes(root: FastifyInstance, ctx: GatewayContext): 
       config: { apiKey: true, access: 'read' },
       schema: {
         tags: TAGS,
-        summary: "A payment link's state and the notifications received",
+        summary: "A payment link's state, the notifications received and its timeline",
         operationId: 'getPaymentLink',
+        description:
+          "The link's view with its timeline: its states, the provider call (createPaymentLink) with its outcome, the notifications " +
+          'and the operator acts, read from Temporal with no worker. A closed link answers with every worker stopped (a link closed from ' +
+          "outside, with no worker to answer, from the events in its memo: its notifications are then only in the timeline).",
         security: API_KEY_SECURITY,
         params: LinkIdParams,
         response: { 200: LinkViewSchema, 401: ErrorBody, 404: ErrorBody, 503: WorkerUnavailableBody },
       },
     },
-    async (req) => mpf.getLink(requireLinkId(req.params.link_id)),
+    async (req) => mpf.getLinkDetail(requireLinkId(req.params.link_id)),
   );
 
   app.post(

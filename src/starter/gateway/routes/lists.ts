@@ -1,6 +1,7 @@
 /**
  * Lists of swaps and payment links: `GET /v1/swaps` and `GET /v1/payment-links` with state, time
- * range and paging (Temporal visibility on the flows' search attributes; opaque page token).
+ * range, txn_ref, customer and paging (Temporal visibility on the flows' search attributes and
+ * memo; opaque page token).
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -18,6 +19,9 @@ export const FlowListItemSchema = z
     execution_status: z.string().describe("Temporal's execution status: RUNNING, COMPLETED, TERMINATED, …"),
     created_at: z.string().optional(),
     closed_at: z.string().optional(),
+    amount: z.number().optional().describe("the flow's amount (a swap's in its from_currency); absent on flows started before lists carried it"),
+    currency: z.string().optional().describe("a swap's from_currency, a payment link's currency"),
+    customer_ref: z.string().optional().describe("the customer reference: the user_ref of the swap's or the payment link's request"),
   })
   .meta({ id: 'FlowListItem' });
 
@@ -30,7 +34,9 @@ export const FlowPageSchema = z
 
 const LIST_DESCRIPTION =
   'Newest first (running flows first, then by close time), one page at a time. Filters: state, created_from (inclusive) and ' +
-  'created_to (exclusive), limit; page_token continues a list with the same filters. A bad parameter, or one not listed, ' +
+  'created_to (exclusive), txn_ref, user_ref (or customer_ref, its other name; exact match, through a keyed hash: flows ' +
+  'started before this filter existed never match), limit; page_token continues a list with the same filters. Each item carries ' +
+  "the flow's amount, currency and customer_ref; no worker is needed. A bad parameter, or one not listed, " +
   'is 400 naming it. The list comes from Temporal visibility, which is eventually consistent: a flow that changed state a ' +
   'moment ago may still be listed under its former state; its own view is always current.';
 

@@ -107,14 +107,18 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
       config: { apiKey: true, access: 'read' },
       schema: {
         tags: TAGS,
-        summary: "A swap's current state",
+        summary: "A swap's current state and its timeline",
         operationId: 'getSwap',
+        description:
+          "The swap's view with its timeline: its states, each provider call (initSwap, confirmSwap) with its outcome, the notifications " +
+          'and the operator acts, read from Temporal with no worker. A closed swap answers with every worker stopped (a swap closed from ' +
+          "outside, with no worker to answer, from the events in its memo: its notifications are then only in the timeline).",
         security: API_KEY_SECURITY,
         params: SwapIdParams,
         response: { 200: SwapViewSchema, 401: ErrorBody, 404: ErrorBody, 503: WorkerUnavailableBody },
       },
     },
-    async (req) => mpf.getSwap(requireSwapId(req.params.swap_id)),
+    async (req) => mpf.getSwapDetail(requireSwapId(req.params.swap_id)),
   );
 
 

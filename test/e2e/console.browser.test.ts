@@ -302,6 +302,9 @@ describe("the merchant's console on mpf cluster up: each person signs in at the 
       await page.fill('input[name=description]', 'added in the console');
       await page.getByRole('button', { name: 'Add endpoint' }).click();
       await page.waitForURL((u) => u.pathname === '/console/webhooks');
+      await page.locator('.secret, .flash.bad').first().waitFor();
+      const refused = page.locator('.flash.bad');
+      assert.equal(await refused.count(), 0, `the endpoint was refused: ${await refused.allInnerTexts()}`);
       secret = (await page.locator('.secret pre').innerText()).trim();
       assert.match(secret, /^whsec_/, `the signing secret shown once: ${(await textOf(page)).slice(0, 300)}`);
       assert.match(await page.locator('tr', { hasText: endpointUrl }).innerText(), /swap\.confirmed[\s\S]*enabled/);

@@ -54,6 +54,7 @@ async function main(): Promise<void> {
   const out = path.resolve(values.out!);
   const local = new LocalSignIn('default');
   const h = await startGatewayStack({
+    client: { dailyLimits: { swap_count_per_user_day: 20, swap_amount_per_user_day: { USD: '1000' }, link_count_per_deployment_day: 500 } },
     events: { ...NO_MERCHANT_EVENTS, schedule: { ...NO_MERCHANT_EVENTS.schedule, initial_interval_ms: 200, max_interval_ms: 1_000 } },
     webhookEndpointsTtlMs: 0,
     gateway: { keyring: new KeyringSource({ json: JSON.stringify([backend.entry, operator.entry]) }), console: { local } },
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
       ['webhooks', '/console/webhooks'],
       ['api-keys', '/console/api-keys'],
       ['provider', '/console/provider'],
-      ['limits', '/console/limits'],
+      ['limits', '/console/limits?user_ref=customer-42'],
     ]);
     await shoot('support', [['payments-phone', '/console/payments?kind=swap']], { width: 390, height: 800 });
     await stop();

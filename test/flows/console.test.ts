@@ -14,6 +14,8 @@ import { linkBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, type GatewayHarness, http, startGatewayStack, stopOwnTemporal } from '../helpers/gateway';
 import { ConsoleBrowser, textOf } from '../helpers/console';
 import { eventually } from '../helpers/stack';
+import { NO_MERCHANT_EVENTS } from '../../src/merchant-events/config';
+import { type RunningListener, startEventListener } from '../../src/merchant-events/listener';
 
 const backendKey = newKey({ id: 'shop-backend', role: 'backend' });
 const operatorKey = newKey({ id: 'ops-key', role: 'operator' });
@@ -21,6 +23,7 @@ const operatorKey = newKey({ id: 'ops-key', role: 'operator' });
 describe("the merchant's console, signed in through the local sign-in", () => {
   let h: GatewayHarness;
   let local: LocalSignIn;
+  let receiver: RunningListener | undefined;
   const asKey = (key: string, method: string, p: string, body?: unknown) => gatewayCaller(h.gw.url, key).api(method, p, body);
 
   const signedIn = async (role: ConsoleRole): Promise<ConsoleBrowser> => {
@@ -44,10 +47,15 @@ describe("the merchant's console, signed in through the local sign-in", () => {
 
   before(async () => {
     local = new LocalSignIn('default');
-    h = await startGatewayStack({ gateway: { keyring: new KeyringSource({ json: JSON.stringify([backendKey.entry, operatorKey.entry]) }), console: { local } } });
+    h = await startGatewayStack({
+      events: { ...NO_MERCHANT_EVENTS, schedule: { ...NO_MERCHANT_EVENTS.schedule, initial_interval_ms: 200, max_interval_ms: 1_000 } },
+      webhookEndpointsTtlMs: 0,
+      gateway: { keyring: new KeyringSource({ json: JSON.stringify([backendKey.entry, operatorKey.entry]) }), console: { local } },
+    });
   });
 
   after(async () => {
+    await receiver?.close();
     await h?.stop();
     await stopOwnTemporal();
   });
@@ -73,15 +81,18 @@ describe("the merchant's console, signed in through the local sign-in", () => {
     assert.equal(created.status, 201, created.text);
     const b = await signedIn('support');
     await eventually(async () => textOf((await b.get('/console/payments?kind=payment_link')).html).includes(ref), 20_000, 'the link listed');
-    const list = await b.get('/console/payments?kind=payment_link');
+    const list = await b.get(`/console/payments?kind=payment_link&txn_ref=${ref}`);
     assert.match(list.html, new RegExp(`href="/console/payments/paylink-${ref}"`));
+    const rows = list.html.match(/<tr>\s*<td><a href="\/console\/payments\//g) ?? [];
+    assert.equal(rows.length, 1, 'the search by txn_ref lists that link only');
+    assert.match(textOf(list.html), /25,000\.00 NGN customer-1 awaiting_payment/, 'amount, customer and state in its row');
     const page = await b.get(`/console/payments/paylink-${ref}`);
     assert.equal(page.status, 200, page.html);
     const text = textOf(page.html);
     assert.match(text, /25,000\.00 NGN/);
     assert.match(text, /awaiting_payment/);
     assert.match(text, new RegExp(`txn_merchant_ref ${ref}`));
-    assert.match(text, /Timeline/);
+    assert.match(text, /Timeline .*payment_link\.created/, "the API's timeline");
     assert.doesNotMatch(page.html, /Redeliver/, 'support has no redeliver control');
   });
 
@@ -172,5 +183,45 @@ describe("the merchant's console, signed in through the local sign-in", () => {
     assert.match(String(page.headers['content-security-policy']), /default-src 'none'; style-src 'self'/);
     assert.doesNotMatch(page.html, /<script/);
     assert.match(String(page.headers['cache-control']), /no-store/);
+  });
+
+  test('an operator adds an endpoint and sees its secret once, and redelivers an event to that endpoint only', async () => {
+    const secrets: string[] = [];
+    receiver = await startEventListener({ secrets });
+    const b = await signedIn('operator');
+    await b.get('/console/webhooks');
+    const created = await b.post('/console/webhooks', { url: receiver.url, enabled_events: 'payment_link.created', description: 'console test' });
+    assert.equal(created.status, 200, created.html);
+    const secret = /<pre>(whsec_[^<]+)<\/pre>/.exec(created.html)?.[1];
+    assert.ok(secret, 'the secret on the page that answers the form');
+    secrets.push(secret);
+    const id = /(we_[0-9a-f]{24})/.exec(created.html)![1]!;
+    assert.doesNotMatch((await b.get('/console/webhooks')).html, /whsec_/, 'and never again');
+
+    const ref = uniqueRef('console-redeliver');
+    assert.equal((await asKey(backendKey.key, 'POST', '/v1/payment-links', linkBody(ref))).status, 201);
+    const eventId = `evt_paylink-${ref}_1`;
+    await eventually(async () => receiver!.deliveries.some((d) => d.verified && d.id === eventId), 20_000, 'the first delivery');
+    const before = receiver.deliveries.filter((d) => d.id === eventId).length;
+    const page = await b.get(`/console/payments/paylink-${ref}`);
+    assert.match(page.html, new RegExp(`<option value="${id}">`), 'the endpoint to choose');
+    const sent = await b.post(`/console/events/${eventId}/redeliver`, { endpoint: id, back: `/console/payments/paylink-${ref}` });
+    assert.equal(sent.path, `/console/payments/paylink-${ref}`);
+    assert.match(textOf(sent.html), new RegExp(`Event ${eventId} sent again to ${id} only`));
+    await eventually(async () => receiver!.deliveries.filter((d) => d.verified && d.id === eventId).length > before, 20_000, 'the redelivery');
+  });
+
+  test('with every worker stopped, the payments list and a closed payment with its events still load', async () => {
+    const { linkId, paymentRef } = await linkNeedingReconciliation();
+    assert.equal((await asKey(operatorKey.key, 'POST', `/v1/admin/flows/${linkId}/resolve`, { outcome: 'failed', provider_reference: paymentRef, note: 'nothing arrived' })).status, 200);
+    await eventually(async () => (await asKey(backendKey.key, 'GET', `/v1/payment-links?txn_ref=${linkId.slice('paylink-'.length)}`)).json.items?.[0]?.execution_status === 'COMPLETED', 20_000, 'closed');
+    await h.stack.stopWorker();
+    const b = await signedIn('support');
+    const list = await b.get(`/console/payments?kind=payment_link&txn_ref=${linkId.slice('paylink-'.length)}`);
+    assert.equal(list.status, 200, list.html);
+    assert.match(textOf(list.html), /reconciled/);
+    const page = await b.get(`/console/payments/${linkId}`);
+    assert.equal(page.status, 200, page.html);
+    assert.match(textOf(page.html), /payment_link\.reconciled/);
   });
 });

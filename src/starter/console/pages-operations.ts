@@ -43,10 +43,12 @@ async function provider(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyRe
 }
 
 async function limits(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const a = await callApi(deps.gateway, req.consoleSession!, 'GET', '/v1/admin/limits');
+  const raw = (req.query as { user_ref?: unknown }).user_ref;
+  const userRef = typeof raw === 'string' ? raw.trim().slice(0, 100) : '';
+  const a = await callApi(deps.gateway, req.consoleSession!, 'GET', `/v1/admin/limits${queryOf({ user_ref: userRef })}`);
   if (a.status === 401) return reply.redirect('/console/sign-in?expired=1', 303);
   const rows = a.status === 200 ? ((a.json.data ?? a.json.items ?? []) as Array<Json>).map((l) => ({ ...l, resets_at: timeText(l.resets_at) })) : [];
-  return render(deps, req, reply, 'limits', { title: "Today's limits", rows, notice: noticeOf(a, "today's limits") });
+  return render(deps, req, reply, 'limits', { title: "Today's limits", rows, userRef, notice: noticeOf(a, "today's limits") });
 }
 
 async function listPage(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply, o: { path: string; template: string; title: string; what: string; extra?: Record<string, unknown> }): Promise<FastifyReply> {

@@ -177,6 +177,7 @@ const PROVIDER = `<% layout('@layout') %>
 
 const LIMITS = `<% layout('@layout') %>
 <h1>Today's limits</h1>
+<form class="filters" method="get" action="/console/limits"><label>And a customer's (user_ref) <input name="user_ref" value="<%= it.userRef %>"></label><button type="submit">Show</button></form>
 <% if (it.notice) { %><p class="flash note"><%= it.notice %></p><% } else { %>
 <div class="scroll"><table><thead><tr><th>Limit</th><th>Scope</th><th class="num">Used</th><th class="num">Max</th><th>Resets</th></tr></thead><tbody>
 <% for (const l of it.rows) { %><tr><td><%= l.limit %></td><td><%= l.scope %><% if (l.user_ref) { %> <small><%= l.user_ref %></small><% } %></td><td class="num"><%= l.used %> <%= l.unit %></td><td class="num"><%= l.max %> <%= l.unit %></td><td><%= l.resets_at %></td></tr><% } %>

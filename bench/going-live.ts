@@ -8,10 +8,12 @@
  *  (c) per-user and deployment-wide (LIMIT_SWAP_COUNT_PER_DEPLOYMENT_DAY): also one update in the
  *      deployment's one ledger, every start of the deployment in turn;
  *  (d) an Idempotency-Key on every start (its record in Temporal), no limit;
- *  (e) everything: (c)'s limits and (d)'s key.
+ *  (e) everything: (c)'s limits and (d)'s key;
+ *  (f) (c) as before leases: the deployment's count reserved in its one ledger per start.
  *
  * Each variant is a gateway of its own (its own MpfClient with the limits set, as LIMIT_* set them
- * from the environment: config/limits-env.ts) in this process, on the stack's task queue and worker.
+ * from the environment: config/limits-env.ts, leasing the deployment's count in blocks as `mpf
+ * gateway` does, but for (f)) in this process, on the stack's task queue and worker.
  * The provider guard's reading is on in every variant, as in production: every gateway and worker
  * process reads it once a second whatever its traffic (temporal/provider-guard-reading.ts), and a
  * start only looks at that reading in memory (it claims a trial only while a breaker is half-open),
@@ -23,13 +25,14 @@
  */
 import { Agent, request } from 'undici';
 import type { DailyLimits } from '../src/config/limits-env';
+import { DEFAULT_LEASE_BLOCK } from '../src/starter/client/deployment-quota';
 import { MpfClient } from '../src/starter/client/mpf-client';
 import { startGateway } from '../src/starter/gateway/main';
 import { swapBody } from '../test/helpers/fixtures';
 import { type CpuProbe, runStep, type StepResult } from './curve';
 import { BENCH_API_KEY, type BenchStack } from './stack';
 
-export const VARIANTS = ['a', 'b', 'c', 'd', 'e'] as const;
+export const VARIANTS = ['a', 'b', 'c', 'd', 'e', 'f'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 export const VARIANT_LABEL: Record<Variant, string> = {
@@ -38,17 +41,19 @@ export const VARIANT_LABEL: Record<Variant, string> = {
   c: '(c) per-user + deployment limit',
   d: '(d) guard reading + Idempotency-Key',
   e: '(e) everything on',
+  f: '(f) (c) with a turn in the deployment ledger per start (before leases)',
 };
 
 const USER_LIMITS: DailyLimits = { swap_count_per_user_day: 1_000_000 };
 const ALL_LIMITS: DailyLimits = { ...USER_LIMITS, swap_count_per_deployment_day: 1_000_000_000 };
 
-const SETUP: Record<Variant, { limits?: DailyLimits; idempotencyKey: boolean }> = {
+const SETUP: Record<Variant, { limits?: DailyLimits; idempotencyKey: boolean; perStart?: boolean }> = {
   a: { idempotencyKey: false },
   b: { limits: USER_LIMITS, idempotencyKey: false },
   c: { limits: ALL_LIMITS, idempotencyKey: false },
   d: { idempotencyKey: true },
   e: { limits: ALL_LIMITS, idempotencyKey: true },
+  f: { limits: ALL_LIMITS, idempotencyKey: false, perStart: true },
 };
 
 export interface GoingLivePoint {
@@ -89,7 +94,14 @@ export async function benchGoingLive(
   const gateways = new Map<Variant, { url: string; close(): Promise<void> }>();
   try {
     for (const v of VARIANTS) {
-      const mpf = new MpfClient({ client: stack.client, taskQueue: stack.taskQueue, keys: stack.keys, publicUrl: 'http://127.0.0.1:9', ...(SETUP[v].limits ? { dailyLimits: SETUP[v].limits } : {}) });
+      const mpf = new MpfClient({
+        client: stack.client,
+        taskQueue: stack.taskQueue,
+        keys: stack.keys,
+        publicUrl: 'http://127.0.0.1:9',
+        ...(SETUP[v].limits ? { dailyLimits: SETUP[v].limits } : {}),
+        deploymentLeaseBlock: SETUP[v].perStart ? 0 : DEFAULT_LEASE_BLOCK,
+      });
       gateways.set(v, await startGateway({ mpf, apiKey: BENCH_API_KEY, port: 0, logger: false }));
     }
     let seq = 0;

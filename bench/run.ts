@@ -281,6 +281,13 @@ async function benchGatewaySection(m: Measured, stack: BenchStack, step: Step): 
       m.figures.push(figure(sec, `${call} p50 ${when} (ms)`, r.gateway[key].median, r.direct[key].median, 'ms', undefined, { n: r.gateway[key].n }));
       m.figures.push(figure(sec, `${call} p99 ${when} (ms)`, r.gateway[key].p99, r.direct[key].p99, 'ms', { kind: 'ratio<=', target: 1.5 }, { n: r.gateway[key].n }));
     }
+    // The PIN's goal (≤ 1.2× p50 and p99), and the gateway that leaves the budget to the take (before) in the same rounds.
+    for (const stat of ['median', 'p99'] as const) {
+      const name = stat === 'median' ? 'p50' : 'p99';
+      m.figures.push(figure('gateway PIN ÷ typed client', `PIN ${name} ${when} (ms)`, r.gateway.pin[stat], r.direct.pin[stat], 'ms', { kind: 'ratio<=', target: 1.2 }, { n: r.gateway.pin.n }));
+      if (r.before) m.figures.push(figure('gateway PIN ÷ typed client', `before (budget started by the take): PIN ${name} ${when} (ms)`, r.before.pin[stat], r.direct.pin[stat], 'ms', undefined, { n: r.before.pin.n }));
+    }
+    if (r.before) m.figures.push(figure('gateway ÷ typed client', `POST /v1/swaps p50 ${when}, before (no budget started beside it) (ms)`, r.before.start.median, r.direct.start.median, 'ms', undefined, { n: r.before.start.n }));
   }
 }
 
@@ -301,8 +308,15 @@ async function benchGoingLiveSection(m: Measured, stack: BenchStack, step: Step,
       figure(sec, `${VARIANT_LABEL[v]}: peak starts/s (at c=${goingLiveKnee(r, v).peakAt})`, goingLiveKnee(r, v).peak, k.peak, 'starts/s'),
     );
   }
-  const [b, c] = [goingLivePoint(r, 'b', k.concurrency), goingLivePoint(r, 'c', k.concurrency)];
-  m.figures.push(figure('going live: the deployment ledger', `(c) ÷ (b): starts/s at c=${k.concurrency}`, c.startsPerSec, b.startsPerSec, 'starts/s'));
+  const [b, c, f] = [goingLivePoint(r, 'b', k.concurrency), goingLivePoint(r, 'c', k.concurrency), goingLivePoint(r, 'f', k.concurrency)];
+  const ledger = 'going live: the deployment ledger';
+  m.figures.push(figure(ledger, `(c) ÷ (b): starts/s at c=${k.concurrency}`, c.startsPerSec, b.startsPerSec, 'starts/s', { kind: 'ratio>=', target: 0.9 }));
+  m.figures.push(figure(ledger, `(f) per start ÷ (b): starts/s at c=${k.concurrency}`, f.startsPerSec, b.startsPerSec, 'starts/s'));
+  for (const level of r.levels) {
+    const [bl, cl, fl] = (['b', 'c', 'f'] as const).map((v) => goingLivePoint(r, v, level));
+    m.figures.push(figure(ledger, `c=${level}: (c) leased ÷ (b), starts/s (errors ${cl!.errors} / ${bl!.errors})`, cl!.startsPerSec, bl!.startsPerSec, 'starts/s'));
+    m.figures.push(figure(ledger, `c=${level}: (f) per start ÷ (b), starts/s (errors ${fl!.errors} / ${bl!.errors})`, fl!.startsPerSec, bl!.startsPerSec, 'starts/s'));
+  }
 }
 
 /** Parked flows (mpf worker and mpf gateway processes): memory and wake-up as the count grows. */

@@ -93,10 +93,16 @@ export function legacyEntry(apiKey: string): KeyEntry {
   return { id: LEGACY_KEY_ID, label: 'GATEWAY_API_KEY', role: 'operator', sha256: keyDigest(apiKey) };
 }
 
+/** A new random key (256 bits, `<prefix>…`, default `mpfk_`) and its SHA-256 digest (hex), the only part of it ever kept. */
+export function generateKey(prefix = 'mpfk_'): { key: string; sha256: string } {
+  const key = `${prefix}${randomBytes(32).toString('base64url')}`;
+  return { key, sha256: keyDigest(key) };
+}
+
 /** A new random key (256 bits) and the keyring entry that stands for it. */
 export function newKey(opts: { id: string; role: Role; label?: string; expires_at?: string }): { key: string; entry: KeyEntry } {
-  const key = `mpfk_${randomBytes(32).toString('base64url')}`;
-  const entry: KeyEntry = { id: opts.id, role: opts.role, sha256: keyDigest(key), ...(opts.label ? { label: opts.label } : {}), ...(opts.expires_at ? { expires_at: opts.expires_at } : {}) };
+  const { key, sha256 } = generateKey();
+  const entry: KeyEntry = { id: opts.id, role: opts.role, sha256, ...(opts.label ? { label: opts.label } : {}), ...(opts.expires_at ? { expires_at: opts.expires_at } : {}) };
   parseKeyring(JSON.stringify([entry]), 'the new entry'); // the same checks as the gateway's
   return { key, entry };
 }

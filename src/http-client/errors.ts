@@ -179,6 +179,10 @@ export class MpfProviderUnavailableError extends MpfApiError {}
 export class MpfIdentityProviderUnavailableError extends MpfApiError {}
 /** 503 payload_key_missing: a flow's data is sealed under a payload key the gateway does not hold; an operator must restore it (Retry-After). */
 export class MpfPayloadKeyMissingError extends MpfApiError {}
+/** 409 conflict: what the record's state forbids (one API key too many, a revoked or already rotated key rotated); nothing changed. */
+export class MpfConflictError extends MpfApiError {}
+/** 503 api_keys_unavailable: a key made through /v1/api_keys could not be checked (the gateway's reading of them is out of date); keyring keys keep working (Retry-After). */
+export class MpfApiKeysUnavailableError extends MpfApiError {}
 /** 504: started (or the PIN was sent) but no answer yet: look the flow up by `flowId`. */
 export class MpfPendingError extends MpfApiError {}
 
@@ -215,6 +219,8 @@ export const ERROR_CLASSES = {
   not_deliverable: MpfNotDeliverableError,
   payload_key_missing: MpfPayloadKeyMissingError,
   pending: MpfPendingError,
+  conflict: MpfConflictError,
+  api_keys_unavailable: MpfApiKeysUnavailableError,
 } as const satisfies Record<string, typeof MpfApiError>;
 
 export type GatewayErrorCode = keyof typeof ERROR_CLASSES;

@@ -505,6 +505,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api_keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description The keys made through this API, newest first (revoked and expired ones for 30 days after they ended), never a key or its digest. The keyring file's keys are not listed (mpf keys list --keyring).
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description A new key of the role, shown in this answer only (201). Every gateway reads the keys every 5 s, so a change reaches all of them within that; a gateway that could not read them for 15 s refuses these keys (503 api_keys_unavailable) until it can. With an Idempotency-Key, a retry meets the key the first request created (200, without the key: revoke it and create another if the first answer was lost).
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api_keys/{key_id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an API key
+         * @description The key is refused (401) from now on. Every gateway reads the keys every 5 s, so a change reaches all of them within that; a gateway that could not read them for 15 s refuses these keys (503 api_keys_unavailable) until it can. Revoking it again answers it as it is.
+         */
+        post: operations["revokeApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api_keys/{key_id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an API key
+         * @description A new key of the same role and label, shown in this answer only (201); the rotated one keeps working for overlap_seconds (default 86400, at most 7 days; 0: it stops at once), then is refused (401 key_expired). A revoked, expired or already rotated key is 409. With an Idempotency-Key, a retry meets the successor the first request made (200, without the key).
+         */
+        post: operations["rotateApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1067,6 +1131,63 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        ApiKey: {
+            /** @description ak_<24 hex>: what logs, metrics and audit records name */
+            id: string;
+            /** @enum {string} */
+            role: "read_only" | "backend" | "operator";
+            label?: string;
+            created_at: string;
+            /** @description who created it: key <id> (<label>) or person <name> (sub <subject>) */
+            created_by: string;
+            /** @description refused after this time (401 key_expired); a rotation sets it to the end of the overlap */
+            expires_at?: string;
+            /** @description refused from this time on (401) */
+            revoked_at?: string;
+            revoked_by?: string;
+            /** @description the id of the key a rotation made to replace it */
+            rotated_to?: string;
+        };
+        ApiKeyCreate: {
+            /**
+             * @description what the key may do: read_only (GETs and lists), backend (+ start and cancel flows), operator (+ the operator routes)
+             * @enum {string}
+             */
+            role: "read_only" | "backend" | "operator";
+            /** @description who or what holds it, e.g. "checkout service" */
+            label?: string;
+            /**
+             * Format: date-time
+             * @description after this time the key is refused (401 key_expired)
+             */
+            expires_at?: string;
+        };
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+        };
+        ApiKeyRotate: {
+            /** @description how long the rotated key keeps working beside its successor (default 86400: 24 hours; 0: it stops at once) */
+            overlap_seconds?: number;
+        };
+        ApiKeyWithKey: {
+            /** @description ak_<24 hex>: what logs, metrics and audit records name */
+            id: string;
+            /** @enum {string} */
+            role: "read_only" | "backend" | "operator";
+            label?: string;
+            created_at: string;
+            /** @description who created it: key <id> (<label>) or person <name> (sub <subject>) */
+            created_by: string;
+            /** @description refused after this time (401 key_expired); a rotation sets it to the end of the overlap */
+            expires_at?: string;
+            /** @description refused from this time on (401) */
+            revoked_at?: string;
+            revoked_by?: string;
+            /** @description the id of the key a rotation made to replace it */
+            rotated_to?: string;
+            /** @description mpfa_…: the key, shown in this answer only (only its SHA-256 is kept); send it as x-api-key or Authorization: Bearer */
+            key: string;
+        };
         Categories: {
             /** @description the provider's flat list, as received */
             categories: {
@@ -2073,7 +2194,7 @@ export interface components {
          */
         Unavailable: {
             /** @enum {string} */
-            error: "worker_unavailable" | "temporal_unavailable" | "temporal_persistence_unavailable" | "pin_budget_unavailable" | "identity_provider_unavailable";
+            error: "worker_unavailable" | "temporal_unavailable" | "temporal_persistence_unavailable" | "pin_budget_unavailable" | "identity_provider_unavailable" | "api_keys_unavailable";
             message: string;
             flow_id?: string;
             /** @description the last state the flow published (search attribute MpfState) */
@@ -4613,6 +4734,365 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithKey"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the flow as it is */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ak_<24 hex> */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the flow as it is */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Temporal or a worker did not answer in time: retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unavailable"];
+                };
+            };
+        };
+    };
+    rotateApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body answers the first status and body again (kept at least 24 h, scoped to the merchant — every API key of this deployment — or for a PIN to the swap); with another body, 422. A UUID per operation is the usual choice. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description ak_<24 hex> */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyRotate"] | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithKey"];
+                };
+            };
+            /** @description Invalid request: `message` says '<field>: <rule>' and `field` names the field; nothing was started */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing credentials (the WWW-Authenticate header says which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the flow as it is */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -41,6 +41,9 @@ export type WebhookEndpointUpdate = Schemas['WebhookEndpointUpdate'];
 export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];
 export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
 export type WebhookEndpointDeleted = Schemas['WebhookEndpointDeleted'];
+export type ApiKey = Schemas['ApiKey'];
+export type ApiKeyCreate = Schemas['ApiKeyCreate'];
+export type ApiKeyWithKey = Schemas['ApiKeyWithKey'];
 
 export interface MpfClientOptions extends Omit<GatewayClientOptions, 'retry'>, RetryOptions {}
 
@@ -207,6 +210,31 @@ export class MpfGateway {
   /** POST /v1/webhook_endpoints/{endpoint_id}/roll_secret (operator): a new secret (in this answer only); the previous one signs beside it for expires_in_seconds (default 24 h). */
   rollWebhookEndpointSecret(id: string, body: { expires_in_seconds?: number } = {}, opts: CallOptions = {}): Promise<WebhookEndpointWithSecret> {
     return this.answer(undefined, this.http.POST('/v1/webhook_endpoints/{endpoint_id}/roll_secret', { params: { path: { endpoint_id: id } }, body, ...signalOf(opts) }));
+  }
+
+  /** GET /v1/api_keys (operator): the keys made through the API, newest first, never a key or its digest. */
+  async listApiKeys(opts: CallOptions = {}): Promise<ApiKey[]> {
+    return (await this.answer(undefined, this.http.GET('/v1/api_keys', { ...signalOf(opts) }))).data;
+  }
+
+  /**
+   * POST /v1/api_keys (operator): a new key of the role; `key` is in this answer only (absent when
+   * a retry with the same Idempotency-Key met the key the first request made).
+   */
+  createApiKey(body: ApiKeyCreate, opts: CallOptions = {}): Promise<ApiKey & { key?: string }> {
+    const key = opts.idempotencyKey ?? randomUUID();
+    return this.answer(key, this.http.POST('/v1/api_keys', { params: { header: { 'idempotency-key': key } }, body, ...signalOf(opts) }));
+  }
+
+  /** POST /v1/api_keys/{key_id}/revoke (operator): refused from now on by this gateway, by every gateway within their refresh interval. */
+  revokeApiKey(id: string, opts: CallOptions = {}): Promise<ApiKey> {
+    return this.answer(undefined, this.http.POST('/v1/api_keys/{key_id}/revoke', { params: { path: { key_id: id } }, ...signalOf(opts) }));
+  }
+
+  /** POST /v1/api_keys/{key_id}/rotate (operator): a successor (its `key` in this answer only); the old key works for overlap_seconds (default 24 h). */
+  rotateApiKey(id: string, body: { overlap_seconds?: number } = {}, opts: CallOptions = {}): Promise<ApiKey & { key?: string }> {
+    const key = opts.idempotencyKey ?? randomUUID();
+    return this.answer(key, this.http.POST('/v1/api_keys/{key_id}/rotate', { params: { path: { key_id: id }, header: { 'idempotency-key': key } }, body, ...signalOf(opts) }));
   }
 
   /** GET /v1/admin/provider (operator key): the pause, each breaker and the last operator actions. */

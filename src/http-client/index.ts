@@ -19,6 +19,9 @@ export { createGatewayClient, pinTokenHeaders, type GatewayClient, type GatewayC
 export {
   createMpfClient,
   MpfGateway,
+  type ApiKey,
+  type ApiKeyCreate,
+  type ApiKeyWithKey,
   type CallOptions,
   type Categories,
   type FlowListItem,

@@ -9,5 +9,6 @@ export { limitLedgerWorkflow } from './limit-ledger';
 export { providerGuardWorkflow } from './provider-guard';
 export { closedFlowWorkflow } from './closed-flow';
 export { webhookEndpointsWorkflow } from './webhook-endpoints';
+export { apiKeysWorkflow } from './api-keys';
 // Per type: PINNED or AUTO_UPGRADE (Worker Deployment Versioning).
 import './versioning';

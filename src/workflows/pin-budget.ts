@@ -7,6 +7,10 @@
  * settled (its gateway died) is given back after `hold_ms`. Updates are handled one at a time,
  * so the check and the count are one step: concurrent PINs on several gateways cannot overrun it.
  * The workflow ends once it holds nothing; the next take starts it again.
+ *
+ * A gateway may start a user's budget ahead of the PIN (as it starts the swap), with `idle_ms`: a
+ * take then meets a running workflow, a plain update, instead of starting one while the user waits.
+ * Such a run that no PIN reaches ends after `idle_ms`.
  */
 import { condition, defineUpdate, setHandler } from '@temporalio/workflow';
 import { runEntityLoop } from './entity-loop';
@@ -21,6 +25,8 @@ export interface PinBudgetInput {
   hold_ms?: number;
   /** Carried over by continue-as-new. */
   entries?: PinBudgetEntry[];
+  /** How long a run that holds nothing waits for its first take before it ends (default window_ms). */
+  idle_ms?: number;
 }
 
 export interface PinBudgetEntry {
@@ -81,7 +87,7 @@ export async function pinBudgetWorkflow(input: PinBudgetInput): Promise<void> {
       const current = live();
       if (current.length === 0 && seen > 0) return 'end';
       // Wake when something changes, or when the oldest entry stops counting.
-      const wait = current.length === 0 ? input.window_ms : Math.min(...current.map((e) => e.at + (e.held ? holdMs : input.window_ms))) - Date.now() + 1;
+      const wait = current.length === 0 ? (input.idle_ms ?? input.window_ms) : Math.min(...current.map((e) => e.at + (e.held ? holdMs : input.window_ms))) - Date.now() + 1;
       const moved = await condition(() => changes !== seen, Math.max(1, wait));
       if (!moved && live().length === 0) return 'end';
     },

@@ -22,6 +22,8 @@ export const RECORD_FAILURE = {
   invalidInput: 'InvalidRecordInput',
   /** An update names an entry the record does not hold (a webhook endpoint's id): EntryNotFoundDetails. */
   entryNotFound: 'RecordEntryNotFound',
+  /** An update the record's state forbids (one API key too many, a revoked key rotated): RecordConflictDetails. */
+  conflict: 'RecordConflict',
 } as const;
 
 export type RecordFailureType = (typeof RECORD_FAILURE)[keyof typeof RECORD_FAILURE];
@@ -68,12 +70,18 @@ export interface EntryNotFoundDetails {
   id: string;
 }
 
+export interface RecordConflictDetails {
+  /** The entry it is about, when there is one. */
+  id?: string;
+}
+
 export interface RecordFailureDetails {
   LimitExceeded: LimitExceededDetails;
   LedgerClosed: LedgerClosedDetails;
   PinBudgetExhausted: PinBudgetExhaustedDetails;
   InvalidRecordInput: InvalidRecordInputDetails;
   RecordEntryNotFound: EntryNotFoundDetails;
+  RecordConflict: RecordConflictDetails;
 }
 
 /**

@@ -25,6 +25,8 @@
  *   and every worker reads it every second.
  * - webhookEndpointsWorkflow: AUTO_UPGRADE. It lives as long as the deployment (continuing as
  *   new), and every delivery reads it.
+ * - apiKeysWorkflow: AUTO_UPGRADE. It lives as long as the deployment (continuing as new), and
+ *   every gateway reads it every few seconds.
  *
  * These workflows run on versioned workers only: the server refuses a workflow task that names a
  * behavior from a worker without deployment options ("versioning behavior cannot be specified
@@ -45,6 +47,7 @@ import { pinBudgetWorkflow } from './pin-budget';
 import { providerGuardWorkflow } from './provider-guard';
 import { swapWorkflow } from './swap';
 import { webhookEndpointsWorkflow } from './webhook-endpoints';
+import { apiKeysWorkflow } from './api-keys';
 
 /** The behavior of each workflow type (read by tests and docs; applied below). */
 export const VERSIONING_BEHAVIORS = {
@@ -58,6 +61,7 @@ export const VERSIONING_BEHAVIORS = {
   providerGuardWorkflow: 'AUTO_UPGRADE',
   closedFlowWorkflow: 'AUTO_UPGRADE',
   webhookEndpointsWorkflow: 'AUTO_UPGRADE',
+  apiKeysWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 
 const WORKFLOW_TYPES: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: never[]) => Promise<unknown>> = {
@@ -71,6 +75,7 @@ const WORKFLOW_TYPES: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: never[
   providerGuardWorkflow,
   closedFlowWorkflow,
   webhookEndpointsWorkflow,
+  apiKeysWorkflow,
 };
 for (const [type, fn] of Object.entries(WORKFLOW_TYPES)) {
   setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS[type as keyof typeof VERSIONING_BEHAVIORS] }, fn);

@@ -11,6 +11,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { ConfigError, loadEnv } from '../../src/config/env';
 import { type DailyLimits, dailyLimitsFromEnv } from '../../src/config/limits-env';
 import { DuplicateFlowError, LimitExceededError } from '../../src/starter/client/errors';
+import { DEFAULT_LEASE_BLOCK } from '../../src/starter/client/deployment-quota';
 import { deploymentLedgerId, userLedgerIds, utcDay } from '../../src/starter/client/limits';
 import { MpfClient } from '../../src/starter/client/mpf-client';
 import { formatCliError } from '../../src/starter/cli/errors';
@@ -237,5 +238,81 @@ describe('no daily limit set', () => {
     const day = utcDay(Date.now());
     const ids = [...userLedgerIds(h.stack.keys, user, day), deploymentLedgerId(h.stack.taskQueue, day)];
     for (const id of ids) await assert.rejects(h.stack.client.workflow.getHandle(id).describe(), WorkflowNotFoundError, id);
+  });
+});
+
+describe('a deployment count leased in blocks by two gateways', () => {
+  const DEPLOYMENT_MAX = 7;
+  // Swaps: a user's count, under a deployment count far above it (leased all the same); links: a deployment count that binds.
+  const LEASED: DailyLimits = { swap_count_per_user_day: 5, swap_count_per_deployment_day: 1_000_000, link_count_per_deployment_day: DEPLOYMENT_MAX };
+  let h: GatewayHarness;
+  let gw2: RunningGateway;
+  let mpf2: MpfClient;
+  let second: GatewayCaller;
+
+  before(async () => {
+    // Both gateways lease the deployment's count in blocks, as `mpf gateway` does (DEFAULT_LEASE_BLOCK).
+    h = await startGatewayStack({ client: { dailyLimits: LEASED, deploymentLeaseBlock: DEFAULT_LEASE_BLOCK } });
+    mpf2 = new MpfClient({ client: h.stack.client, taskQueue: h.stack.taskQueue, keys: h.stack.keys, publicUrl: h.gw.url, dailyLimits: LEASED, deploymentLeaseBlock: DEFAULT_LEASE_BLOCK });
+    gw2 = await startGateway({ mpf: mpf2, apiKey: API_KEY, port: 0, publicUrl: h.gw.url });
+    second = gatewayCaller(gw2.url, API_KEY);
+  });
+  after(async () => {
+    await gw2?.close();
+    await h?.stop();
+  });
+
+  const startOn = (turn: number, body: unknown): Promise<HttpAnswer> => (turn % 2 ? second.api('POST', '/v1/swaps', body) : h.api('POST', '/v1/swaps', body));
+  const createOn = (turn: number, body: unknown): Promise<HttpAnswer> => (turn % 2 ? second.api('POST', '/v1/payment-links', body) : h.api('POST', '/v1/payment-links', body));
+  const deploymentTotals = () => h.stack.client.workflow.getHandle(deploymentLedgerId(h.stack.taskQueue, utcDay(Date.now()))).query(limitTotalsQuery);
+  const started = async (flowIds: string[]): Promise<number> => {
+    let n = 0;
+    for (const id of flowIds) {
+      try {
+        await h.stack.client.workflow.getHandle(id).describe();
+        n++;
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+    }
+    return n;
+  };
+
+  test('20 concurrent starts for one user over two gateways under a count limit of 5 start exactly 5; the others are refused 422 and start nothing', async () => {
+    const user = uniqueRef('user-leased');
+    const txns = Array.from({ length: 20 }, () => uniqueRef('leased-burst'));
+    const answers = await Promise.all(txns.map((txn, i) => startOn(i, swapBody(txn, { user_ref: user, amount: 1 }))));
+    const statuses = answers.map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === 201).length, 5, answers.map((r) => r.text).join('\n'));
+    assert.equal(statuses.filter((s) => s === 422).length, 15, answers.map((r) => r.text).join('\n'));
+    for (const r of answers.filter((a) => a.status === 422)) assert.equal(r.json.limit, 'swap_count_per_user_day');
+    assert.equal(await started(txns.map((t) => `swap-${t}`)), 5);
+  });
+
+  test('20 concurrent payment links over two gateways never pass the deployment count; once the unused units are returned the day fills to exactly the limit', async () => {
+    const refs = Array.from({ length: 20 }, () => uniqueRef('leased-link'));
+    const answers = await Promise.all(refs.map((ref, i) => createOn(i, linkBody(ref, { user_ref: uniqueRef('customer') }))));
+    const ok = answers.filter((r) => r.status === 201).length;
+    assert.ok(ok >= 1 && ok <= DEPLOYMENT_MAX, `${ok} created: ${answers.map((r) => r.text).join('\n')}`);
+    for (const r of answers.filter((a) => a.status !== 201)) {
+      assert.equal(r.status, 422, r.text);
+      assert.equal(r.json.limit, 'link_count_per_deployment_day');
+    }
+    assert.equal(await started(refs.map((r) => `paylink-${r}`)), ok, 'every link answered 201 exists, and no other');
+    // The second gateway closes: its unused units go back. Then the first fills the day to the limit, and no further.
+    await gw2.close();
+    let more = 0;
+    for (;;) {
+      const r = await h.api('POST', '/v1/payment-links', linkBody(uniqueRef('leased-fill'), { user_ref: uniqueRef('customer') }));
+      if (r.status !== 201) {
+        assert.equal(r.status, 422, r.text);
+        assert.equal(r.json.limit, 'link_count_per_deployment_day');
+        break;
+      }
+      more++;
+      assert.ok(ok + more <= DEPLOYMENT_MAX, 'created past the deployment count');
+    }
+    assert.equal(ok + more, DEPLOYMENT_MAX, 'the day created exactly the deployment count');
+    assert.equal((await deploymentTotals())['count:payment_link'], String(DEPLOYMENT_MAX));
   });
 });

@@ -12,7 +12,8 @@ import { generateDevKeys } from '../../src/codec/keys';
 import { LEGACY_KEY_ID } from '../../src/auth/keyring';
 import { MpfClient } from '../../src/starter/client/mpf-client';
 import { type RunningGateway, startGateway } from '../../src/starter/gateway/main';
-import { swapBody, uniqueRef } from '../helpers/fixtures';
+import { DEFAULT_PIN_BUDGET } from '../../src/starter/client/pin-budget';
+import { SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { API_KEY, type GatewayHarness, http, startGatewayStack } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
 import { getTestTemporal } from '../helpers/temporal';
@@ -70,6 +71,23 @@ describe('the wrong-PIN budget per user, across two gateways', () => {
     for (const s of swaps) n += (await h.stack.control.ledger({ ref: s.txn_ref, endpoint: 'swap.confirm' })).requests.length;
     return n;
   };
+
+  test("a swap started through the gateway starts its user's budget beside it, and the PIN's slot is taken in that run, not in one started while the user waits", async () => {
+    const user = uniqueRef('prepared');
+    const budgetId = h.stack.mpf.sharedPinBudget(DEFAULT_PIN_BUDGET).workflowId(user);
+    const s = await startSwapOf(h, user);
+    const prepared = await eventually(async () => {
+      const d = await h.stack.client.workflow.getHandle(budgetId).describe();
+      assert.equal(d.status.name, 'RUNNING');
+      return d.runId;
+    });
+    const r = await http('POST', `${gw2.url}/v1/swaps/${s.swap_id}/pin`, { body: { wallet_pin: SIM_PIN }, headers: { authorization: `Bearer ${s.pin_token}` } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.outcome, 'confirmed');
+    const history = await h.stack.client.workflow.getHandle(budgetId, prepared).fetchHistory();
+    const takes = (history.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'take');
+    assert.equal(takes.length, 1, 'the PIN took its slot in the run started beside the swap');
+  });
 
   test('wrong PINs taking turns on two gateways stop at 10 per user; the 11th is 429 with Retry-After', async () => {
     const user = uniqueRef('user-turns');

@@ -26,6 +26,11 @@ export class DuplicateFlowError extends Error {
   }
 }
 
+/** What a record's state forbids (one API key too many, a revoked key rotated): nothing changed. -> 409 */
+export class RecordConflictError extends Error {
+  override name = 'RecordConflictError';
+}
+
 /** -> 404 */
 export class FlowNotFoundError extends Error {
   override name = 'FlowNotFoundError';

@@ -92,8 +92,16 @@ export class Flows {
     private readonly gate: TemporalGate,
     private readonly tokens: ClientTokens,
   ) {
-    const { client, taskQueue, keys, dailyLimits: limits, limitAnswerTimeoutMs: answerTimeoutMs } = opts;
-    this.limits = DailyLimitLedgers.of({ client, taskQueue, keys, gate, limits, ...(answerTimeoutMs !== undefined ? { answerTimeoutMs } : {}) });
+    const { client, taskQueue, keys, dailyLimits: limits, limitAnswerTimeoutMs: answerTimeoutMs, deploymentLeaseBlock } = opts;
+    this.limits = DailyLimitLedgers.of({
+      client,
+      taskQueue,
+      keys,
+      gate,
+      limits,
+      ...(answerTimeoutMs !== undefined ? { answerTimeoutMs } : {}),
+      ...(deploymentLeaseBlock !== undefined ? { deploymentLeaseBlock } : {}),
+    });
     this.sealer = createSealer(opts.keys);
     this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
     this.notificationBaseUrl = opts.notificationBaseUrl?.replace(/\/+$/, '');
@@ -103,6 +111,11 @@ export class Flows {
   /** Today's use of each configured limit (limits.ts); none configured: []. */
   async limitsUsage(userRef?: string): Promise<LimitUsage[]> {
     return this.limits ? this.limits.usage(userRef) : [];
+  }
+
+  /** Returns the unused units of the deployment's daily counts this client leased (limits.ts), as a gateway closes. */
+  async returnLeasedQuota(): Promise<void> {
+    await this.limits?.close();
   }
 
   /** The gateway's public base URL (set after it listens when its port was 0). */

@@ -21,6 +21,10 @@
  *    a ledger closed for the day this clock names), LimitUnavailableError; Temporal or its
  *    persistence down keeps its own TemporalUnavailableError. Either way nothing is started.
  *  - Unset limits cost nothing: a start under no limit makes no call to a ledger.
+ *  - A long-lived client (the gateway: `deploymentLeaseBlock`) leases a deployment's count (with no
+ *    deployment amount limit for the start's currency) in blocks (deployment-quota.ts): a start
+ *    spends a unit of this process's block and asks the deployment's one ledger only when the
+ *    block is spent, instead of a turn in it per start. A short-lived one (the CLI) reserves per start.
  *
  * Key rotation: as the PIN budget (pin-budget.ts), a user has one ledger per payload key of the
  * ring and a start reserves in each; a ring of one key costs one update per limited subject.
@@ -40,6 +44,7 @@ import {
 import { type LimitExceededDetails, RECORD_FAILURE } from '../../workflows/record-failures';
 import { LimitExceededError, LimitUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from './errors';
 import type { TemporalGate } from './health';
+import { DeploymentQuota, type LeasedUnit, LeaseUnsupportedError } from './deployment-quota';
 import { KeyedRecords, recordId, refusalOf } from './keyed-record';
 import { isAlreadyStarted } from './temporal-errors';
 
@@ -67,6 +72,10 @@ export interface DailyLimitsOptions {
   gate: Pick<TemporalGate, 'guard' | 'availability' | 'flowStatus'>;
   answerTimeoutMs?: number;
   retryAfterSeconds?: number;
+  /** Units of a deployment's count leased at once (deployment-quota.ts); unset or 0: a turn in the deployment's ledger per start. */
+  deploymentLeaseBlock?: number;
+  /** How long unused leased units are kept without a start asking for one (default 2 s). */
+  deploymentLeaseReturnAfterMs?: number;
 }
 
 /** The amount in hundredths, exactly (amounts have at most 2 decimal places; no float arithmetic). */
@@ -118,6 +127,12 @@ class LedgerClosedError extends Error {
   }
 }
 
+/** A ledger's failure as the start reads it: a ledger closed for the day as LedgerClosedError, anything else as it is. */
+function ledgerError(err: unknown): unknown {
+  const closed = refusalOf(err, RECORD_FAILURE.ledgerClosed);
+  return closed ? new LedgerClosedError(closed.day) : err;
+}
+
 type Refused = { check: Check; details: LimitExceededDetails };
 
 /** Today's use of one configured limit (an amount limit: one per currency it names). */
@@ -139,11 +154,15 @@ export interface LimitUsage {
 
 /** The day's totals of a ledger as its `totals` query answers them (counter -> decimal text); none yet: {}. */
 type Totals = Record<string, string>;
-type Reserved = { taken: string[]; refused?: Refused; failed?: unknown };
+type Reserved = { taken: string[]; units: LeasedUnit[]; refused?: Refused; failed?: unknown };
+/** How long a client reserves per start after a ledger said it takes no lease (a worker of an older release). */
+const LEASE_RETRY_AFTER_MS = 60_000;
 
 export class DailyLimitLedgers {
   private readonly userKeys: Buffer[];
   private readonly records: KeyedRecords;
+  private readonly quota: DeploymentQuota | undefined;
+  private leasesRefusedAt = -Infinity;
 
   constructor(private readonly opts: DailyLimitsOptions) {
     this.userKeys = [...deriveKeys(opts.keys, 'limit_ledger').keys.values()];
@@ -155,6 +174,13 @@ export class DailyLimitLedgers {
       what: 'daily limit ledger',
       answerTimeoutMs: opts.answerTimeoutMs ?? DEFAULT_LIMIT_ANSWER_TIMEOUT_MS,
     });
+    const block = opts.deploymentLeaseBlock;
+    this.quota = block ? new DeploymentQuota(this.records, { block, ...(opts.deploymentLeaseReturnAfterMs !== undefined ? { returnAfterMs: opts.deploymentLeaseReturnAfterMs } : {}) }) : undefined;
+  }
+
+  /** Returns this process's unused leased units to the deployment's ledgers (a gateway closing). */
+  async close(): Promise<void> {
+    await this.quota?.returnAll().catch(() => undefined);
   }
 
   /** The ledgers, or undefined when no limit is set (a start then costs no call). */
@@ -177,7 +203,10 @@ export class DailyLimitLedgers {
     const holder = randomUUID();
     const base = { flow_id: flowId, holder, kind, currency, amount: hundredths(req.amount).toString() };
     const reserved = await this.reserve(checks, day, base);
-    const giveBack = () => this.release(reserved.taken, flowId, holder);
+    const giveBack = async (): Promise<void> => {
+      for (const unit of reserved.units) unit.giveBack();
+      await this.release(reserved.taken, flowId, holder);
+    };
     if (reserved.refused) {
       await giveBack();
       if (await this.opts.gate.flowStatus(flowId)) return start();
@@ -261,22 +290,34 @@ export class DailyLimitLedgers {
   /** Reserves in every ledger at once: those taken, the first refusal (the user's before the deployment's), a failure. */
   private async reserve(checks: Check[], day: string, base: Omit<LedgerReservation, 'count_limit' | 'amount_limit'>): Promise<Reserved> {
     const calls = checks.flatMap((check) => check.ledgers.map((id) => ({ id, check })));
-    const answers = await Promise.allSettled(
-      calls.map(({ id, check }) =>
-        this.reserveOne(id, day, {
-          ...base,
-          ...(check.count ? { count_limit: { name: check.count.name, max: String(check.count.max) } } : {}),
-          ...(check.amount ? { amount_limit: { name: check.amount.name, max: hundredths(check.amount.max).toString() } } : {}),
-        }),
-      ),
-    );
-    const out: Reserved = { taken: [] };
+    const answers = await Promise.allSettled(calls.map(({ id, check }) => this.reserveIn(id, check, day, base)));
+    const out: Reserved = { taken: [], units: [] };
     answers.forEach((a, i) => {
       if (a.status === 'rejected') out.failed ??= a.reason ?? new Error('a limit ledger failed');
       else if (a.value === undefined) out.taken.push(calls[i]!.id);
+      else if ('giveBack' in a.value) out.units.push(a.value);
       else out.refused ??= { check: calls[i]!.check, details: a.value };
     });
     return out;
+  }
+
+  /** A unit of a leased block (a deployment's count alone), or a reservation of the flow in the ledger. */
+  private async reserveIn(id: string, check: Check, day: string, base: Omit<LedgerReservation, 'count_limit' | 'amount_limit'>): Promise<LimitExceededDetails | LeasedUnit | undefined> {
+    const count = check.count ? { name: check.count.name, max: String(check.count.max) } : undefined;
+    if (this.quota && check.scope === 'deployment' && count && !check.amount && Date.now() - this.leasesRefusedAt > LEASE_RETRY_AFTER_MS) {
+      try {
+        const a = await this.quota.take(id, day, base.kind, count, ledgerError);
+        return 'unit' in a ? a.unit : a.refused;
+      } catch (err) {
+        if (!(err instanceof LeaseUnsupportedError)) throw err;
+        this.leasesRefusedAt = Date.now();
+      }
+    }
+    return this.reserveOne(id, day, {
+      ...base,
+      ...(count ? { count_limit: count } : {}),
+      ...(check.amount ? { amount_limit: { name: check.amount.name, max: hundredths(check.amount.max).toString() } } : {}),
+    });
   }
 
   /** undefined: reserved in the ledger of `day`; the refusal's details: refused. Throws when the ledger did not answer. */
@@ -287,9 +328,7 @@ export class DailyLimitLedgers {
     } catch (err) {
       const exceeded = refusalOf(err, RECORD_FAILURE.limitExceeded);
       if (exceeded) return exceeded;
-      const closed = refusalOf(err, RECORD_FAILURE.ledgerClosed);
-      if (closed) throw new LedgerClosedError(closed.day);
-      throw err;
+      throw ledgerError(err);
     }
   }
 

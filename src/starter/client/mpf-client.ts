@@ -30,6 +30,7 @@ import { type EventPage, type MerchantEventDetail, MerchantEventsReader } from '
 import { EventRedeliveries, type Redelivery } from './event-redelivery';
 import { ProviderGuardClient } from './provider-guard';
 import { WebhookEndpoints } from './webhook-endpoints';
+import { ApiKeys } from './api-keys';
 import { webhookEgressFromEnv } from '../../config/webhook-egress';
 import type { GuardView } from '../../contract/provider-guard';
 import type { MpfClientOptions } from './options';
@@ -70,6 +71,8 @@ export class MpfClient {
   private readonly providerGuard: ProviderGuardClient;
   /** The deployment's webhook endpoints (webhook-endpoints.ts), kept in Temporal. */
   readonly webhookEndpoints: WebhookEndpoints;
+  /** The API keys made through the gateway's API (api-keys.ts), kept in Temporal. */
+  readonly apiKeys: ApiKeys;
 
   constructor(private readonly opts: MpfClientOptions) {
     this.temporal = opts.client;
@@ -85,6 +88,7 @@ export class MpfClient {
       production: opts.production ?? false,
       ...(opts.resolveHost ? { resolveHost: opts.resolveHost } : {}),
     });
+    this.apiKeys = new ApiKeys({ gate: this.gate, taskQueue: opts.taskQueue });
     this.redeliveries = new EventRedeliveries(this.gate, this.eventsReader, opts.taskQueue, this.webhookEndpoints);
     this.providerGuard = new ProviderGuardClient(this.gate, opts.taskQueue);
     this.idempotency = new IdempotencyStore({
@@ -258,6 +262,11 @@ export class MpfClient {
   }
 
   // ---- the provider guard (kill switch and breakers) ---------------------------------------------
+
+  /** Returns the unused units of the deployment's daily counts this client leased in blocks (limits.ts); a gateway does as it closes. */
+  returnLeasedQuota(): Promise<void> {
+    return this.flows.returnLeasedQuota();
+  }
 
   /** Keeps this client's reading of the provider guard fresh, so starts never wait for it (the gateway); answers its stop. */
   watchProviderGuard(): () => Promise<void> {

@@ -62,5 +62,11 @@ export interface MpfClientOptions {
   dailyLimits?: DailyLimits;
   /** How long a start waits for the limit ledgers before LimitUnavailableError (default 5 s). */
   limitAnswerTimeoutMs?: number;
+  /**
+   * Units of a deployment's daily count this client leases at once from the deployment's ledger
+   * (deployment-quota.ts; the gateway: DEFAULT_LEASE_BLOCK). Unset or 0: every start takes its
+   * turn in that ledger, as a short-lived process (the CLI) must: it could not return what it did not use.
+   */
+  deploymentLeaseBlock?: number;
 }
 

@@ -10,6 +10,9 @@
  * gateway with the old ring and one with the new still share the old key's budget, and once the
  * old key leaves the ring the new key's budget has counted everything since the new key came in.
  * A ring of one key (the usual case) costs one update per PIN, as before.
+ *
+ * `prepare` starts the budgets ahead of the PIN (the gateway does as a swap starts), so the take is
+ * a plain update of a running workflow rather than an update-with-start while the user waits.
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -42,6 +45,9 @@ export interface PinBudgetOptions {
 export interface PinSlot {
   settle(wrong: boolean): Promise<void>;
 }
+
+/** How long a budget started ahead of its PIN (prepare) waits for one: a swap's PIN window is minutes. */
+export const PREPARED_BUDGET_IDLE_MS = 5 * 60_000;
 
 /** The budget every face uses unless told otherwise: 10 wrong PINs per user in 15 minutes. */
 export const DEFAULT_PIN_BUDGET = { max: 10, timeWindowMs: 15 * 60_000 } as const;
@@ -89,6 +95,29 @@ export class SharedPinBudget {
     if (taken.length > 0) void settle(false).catch(() => undefined);
     if (waits.length > 0) return { retryAfterSeconds: Math.max(...waits) };
     throw failed!.reason;
+  }
+
+  /**
+   * Starts the user's budget ahead of their PIN (when it is not running), so that the PIN's take is
+   * an update of a running workflow, not a start while the user waits. Best effort: it takes no
+   * slot and changes no count; a budget not prepared is started by the take as before.
+   */
+  async prepare(userRef: string): Promise<void> {
+    const { client } = this.records;
+    await Promise.all(
+      this.workflowIds(userRef).map((workflowId) =>
+        this.records.within(workflowId, () =>
+          client.workflow.start(PIN_BUDGET_WORKFLOW_TYPE, {
+            workflowId,
+            taskQueue: this.opts.taskQueue,
+            args: [{ max: this.opts.max, window_ms: this.opts.timeWindowMs, idle_ms: PREPARED_BUDGET_IDLE_MS }],
+            // A budget running (a PIN of another swap in flight, counting wrong PINs) is left as it is.
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+          }),
+        ),
+      ),
+    );
   }
 
   /** true: a slot taken; a number: the budget is spent, seconds until a slot frees. */

@@ -28,6 +28,10 @@ export interface PinGateOptions {
   budget: SharedPinBudget;
   /** The swap's user_ref (a state query); undefined when it cannot be learned. */
   userRefOf: (swapId: string) => Promise<string | undefined>;
+  /** Whether prepare starts the budget ahead of its PIN (default true). */
+  prepareAhead?: boolean;
+  /** Told when a budget could not be started ahead of its PIN (the take starts it then). */
+  onPrepareFailed?: (err: unknown) => void;
   /** Told when a slot could not be settled (it is given back after its hold time). */
   onSettleFailed?: (swapId: string, err: unknown) => void;
   retryAfterSeconds?: number;
@@ -49,6 +53,15 @@ export class PinGate {
   remember(swap: { swap_id: string; user_ref: string }): void {
     this.userRefs.set(swap.swap_id, swap.user_ref);
     while (this.userRefs.size > USER_REF_CACHE) this.userRefs.delete(this.userRefs.keys().next().value as string);
+  }
+
+  /**
+   * Starts the user's budget ahead of a PIN (a swap of theirs is starting), not awaited: their
+   * PIN's take then updates a running budget. Never fails; a budget not prepared is started by the take.
+   */
+  prepare(userRef: string): void {
+    if (this.opts.prepareAhead === false) return;
+    void this.opts.budget.prepare(userRef).catch((err: unknown) => this.opts.onPrepareFailed?.(err));
   }
 
   /**

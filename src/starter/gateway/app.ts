@@ -30,6 +30,8 @@ import { registerCategoryRoutes } from './routes/categories';
 import { registerEventRoutes } from './routes/events';
 import { registerProviderRoutes } from './routes/provider';
 import { registerWebhookEndpointRoutes } from './routes/webhook-endpoints';
+import { registerApiKeyRoutes } from './routes/api-keys';
+import { ApiKeyCache, type ApiKeyCacheOptions } from '../client/api-keys';
 import { registerLinkRoutes } from './routes/links';
 import { registerLimitRoutes } from './routes/limits';
 import { registerListRoutes } from './routes/lists';
@@ -71,6 +73,11 @@ export interface GatewayAppOptions {
    */
   userPinBudget?: { max: number; timeWindowMs: number; answerTimeoutMs?: number };
   /**
+   * Start the user's wrong-PIN budget beside each swap it starts, so the PIN's take updates a
+   * running budget (default true; false: the take starts it while the user waits, as the bench's before).
+   */
+  pinBudgetAhead?: boolean;
+  /**
    * Requests per client address and time window on every route but the health checks and the docs
    * (routes with their own limit keep it), per gateway process; default 6000 a minute (100/s).
    */
@@ -92,6 +99,12 @@ export interface GatewayAppOptions {
    * through its one-time links, their tokens verified by the same path as an IdP's.
    */
   console?: { oidcClientId?: string; local?: LocalSignIn };
+  /**
+   * This gateway's reading of the keys made through /v1/api_keys: how often it reads them (default
+   * 5 s: a revoke reaches it within that) and how old a reading may grow before those keys are
+   * refused 503 (default 15 s). The keyring's keys do not depend on it.
+   */
+  apiKeys?: Pick<ApiKeyCacheOptions, 'refreshMs' | 'staleMs'>;
 }
 
 const DEFAULT_PIN_RATE_LIMIT = { max: 5, timeWindowMs: 60_000 };
@@ -113,9 +126,15 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
     pinGate: opts.mpf.pinGate({
       ...(opts.userPinBudget ? { limits: opts.userPinBudget } : {}),
       onSettleFailed: (swapId, err) => app.log.warn({ swap_id: swapId, err: String(err) }, 'PIN budget slot not settled (given back after its hold time)'),
+      prepareAhead: opts.pinBudgetAhead ?? true,
+      onPrepareFailed: (err) => app.log.debug({ err: String(err) }, 'PIN budget not started ahead of its PIN (its take starts it)'),
     }),
     notificationGuard: new NotificationGuard({ maxSignalsPerFlow: opts.notificationSignalsPerFlow }),
     metrics: opts.metrics ?? new GatewayMetrics({ mpf: opts.mpf }),
+    apiKeyCache: new ApiKeyCache(opts.mpf.apiKeys, {
+      ...opts.apiKeys,
+      onReadFailed: (err) => app.log.warn({ err: { type: (err as Error)?.name, message: (err as Error)?.message } }, 'the API keys record could not be read (the last reading stays until it is stale)'),
+    }),
   };
 
   const app = Fastify({
@@ -150,7 +169,8 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   const { namespace, ...personTokens } = opts.personTokens ?? {};
   const people = opts.personTokens ? (personTokens as PersonTokenSettings) : opts.console?.local?.tokenSettings;
   const personNamespace = namespace ?? opts.mpf.temporal?.options.namespace ?? 'default';
-  await app.register(gatewayAuth, { keyring, personNamespace, ...(people ? { personTokens: people } : {}) });
+  await app.register(gatewayAuth, { keyring, personNamespace, recordKeys: ctx.apiKeyCache, ...(people ? { personTokens: people } : {}) });
+  app.addHook('onClose', () => ctx.apiKeyCache.close());
 
   registerSwapRoutes(app, ctx);
   registerPinRoutes(app, ctx);
@@ -162,6 +182,7 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   registerEventRoutes(app, ctx);
   registerProviderRoutes(app, ctx);
   registerWebhookEndpointRoutes(app, ctx);
+  registerApiKeyRoutes(app, ctx);
   registerOperationRoutes(app, ctx);
   await app.register(notificationRoutes, ctx);
   if (opts.codec) registerCodecServer(app, { ...opts.codec, prefix: '/codec', ...(people ? { personTokens: people } : {}) });

@@ -10,6 +10,7 @@ import fastifyPlugin from 'fastify-plugin';
 import { type Access, type KeyringSource, type KeyVerdict, type Role, ROLE_ACCESS, ROLE_FOR } from '../../auth/keyring';
 import { describePermissions, gatewayRoleOf, looksLikeJwt, type PersonTokenSettings, PersonTokens, SYSTEM_SCOPE } from '../../auth/person-tokens';
 import { bearerToken as bearerOf } from '../../auth/secrets';
+import type { ApiKeyCache } from '../client/api-keys';
 import { sendError } from './errors';
 
 /** The token of the request's `Authorization: Bearer <token>`, or undefined when absent or malformed. */
@@ -45,6 +46,8 @@ export interface GatewayAuthOptions {
   personTokens?: PersonTokenSettings;
   /** The Temporal namespace whose permissions map a person to a role. */
   personNamespace: string;
+  /** The keys made through /v1/api_keys (client/api-keys.ts), checked when the keyring does not hold the presented key. */
+  recordKeys?: Pick<ApiKeyCache, 'check'>;
 }
 
 /** People's access tokens and the namespace their permissions are read on. */
@@ -112,13 +115,25 @@ async function authorisePerson(people: People | undefined, req: FastifyRequest, 
  * the route declares; a route that declares none is refused. The key's public id goes on the
  * request (logs, metrics, audit records); the secret never leaves this hook.
  */
-async function authoriseRequest(keyring: KeyringSource, people: People | undefined, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+async function authoriseRequest(keyring: KeyringSource, recordKeys: GatewayAuthOptions['recordKeys'], people: People | undefined, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   if (!req.routeOptions.config?.apiKey) return undefined;
-  const verdict = checkRequestKey(keyring, req);
+  let verdict = checkRequestKey(keyring, req);
   // Not a key of the keyring but a JWT (Authorization: Bearer, or x-api-key as the mpf CLI sends
   // MPF_API_KEY): a person's access token.
   const presented = presentedApiKey(req);
   if (verdict.kind === 'unknown' && looksLikeJwt(presented)) return authorisePerson(people, req, reply, presented, req.routeOptions.config.access);
+  // Not a key of the keyring file: one made through /v1/api_keys, if this gateway's reading of
+  // them is fresh; else refused as unavailable (fail closed: a revoked key is never let through on
+  // an old reading), while the keyring file's keys keep working.
+  if (verdict.kind === 'unknown' && recordKeys && presented !== undefined) {
+    const fromRecord = await recordKeys.check(presented);
+    if (fromRecord.kind === 'unavailable') {
+      req.log.warn({ reason: fromRecord.reason }, 'an API key not in the keyring file could not be checked: the API keys record is unavailable');
+      reply.header('retry-after', '5');
+      return sendError(reply, 503, 'api_keys_unavailable', "the API key could not be checked now (the gateway's reading of the API keys record is out of date); try again shortly");
+    }
+    verdict = fromRecord;
+  }
   if (verdict.kind === 'missing' || verdict.kind === 'unknown') {
     reply.header('www-authenticate', 'ApiKey header="x-api-key", Bearer');
     const send = people && req.routeOptions.config.access === 'admin' ? "send the API key as x-api-key or Authorization: Bearer, or a person's access token as Authorization: Bearer" : 'send the API key as x-api-key or Authorization: Bearer';
@@ -148,7 +163,7 @@ export const gatewayAuth = fastifyPlugin(
     const people = opts.personTokens ? { tokens: new PersonTokens(opts.personTokens), namespace: opts.personNamespace } : undefined;
     app.decorateRequest('apiKey', undefined);
     app.decorateRequest('person', undefined);
-    app.addHook('onRequest', (req, reply) => authoriseRequest(opts.keyring, people, req, reply));
+    app.addHook('onRequest', (req, reply) => authoriseRequest(opts.keyring, opts.recordKeys, people, req, reply));
   },
   { name: 'gateway-auth', fastify: '5.x' },
 );

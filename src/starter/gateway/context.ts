@@ -11,6 +11,7 @@ import { sendError } from './errors';
 import type { GatewayMetrics } from './metrics';
 import type { NotificationGuard } from './notification-guard';
 import type { PinGate } from '../client/pin-gate';
+import type { ApiKeyCache } from '../client/api-keys';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -43,6 +44,8 @@ export interface GatewayContext {
   pinGate: PinGate;
   notificationGuard: NotificationGuard;
   metrics: GatewayMetrics;
+  /** This gateway's reading of the keys made through /v1/api_keys (its authentication checks them). */
+  apiKeyCache: ApiKeyCache;
 }
 
 export const API_KEY_SECURITY: Array<Record<string, string[]>> = [{ apiKey: [] }, { apiKeyBearer: [] }];

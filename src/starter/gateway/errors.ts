@@ -5,6 +5,7 @@
  *   unreadable body (JSON, media type) -> 400 invalid_request / 415 unsupported_media_type
  *   DuplicateFlowError                 -> 409 duplicate, with the existing flow's view
  *   FlowNotFoundError                  -> 404 not_found
+ *   RecordConflictError                -> 409 conflict (one API key too many, a revoked key rotated)
  *   PinNotAcceptedError                -> 409 pin_not_accepted
  *   FlowPendingError                   -> 504 pending, with flow_id and Retry-After
  *   WorkerUnavailableError             -> 503 worker_unavailable, with flow_id, last_known_state, Retry-After
@@ -40,6 +41,7 @@ import {
   PinBudgetExhaustedError,
   PinBudgetUnavailableError,
   PinNotAcceptedError,
+  RecordConflictError,
   TemporalCredentialsRefusedError,
   TemporalPersistenceUnavailableError,
   TemporalUnavailableError,
@@ -127,6 +129,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
       return sendError(reply, 409, 'duplicate', err.message, err.existing === undefined ? {} : { [key]: err.existing });
     }
     if (err instanceof FlowNotFoundError) return sendError(reply, 404, 'not_found', err.message);
+    if (err instanceof RecordConflictError) return sendError(reply, 409, 'conflict', err.message);
     if (err instanceof PinNotAcceptedError) return sendError(reply, 409, 'pin_not_accepted', err.message);
     if (err instanceof FlowPendingError) {
       reply.header('retry-after', String(RETRY_AFTER_SECONDS));

@@ -4,6 +4,7 @@
  *
  *   const gw = await startGateway({ mpf, apiKey, port: 0 });   // gw.url, gw.app, gw.close()
  */
+import { DEFAULT_LEASE_BLOCK } from '../client/deployment-quota';
 import { KeyringSource, LEGACY_KEY_ID } from '../../auth/keyring';
 import { type PersonTokenSettings, PersonTokens } from '../../auth/person-tokens';
 import type { AddressInfo } from 'node:net';
@@ -66,6 +67,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       await stopWatching();
       await metricsServer?.close();
       await app.close();
+      // After the last request: the unused units of a leased deployment count go back to its ledger.
+      await opts.mpf.returnLeasedQuota();
     },
   };
 }
@@ -101,7 +104,8 @@ export async function runGatewayMain(opts: { port?: number; host?: string } = {}
   const warning = checkPublicAddresses(host, env); // throws under NODE_ENV=production
   if (warning) console.error(`gateway: ${warning}`);
   const tracing = startGatewayTracing(); // before the client and the app: both add their instrumentation
-  const mpf = await mpfClientFromEnv(env, { keys, publicUrl: env.GATEWAY_PUBLIC_URL ?? localUrl(host, port) });
+  // A long-lived process: a deployment's daily count is leased in blocks and returned as it closes (deployment-quota.ts).
+  const mpf = await mpfClientFromEnv(env, { keys, publicUrl: env.GATEWAY_PUBLIC_URL ?? localUrl(host, port), deploymentLeaseBlock: DEFAULT_LEASE_BLOCK });
   const connection = mpf.temporal.connection;
   let gateway: RunningGateway;
   try {

@@ -257,6 +257,7 @@ export function gatewaySwaggerOptions(): Record<string, unknown> {
         { name: 'operations', description: 'Liveness and readiness' },
         { name: 'provider guard', description: 'The kill switch and circuit breakers in front of the provider (operator role)' },
         { name: 'limits', description: "Today's use of the daily limits" },
+        { name: 'API keys', description: 'Keys made, revoked and rotated through the API, beside the keyring file (operator role)' },
         EVENTS_TAG,
       ],
       components: {

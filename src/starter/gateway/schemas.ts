@@ -63,11 +63,13 @@ export const PendingBody = z
 /**
  * 503: `worker_unavailable` (no worker answered; flow_id and last_known_state),
  * `temporal_unavailable` (the Temporal frontend cannot be reached) or
- * `temporal_persistence_unavailable` (the frontend answers, its database does not). All with Retry-After.
+ * `temporal_persistence_unavailable` (the frontend answers, its database does not), or
+ * `api_keys_unavailable` (a key made through /v1/api_keys could not be checked: the gateway's
+ * reading of them is out of date). All with Retry-After.
  */
 export const WorkerUnavailableBody = z
   .object({
-    error: z.enum(['worker_unavailable', 'temporal_unavailable', 'temporal_persistence_unavailable', 'pin_budget_unavailable', 'identity_provider_unavailable']),
+    error: z.enum(['worker_unavailable', 'temporal_unavailable', 'temporal_persistence_unavailable', 'pin_budget_unavailable', 'identity_provider_unavailable', 'api_keys_unavailable']),
     message: z.string(),
     flow_id: z.string().optional(),
     last_known_state: z.string().optional().describe('the last state the flow published (search attribute MpfState)'),

@@ -74,6 +74,8 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
         route: 'POST /v1/swaps',
         fields: () => ({ ...req.body }),
         run: async (_req, idempotencyId) => {
+          // The user's wrong-PIN budget started beside the swap, so their PIN's take meets it running.
+          pinGate.prepare(req.body.user_ref);
           try {
             const { swap, pin_url, pin_token } = await mpf.startSwap(req.body, { idempotencyId });
             pinGate.remember(swap);

@@ -17,7 +17,7 @@ import { signatureHeaders } from '../merchant-events/signing';
 import { recordEventDelivery } from '../observability/activity-metrics';
 import { endpointHost, FLOW_EVENT_TYPES, retryDelayMs } from '../contract/merchant-events';
 import { type EndpointTarget, endpointTakes, liveSecrets, type WebhookEndpointRecord } from '../contract/webhook-endpoints';
-import { hostRefusal, webhookEgressFromEnv } from '../config/webhook-egress';
+import { addressListed, hostRefusal, webhookEgressFromEnv } from '../config/webhook-egress';
 import { guardedAgent, type LookupFunction, REFUSED_ADDRESS_CODE } from './egress-agent';
 import {
   DELIVERY_FAILED_TYPE,
@@ -147,7 +147,7 @@ export function createEventActivities(config: MerchantEventsConfig, opts: EventA
         throw failure('not_signed');
       }
       const own = target.guarded;
-      if ((config.production && isLoopbackEndpoint(url)) || (own && hostRefusal(egress, url) !== undefined)) {
+      if ((config.production && isLoopbackEndpoint(url) && !(own && addressListed(egress, url))) || (own && hostRefusal(egress, url) !== undefined)) {
         log.warn('deliverEvent: endpoint refused by the webhook host policy', refs);
         counted('failed');
         throw failure('refused_address');

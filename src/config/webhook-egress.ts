@@ -93,6 +93,22 @@ export function addressAllowed(policy: WebhookEgressPolicy, address: string): bo
 
 export type HostRefusal = 'disabled' | 'not_listed' | 'address';
 
+/**
+ * Whether `url` names an address literal that an address entry of the list covers: the operator
+ * named it on purpose. Under NODE_ENV=production that is the only way a loopback endpoint is
+ * accepted (the native topology, where every component listens on loopback, lists 127.0.0.1).
+ */
+export function addressListed(policy: WebhookEgressPolicy, url: string): boolean {
+  if (!policy.enabled) return false;
+  let literal: ipaddr.IPv4 | ipaddr.IPv6 | undefined;
+  try {
+    literal = addressOf(new URL(url).hostname.toLowerCase());
+  } catch {
+    return false;
+  }
+  return literal !== undefined && policy.ranges.some(([net, bits]) => net.kind() === literal.kind() && literal.match(net, bits));
+}
+
 /** Why `url`'s host is refused as a per-flow endpoint (names and literals; resolution is the caller's), or undefined. */
 export function hostRefusal(policy: WebhookEgressPolicy, url: string): HostRefusal | undefined {
   if (!policy.enabled) return 'disabled';

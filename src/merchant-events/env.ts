@@ -9,11 +9,12 @@ import type { z } from 'zod';
 import { type AppEnv, registerEnvCheck } from '../config/env';
 import { secretProblem, splitSecrets } from './signing';
 
-const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/i;
+/** Loopback by name (localhost and the names under it) or literal; a trailing dot changes nothing. */
+const LOOPBACK = /^((.+\.)?localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/i;
 
 export function isLoopbackEndpoint(url: string): boolean {
   try {
-    return LOOPBACK.test(new URL(url).hostname);
+    return LOOPBACK.test(new URL(url).hostname.replace(/\.$/, ''));
   } catch {
     return false;
   }

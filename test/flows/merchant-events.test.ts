@@ -216,15 +216,25 @@ describe('merchant events of real flows (real Temporal, simulator over HTTP)', (
     await assert.rejects(stack.client.workflow.getHandle(`swap-${txn}`).describe(), /not found/i);
   });
 
-  test('production refuses a per-flow webhook_url unless MERCHANT_WEBHOOK_ALLOWED_HOSTS lists its host, and a loopback one even then', async () => {
+  test('production refuses a per-flow webhook_url unless MERCHANT_WEBHOOK_ALLOWED_HOSTS lists its host, and a loopback one unless its address is listed', async () => {
     const prod = new MpfClient({ client: stack.client, taskQueue: stack.taskQueue, keys: stack.keys, publicUrl: 'https://pay.example.test', production: true });
     await assert.rejects(prod.createLink(linkBody(uniqueRef('ev-prod'), { webhook_url: 'https://hooks.shop.example/x' })), (err: InputError) =>
       err.field === 'webhook_url' && /not enabled/.test(err.message),
     );
+    const anyName = new MpfClient({ client: stack.client, taskQueue: stack.taskQueue, keys: stack.keys, publicUrl: 'https://pay.example.test', production: true, webhookEgress: parseAllowedHosts('*') });
+    for (const url of ['http://127.0.0.1:9/hooks', 'http://localhost:9/hooks', 'http://localhost.:9/hooks']) {
+      await assert.rejects(anyName.createLink(linkBody(uniqueRef('ev-prod'), { webhook_url: url })), (err: InputError) =>
+        err.field === 'webhook_url' && /address that is not allowed/.test(err.message),
+      );
+    }
+    // 127.0.0.1 listed: that literal only; a name of loopback is still refused.
     const listed = new MpfClient({ client: stack.client, taskQueue: stack.taskQueue, keys: stack.keys, publicUrl: 'https://pay.example.test', production: true, webhookEgress: parseAllowedHosts('127.0.0.1') });
-    await assert.rejects(listed.createLink(linkBody(uniqueRef('ev-prod'), { webhook_url: 'http://127.0.0.1:9/hooks' })), (err: InputError) =>
-      err.field === 'webhook_url' && /address that is not allowed/.test(err.message),
-    );
+    for (const url of ['http://localhost:9/hooks', 'http://localhost.:9/hooks', 'http://127.0.0.2:9/hooks']) {
+      await assert.rejects(listed.createLink(linkBody(uniqueRef('ev-prod'), { webhook_url: url })), (err: InputError) =>
+        err.field === 'webhook_url' && /not allowed|not on the deployment's list/.test(err.message),
+        url,
+      );
+    }
   });
 
   test('real flows of both kinds emit every event type, and each delivered event validates against its schema', { timeout: 180_000 }, async () => {

@@ -121,9 +121,10 @@ export const CLUSTER_READY = /cluster ready in ([\d.]+) s\n[^]*stops everything\
  * `after` can clean up even when the start fails), and `ready`, cluster.json once `up` printed
  * "cluster ready". The cluster is stopped (SIGTERM to `up`) if this test process exits first.
  */
-export function startClusterForTest(o: { prefix: string; workers: number; gateways: number; env?: NodeJS.ProcessEnv; timeoutMs: number }): { up: MpfProcess; stateDir: string; ready: Promise<ClusterInfo> } {
+export function startClusterForTest(o: { prefix: string; workers: number; gateways: number; env?: NodeJS.ProcessEnv; appEnv?: Record<string, string>; timeoutMs: number }): { up: MpfProcess; stateDir: string; ready: Promise<ClusterInfo> } {
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), `mpf-${o.prefix}-`));
-  const up = spawnMpf(['cluster', 'up', '--workers', String(o.workers), '--gateways', String(o.gateways), '--state-dir', stateDir], o.env ?? {});
+  const appEnv = Object.entries(o.appEnv ?? {}).flatMap(([k, v]) => ['--app-env', `${k}=${v}`]);
+  const up = spawnMpf(['cluster', 'up', '--workers', String(o.workers), '--gateways', String(o.gateways), ...appEnv, '--state-dir', stateDir], o.env ?? {});
   process.once('exit', () => {
     if (up.child.exitCode === null) up.child.kill('SIGTERM');
   });

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { request } from 'undici';
 import { loadEnv } from '../../src/config/env';
-import { addressAllowed, hostRefusal, parseAllowedHosts, webhookEgressFromEnv } from '../../src/config/webhook-egress';
+import { addressAllowed, addressListed, hostRefusal, parseAllowedHosts, webhookEgressFromEnv } from '../../src/config/webhook-egress';
+import { isLoopbackEndpoint } from '../../src/merchant-events/env';
 import { guardedAgent, type LookupFunction, REFUSED_ADDRESS_CODE } from '../../src/activities/egress-agent';
 import { createEventActivities } from '../../src/activities/events';
 import { NO_MERCHANT_EVENTS } from '../../src/merchant-events/config';
@@ -51,6 +52,17 @@ describe('the webhook host allow-list', () => {
     assert.ok(!addressAllowed(p, '127.0.0.1'));
     assert.ok(!addressAllowed(p, '::ffff:10.1.9.9'), 'IPv4-mapped is its own range: covered only by an IPv6 entry');
     assert.ok(addressAllowed(p, '8.8.8.8'));
+  });
+
+  test('a loopback endpoint counts as listed only when an address entry covers the literal the URL names, and localhost. is loopback too', () => {
+    const p = parseAllowedHosts('*, 127.0.0.1');
+    assert.ok(addressListed(p, 'http://127.0.0.1:8080/hooks'));
+    assert.ok(!addressListed(p, 'http://127.0.0.2:8080/hooks'), 'another loopback address is not listed');
+    assert.ok(!addressListed(p, 'http://localhost:8080/hooks'), 'a name is never listed as an address');
+    assert.ok(!addressListed(parseAllowedHosts('*'), 'http://127.0.0.1:8080/hooks'));
+    assert.ok(!addressListed(webhookEgressFromEnv({ NODE_ENV: 'production' }), 'http://127.0.0.1:8080/hooks'), 'production without a list lists nothing');
+    for (const url of ['http://localhost:9/', 'http://LOCALHOST.:9/', 'http://hooks.localhost:9/', 'http://127.0.0.1:9/', 'http://[::1]:9/']) assert.ok(isLoopbackEndpoint(url), url);
+    assert.ok(!isLoopbackEndpoint('http://localhost.shop.example/'), 'a name that only starts with localhost');
   });
 
   test('a malformed entry stops start-up naming the variable and the entry', () => {

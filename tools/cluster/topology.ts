@@ -135,6 +135,8 @@ export type AppRole = 'worker' | 'gateway' | 'simulator';
 export const FLOW_SETTINGS = [
   'SWAP_SETTLE_WAIT_SECONDS', 'SWAP_NOTIFICATION_WAIT_SECONDS', 'SWAP_PIN_MAX_ATTEMPTS',
   'LINK_LIFETIME_SECONDS', 'LINK_LATE_NOTIFICATION_GRACE_SECONDS', 'LOG_LEVEL',
+  // Where API callers' webhook endpoints may point; `127.0.0.1` admits a receiver on this machine.
+  'MERCHANT_WEBHOOK_ALLOWED_HOSTS',
 ] as const;
 
 /** The image's own environment (Dockerfile ENV, less MPF_USE_DIST: natively the sources run through tsx). */

@@ -7,7 +7,7 @@ import { lookup } from 'node:dns/promises';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { isLoopbackEndpoint } from '../../merchant-events/env';
-import { addressAllowed, addressOf, type HostRefusal, hostRefusal, refusalMessage, type WebhookEgressPolicy } from '../../config/webhook-egress';
+import { addressAllowed, addressListed, addressOf, type HostRefusal, hostRefusal, refusalMessage, type WebhookEgressPolicy } from '../../config/webhook-egress';
 import { deliveriesQuery, eventDeliveryWorkflowId, type EventDeliveryView, type FlowEventSummary } from '../../workflows/event-types';
 import { InputError } from './errors';
 
@@ -31,7 +31,7 @@ const RESOLVE_WAIT_MS = 2_000;
  */
 export async function checkWebhookUrl(url: string | undefined, policy: WebhookEgressPolicy, production: boolean, resolve: ResolveHost = systemResolve, field = 'webhook_url'): Promise<void> {
   if (url === undefined) return;
-  const refusal = hostRefusal(policy, url) ?? (production && isLoopbackEndpoint(url) ? 'address' : undefined);
+  const refusal = hostRefusal(policy, url) ?? (production && isLoopbackEndpoint(url) && !addressListed(policy, url) ? 'address' : undefined);
   if (refusal) throw new InputError(fieldMessage(refusal, field), field);
   const host = new URL(url).hostname;
   if (addressOf(host)) return; // a literal: checked above

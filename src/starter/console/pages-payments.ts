@@ -151,6 +151,46 @@ async function eventsOf(deps: ConsoleDeps, s: ConsoleSession, view: Json): Promi
   );
 }
 
+/**
+ * A running payment no worker answers for (its view is a query): what the server keeps without a
+ * worker, i.e. its row of the list (amount, customer, last known state) and its events (kept in
+ * its memo) with their deliveries, said as such. The timeline and the PIN attempts wait for a worker.
+ */
+async function paymentWithoutWorker(deps: ConsoleDeps, req: FastifyRequest<{ Params: { flow_id: string } }>, reply: FastifyReply, kind: Kind, unavailable: Json): Promise<FastifyReply> {
+  const s = req.consoleSession!;
+  const flowId = req.params.flow_id;
+  const reference = flowId.slice(flowId.indexOf('-') + 1);
+  const [listed, kept] = await Promise.all([
+    callApi(deps.gateway, s, 'GET', `${LIST_PATH[kind]}${queryOf({ txn_ref: reference, limit: '10' })}`),
+    callApi(deps.gateway, s, 'GET', `/v1/events${queryOf({ flow_id: flowId, limit: '100' })}`),
+  ]);
+  const item = listed.status === 200 ? ((listed.json.items ?? []) as Array<Json>).find((i) => i.flow_id === flowId) : undefined;
+  const state = String(item?.state ?? unavailable.last_known_state ?? 'unknown');
+  // The events API answers newest first; the page shows them in the order they happened.
+  const events = kept.status === 200 ? await eventsOf(deps, s, { events: ((kept.json.items ?? []) as Array<Json>).slice().reverse() }) : [];
+  const facts: Array<[string, string | undefined]> = [
+    [kind === 'swap' ? 'txn_ref' : 'txn_merchant_ref', reference],
+    ['Customer (user_ref)', typeof item?.customer_ref === 'string' ? item.customer_ref : undefined],
+    ['Created', item ? timeText(item.created_at) : undefined],
+  ];
+  const why = 'No worker answers now: shown are its last known state, its amount and its events as the server keeps them; its timeline, provider calls and PIN attempts appear once a worker is back.';
+  return render(deps, req, reply, 'payment', {
+    title: flowId,
+    active: '/console/payments',
+    flowId,
+    kind,
+    view: { state, reason: why },
+    amountText: amountText(item?.amount, item?.currency),
+    facts: facts.filter((f): f is [string, string] => f[1] !== undefined && f[1] !== ''),
+    timeline: undefined,
+    timelineNotice: kept.status === 200 ? 'The timeline needs a worker to answer.' : `${why} ${refusalOf(kept)}`,
+    events,
+    endpoints: [],
+    resolvable: false,
+    back: `/console/payments/${encodeURIComponent(flowId)}`,
+  });
+}
+
 async function paymentPage(deps: ConsoleDeps, req: FastifyRequest<{ Params: { flow_id: string } }>, reply: FastifyReply): Promise<FastifyReply> {
   const s = req.consoleSession!;
   const flowId = req.params.flow_id;
@@ -160,6 +200,7 @@ async function paymentPage(deps: ConsoleDeps, req: FastifyRequest<{ Params: { fl
   const a = await callApi(deps.gateway, s, 'GET', `${LIST_PATH[kind]}/${encodeURIComponent(flowId)}`);
   if (a.status === 401) return reply.redirect('/console/sign-in?expired=1', 303);
   if (a.status === 404) return notFound();
+  if (a.status === 503 && a.json.error === 'worker_unavailable') return paymentWithoutWorker(deps, req, reply, kind, a.json);
   if (a.status !== 200) return render(deps, req, reply, 'error', { title: 'Unavailable', heading: 'This payment cannot be read now', message: refusalOf(a) }, a.status >= 500 ? 503 : a.status);
   const view = a.json;
   const [events, endpoints] = await Promise.all([

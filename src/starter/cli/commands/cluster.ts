@@ -25,7 +25,7 @@ interface ClusterMain {
 }
 
 /** The flow settings `--app-env` may set (tools/cluster/topology.ts FLOW_SETTINGS; listed here so --help loads no launcher code). */
-const APP_ENV_NAMES = ['SWAP_SETTLE_WAIT_SECONDS', 'SWAP_NOTIFICATION_WAIT_SECONDS', 'SWAP_PIN_MAX_ATTEMPTS', 'LINK_LIFETIME_SECONDS', 'LINK_LATE_NOTIFICATION_GRACE_SECONDS', 'LOG_LEVEL'];
+const APP_ENV_NAMES = ['SWAP_SETTLE_WAIT_SECONDS', 'SWAP_NOTIFICATION_WAIT_SECONDS', 'SWAP_PIN_MAX_ATTEMPTS', 'LINK_LIFETIME_SECONDS', 'LINK_LATE_NOTIFICATION_GRACE_SECONDS', 'LOG_LEVEL', 'MERCHANT_WEBHOOK_ALLOWED_HOSTS'];
 
 function collectAppEnv(value: string, previous: Record<string, string> = {}): Record<string, string> {
   const i = value.indexOf('=');

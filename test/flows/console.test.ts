@@ -192,6 +192,7 @@ describe("the merchant's console, signed in through the local sign-in", () => {
     await b.get('/console/webhooks');
     const created = await b.post('/console/webhooks', { url: receiver.url, enabled_events: 'payment_link.created', description: 'console test' });
     assert.equal(created.status, 200, created.html);
+    assert.deepEqual([created.path, created.redirects], ['/console/webhooks', 1], 'the form answers with a redirect, so a reload re-posts nothing');
     const secret = /<pre>(whsec_[^<]+)<\/pre>/.exec(created.html)?.[1];
     assert.ok(secret, 'the secret on the page that answers the form');
     secrets.push(secret);
@@ -216,6 +217,7 @@ describe("the merchant's console, signed in through the local sign-in", () => {
     await b.get('/console/api-keys');
     const created = await b.post('/console/api-keys', { role: 'read_only', label: 'console test' });
     assert.equal(created.status, 200, created.html);
+    assert.deepEqual([created.path, created.redirects], ['/console/api-keys', 1], 'the form answers with a redirect, so a reload re-posts nothing');
     const key = /<pre>([^<]+)<\/pre>/.exec(created.html)?.[1];
     const id = /API key (ak_[0-9a-f]{24}) \(role read_only\)/.exec(textOf(created.html))?.[1];
     assert.ok(key && id, textOf(created.html).slice(0, 400));

@@ -9,6 +9,8 @@ export interface ConsolePage {
   status: number;
   /** The path the last redirect led to (or the one asked for). */
   path: string;
+  /** How many redirects were followed to reach it. */
+  redirects: number;
   html: string;
   headers: Record<string, string | string[] | undefined>;
 }
@@ -58,7 +60,7 @@ export class ConsoleBrowser {
       const html = await res.body.text();
       const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
       if (token) this.csrf = token;
-      return { status: res.statusCode, path: `${url.pathname}${url.search}`, html, headers: res.headers };
+      return { status: res.statusCode, path: `${url.pathname}${url.search}`, redirects: hop, html, headers: res.headers };
     }
     throw new Error(`more than 10 redirects from ${path}`);
   }

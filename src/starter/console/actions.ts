@@ -2,13 +2,12 @@
  * The console's actions (POST forms, each with the CSRF token): resolve, redeliver, pause and
  * resume, webhook endpoints and API keys. Each is one call of the gateway's API with the person's
  * token, so the API decides (a support person's resolve is its 403, shown as such) and the audit
- * names the person. A secret in an answer (an endpoint's, a key) is shown on the page that answers
- * the form, once, and kept nowhere.
+ * names the person. A secret in an answer (an endpoint's, a key) is kept in memory for the
+ * session's next page, which shows it once (post/redirect/get: a reload re-posts nothing).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callApi, refusalOf } from './api';
-import { type ConsoleDeps, redirectWithFlash } from './context';
-import { apiKeysPage, endpointsPage } from './pages-operations';
+import { type ConsoleDeps, redirectWithFlash, redirectWithSecret } from './context';
 
 type Form = Record<string, string | undefined>;
 const field = (req: FastifyRequest, name: string): string => {
@@ -53,7 +52,7 @@ function registerEndpointActions(app: FastifyInstance, deps: ConsoleDeps): void 
     const events = field(req, 'enabled_events').split(',').map((e) => e.trim()).filter(Boolean);
     const a = await callApi(deps.gateway, req.consoleSession!, 'POST', '/v1/webhook_endpoints', { url: field(req, 'url'), enabled_events: events, ...(field(req, 'description') ? { description: field(req, 'description') } : {}) });
     if (a.status !== 201 && a.status !== 200) return redirectWithFlash(deps, req, reply, '/console/webhooks', { ok: false, text: refusalOf(a) });
-    return endpointsPage(deps, req, reply, { label: `Signing secret of ${a.json.id} (${a.json.url})`, value: String(a.json.secret ?? '') });
+    return redirectWithSecret(deps, req, reply, '/console/webhooks', { label: `Signing secret of ${a.json.id} (${a.json.url})`, value: String(a.json.secret ?? '') });
   });
   app.post<{ Params: { id: string; action: string } }>('/webhooks/:id/:action', csrf, async (req, reply) => {
     const { id, action } = req.params;
@@ -61,7 +60,7 @@ function registerEndpointActions(app: FastifyInstance, deps: ConsoleDeps): void 
     if (action === 'roll_secret') {
       const a = await callApi(deps.gateway, req.consoleSession!, 'POST', `${path}/roll_secret`, {});
       if (a.status !== 200) return redirectWithFlash(deps, req, reply, '/console/webhooks', { ok: false, text: refusalOf(a) });
-      return endpointsPage(deps, req, reply, { label: `New signing secret of ${id} (the previous one keeps signing beside it for a day)`, value: String(a.json.secret ?? '') });
+      return redirectWithSecret(deps, req, reply, '/console/webhooks', { label: `New signing secret of ${id} (the previous one keeps signing beside it for a day)`, value: String(a.json.secret ?? '') });
     }
     if (action === 'delete') return act(deps, req, reply, { method: 'DELETE', path, back: '/console/webhooks', done: `Deleted ${id}.` });
     if (action === 'disable' || action === 'enable') return act(deps, req, reply, { path: `${path}/${action}`, back: '/console/webhooks', done: `${action === 'disable' ? 'Disabled' : 'Enabled'} ${id}.` });
@@ -76,7 +75,7 @@ function registerKeyActions(app: FastifyInstance, deps: ConsoleDeps): void {
     const body = { role: field(req, 'role'), ...(field(req, 'label') ? { label: field(req, 'label') } : {}), ...(expires ? { expires_at: /^\d{4}-\d{2}-\d{2}$/.test(expires) ? `${expires}T00:00:00Z` : expires } : {}) };
     const a = await callApi(deps.gateway, req.consoleSession!, 'POST', '/v1/api_keys', body);
     if (a.status !== 201 && a.status !== 200) return redirectWithFlash(deps, req, reply, '/console/api-keys', { ok: false, text: refusalOf(a) });
-    return apiKeysPage(deps, req, reply, { label: `API key ${a.json.id} (role ${a.json.role})`, value: String(a.json.key ?? '') });
+    return redirectWithSecret(deps, req, reply, '/console/api-keys', { label: `API key ${a.json.id} (role ${a.json.role})`, value: String(a.json.key ?? '') });
   });
   app.post<{ Params: { id: string } }>('/api-keys/:id/revoke', csrf, (req, reply) =>
     act(deps, req, reply, { path: `/v1/api_keys/${encodeURIComponent(req.params.id)}/revoke`, back: '/console/api-keys', done: `Revoked ${req.params.id}: it is refused from now on.` }),
@@ -85,7 +84,7 @@ function registerKeyActions(app: FastifyInstance, deps: ConsoleDeps): void {
     const overlap = field(req, 'overlap_seconds');
     const a = await callApi(deps.gateway, req.consoleSession!, 'POST', `/v1/api_keys/${encodeURIComponent(req.params.id)}/rotate`, overlap ? { overlap_seconds: Number(overlap) } : {});
     if (a.status !== 201 && a.status !== 200) return redirectWithFlash(deps, req, reply, '/console/api-keys', { ok: false, text: refusalOf(a) });
-    return apiKeysPage(deps, req, reply, { label: `API key ${a.json.id}, successor of ${req.params.id} (the old key stays valid for the overlap)`, value: String(a.json.key ?? '') });
+    return redirectWithSecret(deps, req, reply, '/console/api-keys', { label: `API key ${a.json.id}, successor of ${req.params.id} (the old key stays valid for the overlap)`, value: String(a.json.key ?? '') });
   });
 }
 

@@ -13,6 +13,12 @@ export interface ConsoleDeps {
   sessions: SessionStore;
   /** A flash message per session, shown once on the next page. */
   flashes: Map<string, { ok: boolean; text: string }>;
+  /**
+   * A secret (an endpoint's, an API key) answered by the API to a form, per session, until the
+   * page the form redirects to shows it once (post/redirect/get: reloading that page re-posts
+   * nothing, so it never makes a second endpoint or key).
+   */
+  reveals: Map<string, { label: string; value: string }>;
 }
 
 /** The navigation a role sees. */
@@ -46,6 +52,21 @@ export function render(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyRep
     mayExport: session ? mayExport(session.role) : false,
   });
   return reply.code(status).type('text/html; charset=utf-8').send(html);
+}
+
+/** After an action that answered a secret: keep it for the next page of this session only, and a 303 to `to`. */
+export function redirectWithSecret(deps: ConsoleDeps, req: FastifyRequest, reply: FastifyReply, to: string, secret: { label: string; value: string }): FastifyReply {
+  if (req.consoleSession) deps.reveals.set(req.consoleSession.id, secret);
+  return reply.redirect(to, 303);
+}
+
+/** The secret kept for this session's next page, taken (shown once). */
+export function takeSecret(deps: ConsoleDeps, req: FastifyRequest): { label: string; value: string } | undefined {
+  const id = req.consoleSession?.id;
+  if (!id) return undefined;
+  const secret = deps.reveals.get(id);
+  deps.reveals.delete(id);
+  return secret;
 }
 
 /** After an action: a flash for the next page, and a 303 to `to` (a console path only). */

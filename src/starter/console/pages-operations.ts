@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callApi, queryOf, refusalOf, type ApiAnswer, type Json } from './api';
-import { type ConsoleDeps, render } from './context';
+import { type ConsoleDeps, render, takeSecret } from './context';
 import { rowOf, timeText } from './format';
 
 /** Why a page cannot list what it lists, in words; undefined when the answer is a 200. */
@@ -68,6 +68,6 @@ export function registerOperatorPages(app: FastifyInstance, deps: ConsoleDeps): 
   app.get('/reconciliations', (req, reply) => reconciliations(deps, req, reply));
   app.get('/provider', (req, reply) => provider(deps, req, reply));
   app.get('/limits', (req, reply) => limits(deps, req, reply));
-  app.get('/webhooks', (req, reply) => endpointsPage(deps, req, reply));
-  app.get('/api-keys', (req, reply) => apiKeysPage(deps, req, reply));
+  app.get('/webhooks', (req, reply) => endpointsPage(deps, req, reply, takeSecret(deps, req)));
+  app.get('/api-keys', (req, reply) => apiKeysPage(deps, req, reply, takeSecret(deps, req)));
 }

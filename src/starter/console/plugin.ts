@@ -95,7 +95,12 @@ function registerSignIn(app: FastifyInstance, deps: ConsoleDeps, o: ConsoleOptio
     return problem ? page(req, reply, problem, 403) : reply.redirect('/console/payments', 303);
   });
   app.post('/sign-out', { preHandler: app.csrfProtection }, (req, reply) => {
-    deps.sessions.end(req.cookies[SESSION_COOKIE]);
+    const id = req.cookies[SESSION_COOKIE];
+    deps.sessions.end(id);
+    if (id) {
+      deps.flashes.delete(id);
+      deps.reveals.delete(id);
+    }
     reply.clearCookie(SESSION_COOKIE, cookieOpts);
     return reply.redirect('/console/sign-in', 303);
   });
@@ -122,7 +127,7 @@ export async function consolePlugin(app: FastifyInstance, o: ConsoleOptions & { 
   await app.register(fastifyCookie);
   await app.register(fastifyCsrf, { cookieKey: 'mpf_console_csrf', cookieOpts });
   await app.register(fastifyFormbody, { bodyLimit: 16_384 });
-  const deps: ConsoleDeps = { gateway: o.gateway, eta: consoleTemplates(), sessions: new SessionStore(), flashes: new Map() };
+  const deps: ConsoleDeps = { gateway: o.gateway, eta: consoleTemplates(), sessions: new SessionStore(), flashes: new Map(), reveals: new Map() };
   app.decorateRequest('consoleSession', undefined);
   app.addHook('onSend', async (_req, reply, payload) => {
     reply.header('content-security-policy', CSP).header('x-frame-options', 'DENY').header('referrer-policy', 'same-origin').header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');

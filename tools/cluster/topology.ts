@@ -208,7 +208,7 @@ export const COMPOSE_IDP = {
  */
 export const COMPOSE_IDP_SECRET_NAMES = [
   'idp_signing_key', 'idp_cookie_key',
-  'idp_password_viewer', 'idp_password_operator', 'idp_password_administrator',
+  'idp_password_viewer', 'idp_password_operator', 'idp_password_administrator', 'idp_password_support', 'idp_password_finance',
   'idp_client_secret_mpf-worker', 'idp_client_secret_mpf-gateway', 'idp_client_secret_mpf-admin-tools', 'idp_client_secret_temporal-ui',
 ] as const;
 export type ComposeIdpSecretName = (typeof COMPOSE_IDP_SECRET_NAMES)[number];
@@ -220,6 +220,8 @@ export const COMPOSE_IDP_SECRET_RECIPES: Record<ComposeIdpSecretName, IdpSecretR
   idp_password_viewer: { bytes: 18, encoding: 'base64' },
   idp_password_operator: { bytes: 18, encoding: 'base64' },
   idp_password_administrator: { bytes: 18, encoding: 'base64' },
+  idp_password_support: { bytes: 18, encoding: 'base64' },
+  idp_password_finance: { bytes: 18, encoding: 'base64' },
   'idp_client_secret_mpf-worker': { bytes: 32, encoding: 'hex' },
   'idp_client_secret_mpf-gateway': { bytes: 32, encoding: 'hex' },
   'idp_client_secret_mpf-admin-tools': { bytes: 32, encoding: 'hex' },

@@ -71,10 +71,12 @@ describe("`mpf gateway` with GATEWAY_OIDC_* takes people's access tokens", () =>
 
   test('it says where people are taken, lets the operator in, refuses the viewer, and decodes /codec for a person', async () => {
     const { url, gw } = await startGateway();
-    await gw.waitFor(/people's access tokens from http:\/\/127\.0\.0\.1:\d+ \(audience urn:merchant-payment-flows:temporal, claim permissions, namespace default\) accepted on \/v1\/admin\/\* and \/codec/);
+    await gw.waitFor(/people's access tokens from http:\/\/127\.0\.0\.1:\d+ \(audience urn:merchant-payment-flows:temporal, claim permissions, namespace default\) accepted on the API and \/codec; the console at \/console\/ signs people in as client mpf-console/);
     const ok = await asPerson(url, tokens.operator, '/v1/admin/reconciliations?limit=1');
     assert.equal(ok.status, 200, ok.text);
-    const viewer = await asPerson(url, tokens.viewer, '/v1/admin/reconciliations?limit=1');
+    // The viewer reads the queue, but may not act: pausing the provider is the operator's.
+    assert.equal((await asPerson(url, tokens.viewer, '/v1/admin/reconciliations?limit=1')).status, 200);
+    const viewer = await http('POST', `${url}/v1/admin/provider/pause`, { headers: { authorization: `Bearer ${tokens.viewer}` }, body: { reason: 'a viewer tries' } });
     assert.equal(viewer.status, 403, viewer.text);
     assert.match(viewer.json.message, /person viewer holds default:read \(role read_only\)/);
 

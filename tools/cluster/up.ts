@@ -503,7 +503,11 @@ async function startUiComponent(
     run.components.register('temporal-ui', 'temporal-ui', { child: u.child, stop: u.stop, restart: () => startUi(uiOpts()) });
     return u;
   };
-  const started = run.parallel(run.step('temporal-ui', () => startUi(uiOpts()), (u) => `${u.url} (pid ${u.pid}, ${personCodec ? 'people sign in at the identity provider; codec endpoint authorising their tokens' : 'codec endpoint on gateway-1'})`).then(registerUi));
+  const followed = async (u: RunningUi): Promise<RunningUi> => {
+    await personCodec?.followUi(u.url);
+    return u;
+  };
+  const started = run.parallel(run.step('temporal-ui', () => startUi(uiOpts()), (u) => `${u.url} (pid ${u.pid}, ${personCodec ? 'people sign in at the identity provider; codec endpoint authorising their tokens' : 'codec endpoint on gateway-1'})`).then(registerUi).then(followed));
   return {
     gw1Port,
     started,
@@ -513,13 +517,13 @@ async function startUiComponent(
       if (!gw1 || gw1.url === `http://127.0.0.1:${gw1Port}`) return first;
       await first.stop();
       codecEndpoint = codecFor(gw1.url);
-      return registerUi(await startUi(uiOpts()));
+      return followed(registerUi(await startUi(uiOpts())));
     },
   };
 }
 
 /** The codec endpoint of Temporal Web behind sign-in (codec.ts): the person's token, verified against the IdP's keys, authorises each call. */
-async function startPersonCodecComponent(run: Run, base: RunBase, idp: NonNullable<ClusterInfo['idp']>): Promise<RunningPersonCodec> {
+async function startPersonCodecComponent(run: Run, base: RunBase, idp: NonNullable<ClusterInfo['idp']>): Promise<RunningPersonCodec & { followUi(uiUrl: string): Promise<void> }> {
   const opts = {
     stateDir: run.stateDir, logDir: run.f.logs, runId: run.runId, ports: base.ports,
     keysFile: path.join(secretsDir(run.stateDir), SECRET_FILES.payload_encryption_keys), authTokenFile: path.join(secretsDir(run.stateDir), SECRET_FILES.codec_auth_token),
@@ -531,7 +535,16 @@ async function startPersonCodecComponent(run: Run, base: RunBase, idp: NonNullab
   run.components.register('codec', 'codec', { child: codec.child, stop: codec.stop, restart: () => startPersonCodec(opts) });
   run.info.codec = { url: codec.endpoint, pid: codec.pid };
   writeInfo(run.info);
-  return codec;
+  return Object.assign(codec, {
+    /** Temporal Web took another port than the one its origin was read from (its own was taken): allow the origin it serves from. */
+    async followUi(uiUrl: string): Promise<void> {
+      if (uiUrl === opts.uiOrigin) return;
+      opts.uiOrigin = uiUrl;
+      const child = await run.components.restart('codec');
+      run.info.codec = { url: run.info.codec?.url ?? codec.endpoint, pid: child.pid };
+      writeInfo(run.info);
+    },
+  });
 }
 
 /** The namespace job: the namespace with its retention and our search attributes. */

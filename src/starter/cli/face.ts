@@ -31,6 +31,7 @@ import { cliCredentialSetting, cliSetting } from '../../config/cli-env';
 import { ConfigError } from '../../config/env';
 import type * as Connect from './connect';
 import { apiKeyCredential, credentialGiven, operatorCredential, type Credential } from './credentials';
+import { DEFAULT_WAIT_SECONDS } from './options';
 import { retryNotice } from './retry-notice';
 
 export type FlowKindFilter = 'swap' | 'payment_link' | 'any';
@@ -139,6 +140,29 @@ export function gatewayClientFor(url: string, credential: GatewayCredential, dea
   // Each retry it waits on is said on stderr (status, code, reason, the wait), never a credential.
   const onRetry = retryNotice(`the gateway at ${new URL(url).origin}`);
   return http.createMpfClient({ baseUrl: url, ...credential.send, deadlineMs, onRetry });
+}
+
+/**
+ * An operator's command: through the gateway (MPF_GATEWAY_URL, with an operator's credential) when
+ * it is set, else Temporal directly. A refusal of the gateway's becomes one line naming the
+ * gateway, its status and code, and which credential setting was sent (never its value).
+ */
+export async function operatorCall<T>(what: string, viaGateway: (gw: MpfGateway) => Promise<T>, viaTemporal: (c: Connect.CliClient) => Promise<T>): Promise<T> {
+  const target = operatorGatewayTarget(what);
+  if (!target) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { withClient } = require('./connect') as typeof Connect;
+    return withClient(viaTemporal);
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const http = require('../../http-client') as typeof HttpClient;
+  const gw = gatewayClientFor(target.url, target.credential, (DEFAULT_WAIT_SECONDS + 5) * 1000);
+  try {
+    return await viaGateway(gw);
+  } catch (err) {
+    if (err instanceof http.MpfApiError) throw new Error(`the gateway at ${new URL(target.url).origin} answered ${err.status} ${err.code}: ${err.message}${credentialHint(target.credential, err.status)}`, { cause: err });
+    throw err;
+  }
 }
 
 /** What a refusal of a credential means, for a message: which setting was sent (its source, never its value), and for an expired or refused person's token, how to get another. */

@@ -5,11 +5,9 @@
  * Temporal credentials and payload keys. The key is printed by `create` and `rotate` only, once.
  */
 import type { ApiKeyView } from '../../../contract/api-keys';
-import type * as HttpClient from '../../../http-client';
-import type * as Connect from '../connect';
+import type { MpfGateway } from '../../../http-client';
 import type { MpfClient } from '../../client/mpf-client';
-import { credentialHint, gatewayClientFor, operatorGatewayTarget } from '../face';
-import { DEFAULT_WAIT_SECONDS } from '../options';
+import { operatorCall } from '../face';
 import { printJson, printLines } from '../output';
 
 type Shown = ApiKeyView & { key?: string };
@@ -44,7 +42,7 @@ function viaClient(mpf: MpfClient, by: string): ApiKeyOps {
   };
 }
 
-function viaGateway(gw: HttpClient.MpfGateway): ApiKeyOps {
+function viaGateway(gw: MpfGateway): ApiKeyOps {
   return {
     list: () => gw.listApiKeys() as Promise<Shown[]>,
     create: (body) => gw.createApiKey(body) as Promise<Shown>,
@@ -55,23 +53,7 @@ function viaGateway(gw: HttpClient.MpfGateway): ApiKeyOps {
 
 /** Runs one operation on the gateway or Temporal and prints its answer (JSON with --json). */
 export async function runApiKeys<T extends Shown | Shown[]>(what: string, op: (k: ApiKeyOps) => Promise<T>, json: boolean | undefined): Promise<void> {
-  const target = operatorGatewayTarget(`mpf keys ${what}`);
-  let answer: T;
-  if (target) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const http = require('../../../http-client') as typeof HttpClient;
-    const gw = gatewayClientFor(target.url, target.credential, (DEFAULT_WAIT_SECONDS + 5) * 1000);
-    try {
-      answer = await op(viaGateway(gw));
-    } catch (err) {
-      if (err instanceof http.MpfApiError) throw new Error(`the gateway at ${new URL(target.url).origin} answered ${err.status} ${err.code}: ${err.message}${credentialHint(target.credential, err.status)}`, { cause: err });
-      throw err;
-    }
-  } else {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { withClient } = require('../connect') as typeof Connect;
-    answer = await withClient((c) => op(viaClient(c.mpf, 'mpf keys (Temporal credentials)')));
-  }
+  const answer = await operatorCall(`mpf keys ${what}`, (gw) => op(viaGateway(gw)), (c) => op(viaClient(c.mpf, 'mpf keys (Temporal credentials)')));
   if (json) return printJson(Array.isArray(answer) ? { data: answer } : answer);
   if (Array.isArray(answer)) return printLines(answer.length ? answer.flatMap((k) => apiKeyLines(k)) : ['no API keys made through the API (the keyring file: mpf keys list --keyring FILE)']);
   printLines(what === 'revoke' ? ['revoked:', ...apiKeyLines(answer)] : apiKeyLines(answer));

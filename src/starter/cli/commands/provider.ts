@@ -9,10 +9,8 @@
 import os from 'node:os';
 import { Command } from 'commander';
 import type { GuardView } from '../../../contract/provider-guard';
-import type * as HttpClient from '../../../http-client';
-import type * as Connect from '../connect';
-import { credentialHint, gatewayClientFor, operatorGatewayTarget } from '../face';
-import { DEFAULT_WAIT_SECONDS, JSON_HELP } from '../options';
+import { operatorCall } from '../face';
+import { JSON_HELP } from '../options';
 import { printJson, printLines } from '../output';
 
 interface ProviderOptions {
@@ -38,24 +36,12 @@ export function guardLines(view: GuardView): string[] {
 type Action = { kind: 'status' } | { kind: 'pause'; reason: string } | { kind: 'resume' };
 
 async function run(action: Action, opts: ProviderOptions): Promise<void> {
-  const target = operatorGatewayTarget(`mpf provider ${action.kind}`);
-  let view: GuardView | undefined;
-  if (target) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const http = require('../../../http-client') as typeof HttpClient;
-    const gw = gatewayClientFor(target.url, target.credential, (DEFAULT_WAIT_SECONDS + 5) * 1000);
-    try {
-      view = (action.kind === 'status' ? await gw.providerStatus() : action.kind === 'pause' ? await gw.pauseProvider(action.reason) : await gw.resumeProvider()) as GuardView;
-    } catch (err) {
-      if (err instanceof http.MpfApiError) throw new Error(`the gateway at ${new URL(target.url).origin} answered ${err.status} ${err.code}: ${err.message}${credentialHint(target.credential, err.status)}`, { cause: err });
-      throw err;
-    }
-  } else {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { withClient } = require('../connect') as typeof Connect;
-    const by = `${opts.operator ?? `${os.userInfo().username}@${os.hostname()}`} (through Temporal)`;
-    view = await withClient((c) => (action.kind === 'status' ? c.mpf.providerStatus() : action.kind === 'pause' ? c.mpf.pauseProvider(by, action.reason) : c.mpf.resumeProvider(by)));
-  }
+  const by = `${opts.operator ?? `${os.userInfo().username}@${os.hostname()}`} (through Temporal)`;
+  const view = (await operatorCall(
+    `mpf provider ${action.kind}`,
+    async (gw) => (action.kind === 'status' ? await gw.providerStatus() : action.kind === 'pause' ? await gw.pauseProvider(action.reason) : await gw.resumeProvider()) as GuardView,
+    (c) => (action.kind === 'status' ? c.mpf.providerStatus() : action.kind === 'pause' ? c.mpf.pauseProvider(by, action.reason) : c.mpf.resumeProvider(by)),
+  )) as GuardView | undefined;
   if (opts.json) return printJson(view ?? { paused: undefined, breakers: undefined, note: 'no guard yet: nothing paused, every breaker closed' });
   printLines(view ? guardLines(view) : ['no guard yet (no worker has run): nothing paused, every breaker closed']);
 }

@@ -7,11 +7,10 @@
  */
 import { Command } from 'commander';
 import type { WebhookEndpointView } from '../../../contract/webhook-endpoints';
-import type * as HttpClient from '../../../http-client';
-import type * as Connect from '../connect';
+import type { MpfGateway } from '../../../http-client';
 import type { MpfClient } from '../../client/mpf-client';
-import { credentialHint, gatewayClientFor, operatorGatewayTarget } from '../face';
-import { DEFAULT_WAIT_SECONDS, JSON_HELP, parseCount } from '../options';
+import { operatorCall } from '../face';
+import { JSON_HELP, parseCount } from '../options';
 import { printJson, printLines } from '../output';
 
 type Shown = WebhookEndpointView & { secret?: string; deleted?: boolean };
@@ -49,7 +48,7 @@ function viaClient(mpf: MpfClient): Endpoints {
   };
 }
 
-function viaGateway(gw: HttpClient.MpfGateway): Endpoints {
+function viaGateway(gw: MpfGateway): Endpoints {
   return {
     list: () => gw.listWebhookEndpoints() as Promise<Shown[]>,
     create: (body) => gw.createWebhookEndpoint(body) as Promise<Shown>,
@@ -62,23 +61,7 @@ function viaGateway(gw: HttpClient.MpfGateway): Endpoints {
 }
 
 async function run<T extends Shown | Shown[]>(what: string, op: (e: Endpoints) => Promise<T>, json: boolean | undefined): Promise<void> {
-  const target = operatorGatewayTarget(`mpf webhooks ${what}`);
-  let answer: T;
-  if (target) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const http = require('../../../http-client') as typeof HttpClient;
-    const gw = gatewayClientFor(target.url, target.credential, (DEFAULT_WAIT_SECONDS + 5) * 1000);
-    try {
-      answer = await op(viaGateway(gw));
-    } catch (err) {
-      if (err instanceof http.MpfApiError) throw new Error(`the gateway at ${new URL(target.url).origin} answered ${err.status} ${err.code}: ${err.message}${credentialHint(target.credential, err.status)}`, { cause: err });
-      throw err;
-    }
-  } else {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { withClient } = require('../connect') as typeof Connect;
-    answer = await withClient((c) => op(viaClient(c.mpf)));
-  }
+  const answer = await operatorCall(`mpf webhooks ${what}`, (gw) => op(viaGateway(gw)), (c) => op(viaClient(c.mpf)));
   if (json) return printJson(Array.isArray(answer) ? { items: answer } : answer);
   if (Array.isArray(answer)) return printLines(answer.length ? answer.flatMap(endpointLines) : ['no webhook endpoints (events go to the configured MERCHANT_WEBHOOK_URL only)']);
   printLines(endpointLines(answer));

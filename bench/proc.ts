@@ -31,3 +31,20 @@ export function procCpuMs(pid: number | undefined, children = false, tid?: numbe
   }
   return total;
 }
+
+/** CPU ms of each thread of a process, by thread name (`comm`: the SDK core's `tokio-runtime-w`, libuv's and V8's), node's own threads one by one (the main thread, the workflow threads, the loader's). */
+export function threadCpuMsByName(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    let name: string;
+    try {
+      name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    const ms = procStat(pid, Number(tid))?.[1];
+    const key = Number(tid) === pid ? `${name} (main)` : name === 'node' ? `node (thread ${tid})` : name;
+    if (ms !== undefined) out.set(key, (out.get(key) ?? 0) + ms);
+  }
+  return out;
+}

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/side-profile.ts --family swap --side ours [--concurrency 10] [--seconds 15]`: one
+ * `npx tsx bench/side-profile.ts --family swap --side ours [--concurrency 10] [--seconds 15] [--profile-out F.cpuprofile]`: one
  * side of the load curve alone (ours, the same-shape control or the equal-work control) on a
  * stack of its own (dev server, simulator in its own process), with the main thread of this
  * process profiled by V8's sampling profiler (node:inspector) during the step only. Prints CPU ms
@@ -11,12 +11,13 @@
  * for ours and for `equal` and compare the rows. The profiler slows the main thread (its figures
  * are larger than the curve's); the workflow threads and the SDK's core are in "other threads".
  */
+import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { runStep } from './curve';
 import { type Family, flowRunner, type Side } from './flows';
-import { procCpuMs } from './proc';
+import { procCpuMs, threadCpuMsByName } from './proc';
 import { startBenchStack } from './stack';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -86,8 +87,20 @@ function selfTimeByWhere(p: Profile): Map<string, number> {
   return out;
 }
 
+/** The server's requests so far by operation (Prometheus `service_requests`, summed over its other labels); empty without metrics. */
+async function serverRequests(metricsUrl: string | undefined): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (!metricsUrl) return out;
+  const text = await (await fetch(metricsUrl)).text();
+  for (const m of text.matchAll(/^service_requests\{([^}]*)\} ([0-9.e+]+)$/gm)) {
+    const op = /operation="([^"]+)"/.exec(m[1]!)?.[1] ?? '?';
+    out.set(op, (out.get(op) ?? 0) + Number(m[2]));
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { family: { type: 'string', default: 'swap' }, side: { type: 'string', default: 'ours' }, concurrency: { type: 'string', default: '10' }, seconds: { type: 'string', default: '15' } } });
+  const { values } = parseArgs({ options: { family: { type: 'string', default: 'swap' }, side: { type: 'string', default: 'ours' }, concurrency: { type: 'string', default: '10' }, seconds: { type: 'string', default: '15' }, 'profile-out': { type: 'string' } } });
   const family = values.family as Family;
   const side = values.side as Side;
   if (!['swap', 'link'].includes(family) || !['ours', 'control', 'equal'].includes(side)) throw new Error('--family swap|link, --side ours|control|equal');
@@ -101,10 +114,15 @@ async function main(): Promise<void> {
     await session.post('Profiler.enable');
     const cpu = () => ({ node: procCpuMs(process.pid), main: procCpuMs(process.pid, false, process.pid), server: procCpuMs(stack.server?.pid) });
     const before = cpu();
+    const requestsBefore = await serverRequests(stack.server?.metricsUrl);
+    const threadsBefore = threadCpuMsByName(process.pid);
     await session.post('Profiler.start');
     const step = await runStep(run, c, { warmMs: 0, windowMs: Number(values.seconds) * 1000, minFlows: 2 * c, maxWindowMs: 3 * Number(values.seconds) * 1000 });
     const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: Profile };
     const after = cpu();
+    if (values['profile-out']) fs.writeFileSync(values['profile-out'], JSON.stringify(profile));
+    const requestsAfter = await serverRequests(stack.server?.metricsUrl);
+    const threadsAfter = threadCpuMsByName(process.pid);
     session.disconnect();
     const flows = step.toOutcome.n;
     const per = (k: 'node' | 'main' | 'server'): string => ((after[k] - before[k]) / flows).toFixed(1);
@@ -113,6 +131,11 @@ async function main(): Promise<void> {
     const rows = [...selfTimeByWhere(profile)].sort((a, b) => b[1] - a[1]);
     console.log(`\n| main thread (profiled, idle left out), self time by where the code lives | ms per flow |\n|---|---:|\n| all | ${(rows.reduce((a, [, ms]) => a + ms, 0) / flows).toFixed(2)} |`);
     for (const [where, ms] of rows) if (ms / flows >= 0.05) console.log(`| ${where} | ${(ms / flows).toFixed(2)} |`);
+    console.log(`\n| this process: CPU ms per flow by thread name (/proc; threads that ended in the step are left out) | ms per flow |\n|---|---:|`);
+    for (const [name, ms] of [...threadsAfter].map(([k, v]) => [k, (v - (threadsBefore.get(k) ?? 0)) / flows] as const).sort((a, b) => b[1] - a[1])) if (ms >= 0.05) console.log(`| ${name} | ${ms.toFixed(2)} |`);
+    const requests = [...requestsAfter].map(([op, n]) => [op, (n - (requestsBefore.get(op) ?? 0)) / flows] as const).filter(([, n]) => n >= 0.05);
+    console.log(`\n| Temporal server: requests per flow, by operation (its service_requests metric) | per flow |\n|---|---:|`);
+    for (const [op, n] of requests.sort((a, b) => b[1] - a[1])) console.log(`| ${op} | ${n.toFixed(2)} |`);
   } finally {
     await stack.stop();
   }

@@ -63,6 +63,8 @@ export interface DevServer {
   pid: number;
   binary: string;
   logFile: string;
+  /** Its Prometheus metrics (`--metrics-port`), e.g. the requests it served by operation. */
+  metricsUrl: string;
   stop(): Promise<void>;
   /** SIGKILL, as a crash would (tests of durability); the database file is kept. */
   kill(): Promise<void>;
@@ -191,6 +193,7 @@ async function startOnce(binary: string, opts: DevServerOptions): Promise<DevSer
     pid: child.pid!,
     binary,
     logFile,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     stop,
     async kill() {
       if (exited !== undefined) return;

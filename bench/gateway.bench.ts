@@ -3,8 +3,9 @@
  * zod, the pin_token check against the flow's memo, fastify's serialisation) ÷ the same calls made
  * directly with the typed client (MpfClient.startSwap / submitPin) in this process. Idle
  * (sequential, interleaved pairs) and at a given concurrency (alternating rounds). A third side,
- * a gateway of its own that does not start the user's wrong-PIN budget beside the swap (the take
- * starts it while the user waits, as before), is measured in the same rounds as `before`.
+ * a gateway of its own with the previous default (`pinSlotAhead: 'start'`: the user's
+ * wrong-PIN budget started beside the swap, the PIN taking its slot while the user waits), is
+ * measured in the same rounds as `before`; the gateway measured reserves the slot as the swap starts.
  */
 import { Agent, request } from 'undici';
 import { MpfClient } from '../src/starter/client/mpf-client';
@@ -22,7 +23,7 @@ export interface GatewayBenchResult {
   concurrency: number;
   gateway: { start: ReturnType<typeof summarize>; pin: ReturnType<typeof summarize> };
   direct: { start: ReturnType<typeof summarize>; pin: ReturnType<typeof summarize> };
-  /** The gateway without the budget started ahead of the PIN. */
+  /** The gateway that starts the budget beside the swap and takes the PIN's slot on its path (pinSlotAhead 'start'). */
   before?: { start: ReturnType<typeof summarize>; pin: ReturnType<typeof summarize> };
 }
 
@@ -82,9 +83,10 @@ export function gatewayDriver(
  * sequential), B/S order alternating.
  */
 export async function benchGateway(stack: BenchStack, opts: { concurrency: number; rounds: number; perRound: number; warmup: number }): Promise<GatewayBenchResult> {
-  // The before side: a gateway of its own (its own client, as going-live's) that leaves the budget to the take.
+  // The before side: a gateway of its own (its own client, as going-live's) that starts the budget
+  // beside the swap and takes the PIN's slot on the PIN's path.
   const mpf = new MpfClient({ client: stack.client, taskQueue: stack.taskQueue, keys: stack.keys, publicUrl: 'http://127.0.0.1:9' });
-  const beforeGw = await startGateway({ mpf, apiKey: BENCH_API_KEY, port: 0, logger: false, pinBudgetAhead: false });
+  const beforeGw = await startGateway({ mpf, apiKey: BENCH_API_KEY, port: 0, logger: false, pinSlotAhead: 'start' });
   const d = gatewayDriver(stack, beforeGw.url);
   try {
     const scratch: PhaseSamples = { start: [], pin: [] };

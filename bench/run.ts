@@ -281,13 +281,13 @@ async function benchGatewaySection(m: Measured, stack: BenchStack, step: Step): 
       m.figures.push(figure(sec, `${call} p50 ${when} (ms)`, r.gateway[key].median, r.direct[key].median, 'ms', undefined, { n: r.gateway[key].n }));
       m.figures.push(figure(sec, `${call} p99 ${when} (ms)`, r.gateway[key].p99, r.direct[key].p99, 'ms', { kind: 'ratio<=', target: 1.5 }, { n: r.gateway[key].n }));
     }
-    // The PIN's goal (≤ 1.2× p50 and p99), and the gateway that leaves the budget to the take (before) in the same rounds.
+    // The PIN's goal (≤ 1.2× p50 and p99), and the gateway whose PIN takes its slot (before: pinSlotAhead 'start') in the same rounds.
     for (const stat of ['median', 'p99'] as const) {
       const name = stat === 'median' ? 'p50' : 'p99';
       m.figures.push(figure('gateway PIN ÷ typed client', `PIN ${name} ${when} (ms)`, r.gateway.pin[stat], r.direct.pin[stat], 'ms', { kind: 'ratio<=', target: 1.2 }, { n: r.gateway.pin.n }));
-      if (r.before) m.figures.push(figure('gateway PIN ÷ typed client', `before (budget started by the take): PIN ${name} ${when} (ms)`, r.before.pin[stat], r.direct.pin[stat], 'ms', undefined, { n: r.before.pin.n }));
+      if (r.before) m.figures.push(figure('gateway PIN ÷ typed client', `before (budget started beside the swap, the PIN takes its slot): PIN ${name} ${when} (ms)`, r.before.pin[stat], r.direct.pin[stat], 'ms', undefined, { n: r.before.pin.n }));
     }
-    if (r.before) m.figures.push(figure('gateway ÷ typed client', `POST /v1/swaps p50 ${when}, before (no budget started beside it) (ms)`, r.before.start.median, r.direct.start.median, 'ms', undefined, { n: r.before.start.n }));
+    if (r.before) m.figures.push(figure('gateway ÷ typed client', `POST /v1/swaps p50 ${when}, before (budget started beside it, no slot reserved) (ms)`, r.before.start.median, r.direct.start.median, 'ms', undefined, { n: r.before.start.n }));
   }
 }
 

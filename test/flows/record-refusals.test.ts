@@ -10,7 +10,7 @@ import { ApplicationFailure, WorkflowUpdateFailedError, WithStartWorkflowOperati
 import { LimitExceededError } from '../../src/starter/client/errors';
 import { TemporalGate } from '../../src/starter/client/health';
 import { DailyLimitLedgers, utcDay } from '../../src/starter/client/limits';
-import { SharedPinBudget } from '../../src/starter/client/pin-budget';
+import { RESERVED_SLOT_HOLD_MS, SharedPinBudget } from '../../src/starter/client/pin-budget';
 import { LIMIT_LEDGER_WORKFLOW_TYPE, type LedgerReservation, limitReserveUpdate } from '../../src/workflows/limit-ledger';
 import { RECORD_FAILURE } from '../../src/workflows/record-failures';
 import { uniqueRef } from '../helpers/fixtures';
@@ -117,5 +117,27 @@ describe('the keyed records refuse with a type and details', () => {
     const details = failure.details?.[0] as { retry_after_seconds: number; max: number };
     assert.equal(details.max, 1);
     assert.ok(details.retry_after_seconds >= 1 && details.retry_after_seconds <= 120, String(details.retry_after_seconds));
+  });
+
+  test('a reservation is refused unless it leaves half the budget free, while a PIN\'s take uses the whole budget', async () => {
+    const budget = new SharedPinBudget({ client: stack.client, taskQueue: stack.taskQueue, keys: stack.keys, max: 2, timeWindowMs: 60_000, answerTimeoutMs: 10_000 });
+    const user = uniqueRef('user-reserve');
+    assert.ok('slot' in (await budget.take(user, budget.reservation)), 'the first reservation leaves one slot of two free');
+    assert.ok('retryAfterSeconds' in (await budget.take(user, budget.reservation)), 'a second would leave none');
+    assert.ok('slot' in (await budget.take(user)), "a PIN's take has the slot the reservation left");
+    assert.ok('retryAfterSeconds' in (await budget.take(user)), 'then the budget is spent');
+  });
+
+  test("a reserved slot counts for its own hold, not the budget's 120 s, and a take with a bad hold is refused naming the field", async () => {
+    const budget = new SharedPinBudget({ client: stack.client, taskQueue: stack.taskQueue, keys: stack.keys, max: 1, timeWindowMs: 60_000, answerTimeoutMs: 10_000 });
+    const user = uniqueRef('user-hold');
+    assert.ok('slot' in (await budget.take(user, { holdMs: RESERVED_SLOT_HOLD_MS })));
+    const spent = await budget.take(user);
+    assert.ok('retryAfterSeconds' in spent, JSON.stringify(spent));
+    assert.ok(spent.retryAfterSeconds > 300, `the reserved slot frees in ${spent.retryAfterSeconds} s`);
+
+    const failure = await refusal(stack.client.workflow.getHandle(budget.workflowId(user)).executeUpdate('take', { args: [{ attempt_id: 'bad', hold_ms: -1 }] }));
+    assert.equal(failure.type, RECORD_FAILURE.invalidInput);
+    assert.deepEqual(failure.details?.[0], { field: 'hold_ms' });
   });
 });

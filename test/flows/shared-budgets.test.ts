@@ -13,6 +13,7 @@ import { LEGACY_KEY_ID } from '../../src/auth/keyring';
 import { MpfClient } from '../../src/starter/client/mpf-client';
 import { type RunningGateway, startGateway } from '../../src/starter/gateway/main';
 import { DEFAULT_PIN_BUDGET } from '../../src/starter/client/pin-budget';
+import { pinBudgetCountsQuery } from '../../src/workflows/pin-budget';
 import { SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { API_KEY, type GatewayHarness, http, startGatewayStack } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
@@ -46,21 +47,39 @@ async function elevenWrongPinsInTurns(swaps: StartedSwap[], gateways: [string, s
   return outcomes;
 }
 
-/** A wrong PIN for the swap through the gateway at `gw`, authorised by its pin_token. */
-const pin = (gw: string, s: Pick<StartedSwap, 'swap_id' | 'pin_token'>) =>
-  http('POST', `${gw}/v1/swaps/${s.swap_id}/pin`, { body: { wallet_pin: WRONG_PIN }, headers: { authorization: `Bearer ${s.pin_token}` } });
+/** A PIN (by default a wrong one) for the swap through the gateway at `gw`, authorised by its pin_token. */
+const pin = (gw: string, s: Pick<StartedSwap, 'swap_id' | 'pin_token'>, walletPin = WRONG_PIN) =>
+  http('POST', `${gw}/v1/swaps/${s.swap_id}/pin`, { body: { wallet_pin: walletPin }, headers: { authorization: `Bearer ${s.pin_token}` } });
+
+/** The updates of `name` the budget's run accepted (its history). */
+async function acceptedUpdates(h: GatewayHarness, workflowId: string, runId: string, name: 'take' | 'settle'): Promise<number> {
+  const history = await h.stack.client.workflow.getHandle(workflowId, runId).fetchHistory();
+  return (history.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === name).length;
+}
+
+/** What the user's budget counts now (its latest run): slots held (in flight or reserved) and wrong PINs. */
+async function budgetCounts(h: GatewayHarness, user: string): Promise<{ held: number; wrong: number; runId: string }> {
+  const handle = h.stack.client.workflow.getHandle(h.stack.mpf.sharedPinBudget(DEFAULT_PIN_BUDGET).workflowId(user));
+  const [counts, d] = await Promise.all([handle.query(pinBudgetCountsQuery), handle.describe()]);
+  return { ...counts, runId: d.runId };
+}
 
 describe('the wrong-PIN budget per user, across two gateways', () => {
   let h: GatewayHarness;
   let gw2: RunningGateway;
+  let gwStart: RunningGateway;
 
   before(async () => {
     h = await startGatewayStack();
     // A second gateway: its own client and app, no memory shared with the first; one Temporal.
     const mpf2 = new MpfClient({ client: h.stack.client, taskQueue: h.stack.taskQueue, keys: h.stack.keys, publicUrl: h.gw.url });
     gw2 = await startGateway({ mpf: mpf2, apiKey: API_KEY, port: 0, publicUrl: h.gw.url });
+    // A third, as before reservations: it starts the budget beside the swap and reserves nothing.
+    const mpf3 = new MpfClient({ client: h.stack.client, taskQueue: h.stack.taskQueue, keys: h.stack.keys, publicUrl: h.gw.url });
+    gwStart = await startGateway({ mpf: mpf3, apiKey: API_KEY, port: 0, publicUrl: h.gw.url, pinSlotAhead: 'start' });
   });
   after(async () => {
+    await gwStart?.close();
     await gw2?.close();
     await h?.stop();
   });
@@ -72,10 +91,12 @@ describe('the wrong-PIN budget per user, across two gateways', () => {
     return n;
   };
 
-  test("a swap started through the gateway starts its user's budget beside it, and the PIN's slot is taken in that run, not in one started while the user waits", async () => {
+  test("a swap started through a gateway with pinSlotAhead 'start' starts its user's budget beside it, and the PIN's slot is taken in that run, not in one started while the user waits", async () => {
     const user = uniqueRef('prepared');
     const budgetId = h.stack.mpf.sharedPinBudget(DEFAULT_PIN_BUDGET).workflowId(user);
-    const s = await startSwapOf(h, user);
+    const started = await http('POST', `${gwStart.url}/v1/swaps`, { body: swapBody(uniqueRef('budget'), { user_ref: user }), headers: { 'x-api-key': API_KEY } });
+    assert.equal(started.status, 201, started.text);
+    const s = started.json as StartedSwap;
     const prepared = await eventually(async () => {
       const d = await h.stack.client.workflow.getHandle(budgetId).describe();
       assert.equal(d.status.name, 'RUNNING');
@@ -87,6 +108,90 @@ describe('the wrong-PIN budget per user, across two gateways', () => {
     const history = await h.stack.client.workflow.getHandle(budgetId, prepared).fetchHistory();
     const takes = (history.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'take');
     assert.equal(takes.length, 1, 'the PIN took its slot in the run started beside the swap');
+  });
+
+  test('a swap started through a gateway has its slot reserved as it starts, and its PIN through that gateway makes no take of its own', async () => {
+    const user = uniqueRef('reserved');
+    const budgetId = h.stack.mpf.sharedPinBudget(DEFAULT_PIN_BUDGET).workflowId(user);
+    const s = await startSwapOf(h, user);
+    const { runId } = await eventually(async () => {
+      const c = await budgetCounts(h, user);
+      return c.held === 1 && c;
+    }, 20_000, 'the slot reserved as the swap started');
+    assert.equal(await acceptedUpdates(h, budgetId, runId, 'take'), 1, 'one take: the reservation');
+    const r = await pin(h.gw.url, { ...s }, SIM_PIN);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.outcome, 'confirmed');
+    // The PIN's slot (the reservation) is given back once the PIN confirmed.
+    await eventually(async () => (await acceptedUpdates(h, budgetId, runId, 'settle')) === 1, 20_000, "the reservation's settle");
+    assert.equal(await acceptedUpdates(h, budgetId, runId, 'take'), 1, 'the PIN made no take of its own');
+  });
+
+  test('a PIN through another gateway than the one that started the swap takes a slot as before', async () => {
+    const user = uniqueRef('elsewhere');
+    const budgetId = h.stack.mpf.sharedPinBudget(DEFAULT_PIN_BUDGET).workflowId(user);
+    const s = await startSwapOf(h, user);
+    const { runId } = await eventually(async () => {
+      const c = await budgetCounts(h, user);
+      return c.held === 1 && c;
+    }, 20_000, 'the slot reserved as the swap started');
+    const r = await pin(gw2.url, s, SIM_PIN);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.outcome, 'confirmed');
+    assert.equal(await acceptedUpdates(h, budgetId, runId, 'take'), 2, "the reservation on the first gateway, and the PIN's own take on the second");
+  });
+
+  test('a user with more swaps open than half the budget can still enter a PIN on each: reservations stop at half, the rest take', async () => {
+    const user = uniqueRef('many-open');
+    const swaps = [];
+    for (let i = 0; i < 7; i++) swaps.push(await startSwap(user));
+    await eventually(async () => (await budgetCounts(h, user)).held === 5, 20_000, 'five slots reserved (half the budget of 10), not seven');
+    for (const s of swaps) {
+      const r = await pin(h.gw.url, s, SIM_PIN);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.outcome, 'confirmed');
+    }
+  });
+
+  test('a swap whose start the provider refused leaves no slot held', async () => {
+    const user = uniqueRef('refused-start');
+    const budgetId = h.stack.mpf.sharedPinBudget(DEFAULT_PIN_BUDGET).workflowId(user);
+    await h.stack.control.setFaults({ rules: [{ endpoint: 'swap.init', kind: 'html_error', status: 400, times: 1 }] });
+    const r = await h.api('POST', '/v1/swaps', swapBody(uniqueRef('budget'), { user_ref: user }));
+    assert.equal(r.status, 502, r.text);
+    // The reservation reached the budget (one take), and was given back (one settle): nothing is held.
+    const runId = (await h.stack.client.workflow.getHandle(budgetId).describe()).runId;
+    await eventually(async () => (await acceptedUpdates(h, budgetId, runId, 'settle')) === 1, 20_000, 'the reservation given back');
+    assert.equal(await acceptedUpdates(h, budgetId, runId, 'take'), 1);
+    const c = await budgetCounts(h, user);
+    assert.deepEqual([c.held, c.wrong], [0, 0], 'no slot held');
+  });
+
+  test('after a wrong PIN the next PIN of the same swap uses a new reservation, and both count', async () => {
+    const user = uniqueRef('retry');
+    const budgetId = h.stack.mpf.sharedPinBudget(DEFAULT_PIN_BUDGET).workflowId(user);
+    const s = await startSwapOf(h, user);
+    const { runId } = await eventually(async () => {
+      const c = await budgetCounts(h, user);
+      return c.held === 1 && c;
+    }, 20_000, 'the slot reserved as the swap started');
+    const wrong = await pin(h.gw.url, s);
+    assert.equal(wrong.json.outcome, 'pin_rejected', wrong.text);
+    // The wrong PIN is kept, and the swap's next slot reserved in the background.
+    await eventually(async () => {
+      const c = await budgetCounts(h, user);
+      return c.wrong === 1 && c.held === 1;
+    }, 20_000, 'one wrong PIN kept and the next slot reserved');
+    assert.equal(await acceptedUpdates(h, budgetId, runId, 'take'), 2, 'the reservation at the start, and the one after the wrong PIN');
+    const second = await pin(h.gw.url, s);
+    assert.equal(second.json.outcome, 'pin_rejected', second.text);
+    await eventually(async () => (await budgetCounts(h, user)).wrong === 2, 20_000, 'both wrong PINs counted');
+    // The second PIN used the reservation: the takes are the three reservations (the start's, one after each wrong PIN).
+    await eventually(async () => (await acceptedUpdates(h, budgetId, runId, 'take')) === 3, 20_000, 'the third reservation');
+    const third = await pin(h.gw.url, s, SIM_PIN);
+    assert.equal(third.json.outcome, 'confirmed', third.text);
+    await eventually(async () => (await acceptedUpdates(h, budgetId, runId, 'settle')) === 3, 20_000, 'three settles');
+    assert.equal(await acceptedUpdates(h, budgetId, runId, 'take'), 3, 'no PIN made a take of its own');
   });
 
   test('wrong PINs taking turns on two gateways stop at 10 per user; the 11th is 429 with Retry-After', async () => {
@@ -147,6 +252,10 @@ describe('the wrong-PIN budget per user, across two gateways', () => {
       const user = uniqueRef('user-busy');
       const swaps = [];
       for (let i = 0; i < 3; i++) swaps.push(await startSwap(user));
+      // A swap started through that gateway: its reservation was never granted, so its PIN takes, and fails closed too.
+      const own = await http('POST', `${gw3.url}/v1/swaps`, { body: swapBody(uniqueRef('budget'), { user_ref: user }), headers: { 'x-api-key': API_KEY } });
+      assert.equal(own.status, 201, own.text);
+      swaps.push(own.json as StartedSwap);
       for (const s of swaps) {
         const r = await pin(gw3.url, s);
         assert.equal(r.status, 503, r.text);

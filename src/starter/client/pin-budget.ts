@@ -11,14 +11,16 @@
  * old key leaves the ring the new key's budget has counted everything since the new key came in.
  * A ring of one key (the usual case) costs one update per PIN, as before.
  *
- * `prepare` starts the budgets ahead of the PIN (the gateway does as a swap starts), so the take is
- * a plain update of a running workflow rather than an update-with-start while the user waits.
+ * `prepare` starts the budgets ahead of the PIN, so the take is a plain update of a running
+ * workflow rather than an update-with-start while the user waits. `take(userRef, RESERVATION)`
+ * reserves a slot ahead of the PIN (the gateway does as a swap starts: pin-gate.ts): a take with a
+ * hold long enough for the swap's PIN window, refused unless it leaves half the budget free.
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { deriveKeys } from '../../codec/derive';
 import type { KeyRing } from '../../codec/keys';
-import { PIN_BUDGET_WORKFLOW_TYPE, pinBudgetSettleUpdate, pinBudgetTakeUpdate } from '../../workflows/pin-budget';
+import { PIN_BUDGET_WORKFLOW_TYPE, type PinBudgetTake, pinBudgetSettleUpdate, pinBudgetTakeUpdate } from '../../workflows/pin-budget';
 import type { TemporalAvailability } from './health';
 import { RECORD_FAILURE } from '../../workflows/record-failures';
 import { KeyedRecords, recordId, refusalOf } from './keyed-record';
@@ -49,6 +51,27 @@ export interface PinSlot {
 /** How long a budget started ahead of its PIN (prepare) waits for one: a swap's PIN window is minutes. */
 export const PREPARED_BUDGET_IDLE_MS = 5 * 60_000;
 
+/**
+ * How long a slot reserved ahead of its PIN counts in the budget while not settled: the swap's PIN
+ * window (the provider's 5 minutes) plus RESERVED_SLOT_MARGIN_MS.
+ */
+export const RESERVED_SLOT_HOLD_MS = 7 * 60_000;
+/**
+ * How long before its hold ends a reservation stops being used, measured from before its take was
+ * sent: a PIN sent on it then still has the cover a fresh take's slot has (its default hold, 120 s)
+ * to come back from the provider and be settled.
+ */
+export const RESERVED_SLOT_MARGIN_MS = 120_000;
+
+/** The slots a reservation must leave free after it: half the budget, rounded up (5 of 10). */
+export const reservationKeepsFree = (max: number): number => Math.ceil(max / 2);
+
+/** What a take may ask beyond a slot: its own hold, and the slots it must leave free. */
+export interface TakeOptions {
+  holdMs?: number;
+  keepFree?: number;
+}
+
 /** The budget every face uses unless told otherwise: 10 wrong PINs per user in 15 minutes. */
 export const DEFAULT_PIN_BUDGET = { max: 10, timeWindowMs: 15 * 60_000 } as const;
 
@@ -65,6 +88,16 @@ export class SharedPinBudget {
     this.records = new KeyedRecords({ client, taskQueue, guard, availability, what: 'PIN budget', answerTimeoutMs: opts.answerTimeoutMs ?? 2_000 });
   }
 
+  /** Wrong PINs (and slots held) per user in the window. */
+  get max(): number {
+    return this.opts.max;
+  }
+
+  /** The options of a reservation ahead of a PIN: its hold, and half the budget left free. */
+  get reservation(): TakeOptions {
+    return { holdMs: RESERVED_SLOT_HOLD_MS, keepFree: reservationKeepsFree(this.opts.max) };
+  }
+
   /** The user's budget under the active payload key. */
   workflowId(userRef: string): string {
     return this.workflowIds(userRef)[0]!;
@@ -79,11 +112,12 @@ export class SharedPinBudget {
    * A slot for one PIN of the user in every one of its budgets, or the seconds to wait when one is
    * spent. Throws (TemporalUnavailableError, WorkerUnavailableError…) when a budget did not answer:
    * the caller must then not pass the PIN on. Slots taken before a refusal or a failure are given back.
+   * `options`: a reservation's own hold and the slots it must leave free (this.reservation).
    */
-  async take(userRef: string): Promise<PinBudgetAnswer> {
+  async take(userRef: string, options: TakeOptions = {}): Promise<PinBudgetAnswer> {
     const attemptId = randomUUID();
     const ids = this.workflowIds(userRef);
-    const answers = await Promise.allSettled(ids.map((id) => this.takeOne(id, attemptId)));
+    const answers = await Promise.allSettled(ids.map((id) => this.takeOne(id, attemptId, options)));
     const taken = ids.filter((_, i) => answers[i]!.status === 'fulfilled' && (answers[i] as PromiseFulfilledResult<number | true>).value === true);
     const settle = async (wrong: boolean): Promise<void> => {
       await Promise.all(taken.map((id) => this.records.update(id, pinBudgetSettleUpdate, [{ attempt_id: attemptId, wrong }])));
@@ -121,9 +155,12 @@ export class SharedPinBudget {
   }
 
   /** true: a slot taken; a number: the budget is spent, seconds until a slot frees. */
-  private async takeOne(workflowId: string, attemptId: string): Promise<true | number> {
+  private async takeOne(workflowId: string, attemptId: string, options: TakeOptions): Promise<true | number> {
+    const take: PinBudgetTake = { attempt_id: attemptId };
+    if (options.holdMs !== undefined) take.hold_ms = options.holdMs;
+    if (options.keepFree !== undefined) take.keep_free = options.keepFree;
     try {
-      await this.records.updateWithStart(workflowId, pinBudgetTakeUpdate, [{ attempt_id: attemptId }], {
+      await this.records.updateWithStart(workflowId, pinBudgetTakeUpdate, [take], {
         workflowType: PIN_BUDGET_WORKFLOW_TYPE,
         args: [{ max: this.opts.max, window_ms: this.opts.timeWindowMs }],
       });

@@ -14,6 +14,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerCodecServer } from '../../codec/codec-server';
 import type { MpfClient } from '../client/mpf-client';
+import type { SlotAhead } from '../client/pin-gate';
 import { type KeyringSource, KeyringSource as Keyrings } from '../../auth/keyring';
 import { gatewayAuth, rateLimitKeyOf } from './auth';
 import type { PersonTokenSettings } from '../../auth/person-tokens';
@@ -73,10 +74,13 @@ export interface GatewayAppOptions {
    */
   userPinBudget?: { max: number; timeWindowMs: number; answerTimeoutMs?: number };
   /**
-   * Start the user's wrong-PIN budget beside each swap it starts, so the PIN's take updates a
-   * running budget (default true; false: the take starts it while the user waits, as the bench's before).
+   * What the gateway does about the user's wrong-PIN budget as it starts a swap
+   * (docs/security-outbound.md, "The wrong-PIN budget per user"): `reserve` (default) a slot for
+   * the swap's PIN, which that PIN then uses through this gateway instead of a take of its own;
+   * `start` the budget's workflow only, so the PIN's take updates it running (the release before
+   * reservations, the bench's `before`); `off`: nothing, the PIN's take starts it.
    */
-  pinBudgetAhead?: boolean;
+  pinSlotAhead?: SlotAhead;
   /**
    * Requests per client address and time window on every route but the health checks and the docs
    * (routes with their own limit keep it), per gateway process; default 6000 a minute (100/s).
@@ -126,8 +130,8 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
     pinGate: opts.mpf.pinGate({
       ...(opts.userPinBudget ? { limits: opts.userPinBudget } : {}),
       onSettleFailed: (swapId, err) => app.log.warn({ swap_id: swapId, err: String(err) }, 'PIN budget slot not settled (given back after its hold time)'),
-      prepareAhead: opts.pinBudgetAhead ?? true,
-      onPrepareFailed: (err) => app.log.debug({ err: String(err) }, 'PIN budget not started ahead of its PIN (its take starts it)'),
+      slotAhead: opts.pinSlotAhead ?? 'reserve',
+      onAheadFailed: (err) => app.log.debug({ err: String(err) }, "PIN budget's slot not reserved (or budget not started) ahead of its PIN (its take does it)"),
     }),
     notificationGuard: new NotificationGuard({ maxSignalsPerFlow: opts.notificationSignalsPerFlow }),
     metrics: opts.metrics ?? new GatewayMetrics({ mpf: opts.mpf }),

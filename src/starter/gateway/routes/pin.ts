@@ -110,6 +110,7 @@ export function registerPinRoutes(root: FastifyInstance, ctx: GatewayContext): v
             try {
               const outcome = (await mpf.submitPin(swapId, req.body, idempotencyId ? { submissionId: idempotencyId } : {}))!;
               verdict.wrong = outcome.outcome === 'pin_rejected';
+              verdict.awaitsPin = verdict.wrong && outcome.state === 'awaiting_pin';
               return { status: 200, body: outcome };
             } catch (err) {
               // The swap closed between the token check and the update.

@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DuplicateFlowError, NotCancellableError } from '../../client/errors';
-import type { SwapState, SwapView } from '../../../workflows/messages';
+import type { SwapStartRequest } from '../../client/requests';
+import { type SwapState, type SwapView, swapWorkflowId } from '../../../workflows/messages';
 import { LimitExceededBody, LimitUnavailableBody, ProviderUnavailableBody } from '../errors';
 import { API_KEY_SECURITY, type GatewayContext, requireSwapId } from '../context';
 import { type Answer, IDEMPOTENCY_RESPONSES, IdempotencyHeaders, IdempotencyInUseBody, idempotent } from '../idempotency';
@@ -35,6 +36,25 @@ function startAnswer(swap: SwapView, tokens: { pin_url: string; pin_token: strin
   }
   return { status: 201, body: { ...swap, ...tokens } };
 }
+
+/** Starts the swap and answers the start: 201, or 502 / 409 as startAnswer says; a retry of the key's own start answers it. */
+async function startAnswerOf({ mpf, pinGate }: GatewayContext, body: SwapStartRequest, idempotencyId: string | undefined): Promise<Answer> {
+  try {
+    const { swap, pin_url, pin_token } = await mpf.startSwap(body, { idempotencyId });
+    pinGate.remember(swap);
+    return startAnswer(swap, { pin_url, pin_token });
+  } catch (err) {
+    // A retry after the first request started the swap but never kept its answer (its
+    // gateway died, or it gave up waiting): the swap is this key's own, so answer it.
+    if (idempotencyId && err instanceof DuplicateFlowError && (await mpf.startedBy(err.flowId, idempotencyId))) {
+      const swap = await mpf.getSwap(err.flowId);
+      pinGate.remember(swap);
+      return startAnswer(swap, await mpf.pinTokenOf(err.flowId));
+    }
+    throw err;
+  }
+}
+
 const TAGS = ['swaps'];
 
 export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): void {
@@ -74,21 +94,16 @@ export function registerSwapRoutes(root: FastifyInstance, ctx: GatewayContext): 
         route: 'POST /v1/swaps',
         fields: () => ({ ...req.body }),
         run: async (_req, idempotencyId) => {
-          // The user's wrong-PIN budget started beside the swap, so their PIN's take meets it running.
-          pinGate.prepare(req.body.user_ref);
+          // The swap's PIN slot reserved in the user's wrong-PIN budget beside the start (not
+          // awaited by it); given back unless the start answers 201.
+          const reserved = pinGate.ahead(swapWorkflowId(req.body.txn_ref), req.body.user_ref);
+          let answer: Answer | undefined;
           try {
-            const { swap, pin_url, pin_token } = await mpf.startSwap(req.body, { idempotencyId });
-            pinGate.remember(swap);
-            return startAnswer(swap, { pin_url, pin_token });
-          } catch (err) {
-            // A retry after the first request started the swap but never kept its answer (its
-            // gateway died, or it gave up waiting): the swap is this key's own, so answer it.
-            if (idempotencyId && err instanceof DuplicateFlowError && (await mpf.startedBy(err.flowId, idempotencyId))) {
-              const swap = await mpf.getSwap(err.flowId);
-              pinGate.remember(swap);
-              return startAnswer(swap, await mpf.pinTokenOf(err.flowId));
-            }
-            throw err;
+            answer = await startAnswerOf(ctx, req.body, idempotencyId);
+            return answer;
+          } finally {
+            if (answer?.status === 201) pinGate.started(answer.body as SwapView);
+            else pinGate.giveBack(reserved);
           }
         },
         // No token is kept: a replay derives the pin_token again from the swap's sealed seed.

@@ -81,6 +81,12 @@ function deliverable(settings: EventSettings): boolean {
   return settings.endpoints.length > 0 || settings.registry === true;
 }
 
+/** Whether the start event gave the flow an empty `mpf_events` memo (decoded by the worker's payload codec). */
+function startMemoEmpty(): boolean {
+  const given = workflowInfo().memo?.[EVENTS_MEMO_FIELD];
+  return Array.isArray(given) && given.length === 0;
+}
+
 export class EventOutbox {
   /** False when replaying a flow recorded before merchant events existed. */
   readonly enabled: boolean;
@@ -98,18 +104,24 @@ export class EventOutbox {
   private settings: EventSettings | undefined;
   private target: Target | undefined;
 
+  /**
+   * `startCarried`: the session's START_CARRIED_PATCH, asked before these (it stands for the lean
+   * patch, so a new flow records no marker here).
+   */
   constructor(
     private readonly kind: FlowKind,
     private readonly flowUrl: string | undefined,
+    startCarried = false,
   ) {
-    // One marker for new flows: the lean patch implies both older ones (asked only when replaying
-    // a flow recorded before it, in the order they were recorded).
-    this.lean = patched(LEAN_EVENTS_PATCH);
+    // One marker for new flows: the newest patch implies the older ones (each asked only when
+    // replaying a flow recorded before the one above it, in the order they were recorded).
+    this.lean = startCarried || patched(LEAN_EVENTS_PATCH);
     this.enabled = this.lean || patched(MERCHANT_EVENTS_PATCH);
     this.memoKept = this.lean || (this.enabled && patched(EVENTS_MEMO_PATCH));
     // The field from the start, even empty: a reader tells a flow that has no event yet from one
-    // of an older release (whose events only its `events` query answers).
-    this.keepInMemo();
+    // of an older release (whose events only its `events` query answers). A start that set it
+    // empty already (the starter does since START_CARRIED_PATCH) needs no upsert.
+    if (!(startCarried && startMemoEmpty())) this.keepInMemo();
     // A query is no command: flows recorded before it replay unchanged.
     setHandler(flowEventsQuery, () => this.events);
   }

@@ -81,12 +81,6 @@ function deliverable(settings: EventSettings): boolean {
   return settings.endpoints.length > 0 || settings.registry === true;
 }
 
-/** Whether the start event gave the flow an empty `mpf_events` memo (decoded by the worker's payload codec). */
-function startMemoEmpty(): boolean {
-  const given = workflowInfo().memo?.[EVENTS_MEMO_FIELD];
-  return Array.isArray(given) && given.length === 0;
-}
-
 export class EventOutbox {
   /** False when replaying a flow recorded before merchant events existed. */
   readonly enabled: boolean;
@@ -119,9 +113,8 @@ export class EventOutbox {
     this.enabled = this.lean || patched(MERCHANT_EVENTS_PATCH);
     this.memoKept = this.lean || (this.enabled && patched(EVENTS_MEMO_PATCH));
     // The field from the start, even empty: a reader tells a flow that has no event yet from one
-    // of an older release (whose events only its `events` query answers). A start that set it
-    // empty already (the starter does since START_CARRIED_PATCH) needs no upsert.
-    if (!(startCarried && startMemoEmpty())) this.keepInMemo();
+    // of an older release (whose events only its `events` query answers).
+    this.keepInMemo();
     // A query is no command: flows recorded before it replay unchanged.
     setHandler(flowEventsQuery, () => this.events);
   }

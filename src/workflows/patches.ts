@@ -47,9 +47,9 @@ export const WEBHOOK_ENDPOINTS_PATCH = 'mpf-webhook-endpoints-v1';
  */
 export const LEAN_EVENTS_PATCH = 'mpf-lean-events-v1';
 /**
- * A flow whose start carried its kind, reference and first state (typed search attributes) and
- * its empty `mpf_events` memo does not upsert them again; it records this one patch in place of
- * mpf-lean-events-v1 (and so of the two that one stands for), whose branches it takes.
+ * A flow whose start carried its kind, reference and first state (typed search attributes) does
+ * not upsert them again; it records this one patch in place of mpf-lean-events-v1 (and so of the
+ * two that one stands for), whose branches it takes.
  */
 export const START_CARRIED_PATCH = 'mpf-start-carried-v1';
 
@@ -116,7 +116,7 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
   },
   {
     id: START_CARRIED_PATCH,
-    why: "a flow whose start carried MpfFlowKind, MpfTxnRef and its first MpfState (typed search attributes) and an empty mpf_events memo (the starter sets them since this release) skips its first search-attribute upsert and its empty-memo upsert; a flow started without them (Temporal Web, the CLI, an older starter) upserts them as before. It records this one patch instead of mpf-lean-events-v1, whose branch it takes (and so those of the two that one stands for)",
+    why: "a flow whose start carried MpfFlowKind, MpfTxnRef and its first MpfState (typed search attributes; the starter sets them since this release) skips its first search-attribute upsert; a flow started without them (Temporal Web, the CLI, an older starter) upserts them as before. It records this one patch instead of mpf-lean-events-v1, whose branch it takes (and so those of the two that one stands for)",
     addedIn: '0.1.0 (start carried, 2026-11-29)',
     deprecateWhen: 'never on its own: it retires with mpf-lean-events-v1 and the two older events patches (when no swap or link started before them is open), after which the session calls only this one',
   },

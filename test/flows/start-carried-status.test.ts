@@ -1,9 +1,9 @@
 /**
  * A flow started by our starter carries its kind, reference and first state (typed search
- * attributes) and its empty events memo in its start, so its first workflow task upserts neither
- * (mpf-start-carried-v1): one patch marker, no upsert of what the start set, and operators see the
- * same search attributes, memo events and timeline as before. A flow started without them (Temporal
- * Web, `temporal workflow start`, an older starter) upserts them itself, as before.
+ * attributes) in its start, so its first workflow task does not upsert them (mpf-start-carried-v1):
+ * one patch marker, no upsert of what the start set, and operators see the same search attributes,
+ * memo events and timeline as before. A flow started without them (Temporal Web, `temporal
+ * workflow start`, an older starter) upserts them itself, as before.
  * Real dev server, simulator and worker.
  */
 import { after, before, describe, test } from 'node:test';
@@ -61,7 +61,7 @@ describe('what a flow\'s start carries is not upserted again', () => {
     assert.deepEqual(queried.map((e) => e.type), ['payment_link.created', 'payment_link.cancelled']);
   };
 
-  test('a link created through the starter records one patch marker and upserts neither its kind, reference and first state nor an empty memo', async () => {
+  test('a link created through the starter records one patch marker and does not upsert the kind, reference and first state its start set', async () => {
     const ref = uniqueRef('carried');
     const { link } = await stack.mpf.createLink(linkBody(ref));
     const { events, desc, queried } = await closed(link.link_id);
@@ -71,7 +71,7 @@ describe('what a flow\'s start carries is not upserted again', () => {
     assert.deepEqual(patchMarkers(events), [START_CARRIED_PATCH]);
     // The SDK's TemporalChangeVersion for the patch, then one MpfState per state change.
     assert.deepEqual(upsertedNames(events), [['TemporalChangeVersion'], ['MpfState'], ['MpfState']]);
-    assert.equal(memoUpserts(events), queried.length, 'one memo upsert per event, none for the empty list');
+    assert.equal(memoUpserts(events), queried.length + 1, 'the empty list first (readers tell it from a flow of an older release), then one per event');
     sameAsOperatorsSee(desc, queried, ref);
 
     const detail = await stack.mpf.getLinkDetail(link.link_id);
@@ -97,5 +97,7 @@ describe('what a flow\'s start carries is not upserted again', () => {
     assert.deepEqual(upsertedNames(events), [['TemporalChangeVersion'], ['MpfFlowKind', 'MpfState', 'MpfTxnRef'], ['MpfState'], ['MpfState']]);
     assert.equal(memoUpserts(events), queried.length + 1, 'the empty list first, then one per event');
     sameAsOperatorsSee(desc, queried, ref);
+    const detail = await stack.mpf.getLinkDetail(handle.workflowId);
+    assert.deepEqual(detail.timeline.filter((t) => t.kind === 'state').map((t) => t.name), ['creating', 'awaiting_payment', 'cancelled']);
   });
 });

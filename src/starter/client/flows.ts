@@ -29,7 +29,6 @@ import {
   type SwapWorkflowInput,
 } from '../../workflows/messages';
 import { CUSTOMER_REF, FLOW_KIND, FLOW_REF, FLOW_STATE } from '../../workflows/search-attributes';
-import { EVENTS_MEMO_FIELD } from '../../contract/merchant-events';
 import { linkStaticDetails, linkStaticSummary, swapStaticDetails, swapStaticSummary } from '../../workflows/flow-summary';
 import type { FlowKind } from '../../workflows/flow-ids';
 import { DuplicateFlowError, FlowClosedError, FlowNotFoundError, FlowPendingError, NotCancellableError, PinNotAcceptedError, TemporalUnavailableError } from './errors';
@@ -280,7 +279,9 @@ export class Flows {
    * payload codec as every memo value) and the keyed hash of its customer reference (MpfCustomerRef:
    * a search attribute is not encrypted, so never the user_ref itself) unless `customer` is false.
    * It also carries what the flow's first workflow task would otherwise upsert: its kind, reference
-   * and first state (MpfFlowKind, MpfTxnRef, MpfState) and its empty events memo (`mpf_events`).
+   * and first state (MpfFlowKind, MpfTxnRef, MpfState). Not its empty events memo: a flow that a
+   * worker of an older release runs (a ramp) would keep it empty, and readers would take it for a
+   * flow with no events instead of asking its `events` query.
    */
   startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata, status: StartStatus, listed?: ListMemo, customer = true) {
     const typedSearchAttributes = [
@@ -297,7 +298,7 @@ export class Flows {
       args: [input] as [I],
       workflowIdConflictPolicy: 'FAIL' as const,
       workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
-      memo: { ...memo, ...(listed ? { [LIST_MEMO_FIELD]: listed } : {}), [EVENTS_MEMO_FIELD]: [] } as Record<string, unknown>,
+      memo: { ...memo, ...(listed ? { [LIST_MEMO_FIELD]: listed } : {}) } as Record<string, unknown>,
       typedSearchAttributes,
     };
   }

@@ -101,11 +101,16 @@ function providerCalls(events: readonly HistoryEvent[]): TimelineEntry[] {
   return [...calls.values()];
 }
 
-/** The states a run published (MpfState upserts, and the first state its start set), oldest first. */
+/**
+ * The states a run published (MpfState upserts), oldest first; and the first state its start set,
+ * unless the run upserted its kind itself (a flow started without them, or run by a worker of a
+ * release before the start carried them, upserts its first state again).
+ */
 function stateUpserts(events: readonly HistoryEvent[]): Array<{ at: string; state: string }> {
   const out: Array<{ at: string; state: string }> = [];
+  const upsertsKind = events.some((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.MpfFlowKind);
   for (const e of events) {
-    const set = e.upsertWorkflowSearchAttributesEventAttributes ?? e.workflowExecutionStartedEventAttributes;
+    const set = e.upsertWorkflowSearchAttributesEventAttributes ?? (upsertsKind ? undefined : e.workflowExecutionStartedEventAttributes);
     const state = keywordOf(set?.searchAttributes?.indexedFields?.MpfState);
     const at = iso(e.eventTime);
     if (state && at) out.push({ at, state });

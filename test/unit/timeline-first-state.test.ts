@@ -11,7 +11,7 @@ import { timelineOf } from '../../src/starter/client/timeline';
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 const keyword = (v: string) => ({ metadata: { type: Buffer.from('Keyword') }, data: Buffer.from(JSON.stringify(v)) });
-const at = (s: number) => ({ seconds: 1_795_000_000 + s, nanos: 0 });
+const at = (s: number) => ({ seconds: 1_795_000_000 + s, nanos: 0 }) as unknown as HistoryEvent['eventTime'];
 const started = (fields: Record<string, string>): HistoryEvent => ({
   eventTime: at(0),
   workflowExecutionStartedEventAttributes: { searchAttributes: { indexedFields: Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, keyword(v)])) } },

@@ -84,8 +84,9 @@ export async function closedFlowWorkflow(input: ClosedFlowInput): Promise<LastVi
   const outcome = closedFlowOutcome(input.kind, input.view.state, input.execution);
   if (outcome) s.set(outcome.state, outcome.reason);
   do {
-    await awaitResolution(s);
-    await s.events.finish();
+    if (s.state === 'needs_reconciliation') await awaitResolution(s);
+    const handing = s.events.finish();
+    if (handing) await handing;
   } while (lateDoubt(s));
   return s.view();
 }

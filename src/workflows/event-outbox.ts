@@ -98,13 +98,18 @@ export class EventOutbox {
   private settings: EventSettings | undefined;
   private target: Target | undefined;
 
+  /**
+   * `startCarried`: the session's START_CARRIED_PATCH, asked before these (it stands for the lean
+   * patch, so a new flow records no marker here).
+   */
   constructor(
     private readonly kind: FlowKind,
     private readonly flowUrl: string | undefined,
+    startCarried = false,
   ) {
-    // One marker for new flows: the lean patch implies both older ones (asked only when replaying
-    // a flow recorded before it, in the order they were recorded).
-    this.lean = patched(LEAN_EVENTS_PATCH);
+    // One marker for new flows: the newest patch implies the older ones (each asked only when
+    // replaying a flow recorded before the one above it, in the order they were recorded).
+    this.lean = startCarried || patched(LEAN_EVENTS_PATCH);
     this.enabled = this.lean || patched(MERCHANT_EVENTS_PATCH);
     this.memoKept = this.lean || (this.enabled && patched(EVENTS_MEMO_PATCH));
     // The field from the start, even empty: a reader tells a flow that has no event yet from one
@@ -183,12 +188,9 @@ export class EventOutbox {
    * that cannot be had hands the batch over: the delivery workflow asks again until it can.
    */
   private async goesOut(settings: EventSettings, batch: readonly FlowEvent[]): Promise<boolean> {
-    if (this.target || settings.endpoints.length > 0) return true;
-    if (settings.registry !== true) return false;
+    const now = this.goesOutNow(settings, batch);
+    if (now !== undefined) return now;
     const types = [...new Set(batch.map((e) => e.type))];
-    if (settings.registered_types && this.settingsAt === workflowInfo().historyLength) {
-      return types.some((t) => settings.registered_types!.includes(t));
-    }
     try {
       for (const t of types) if ((await eventTargets({ event_type: t })).length > 0) return true;
       return false;
@@ -196,6 +198,30 @@ export class EventOutbox {
       log.warn('merchant events: the registered endpoints could not be read; handing the events to the delivery workflow', { error: String(err) });
       return true;
     }
+  }
+
+  /** goesOut's answer when it needs no command to know it; undefined when a registered endpoint must be asked. */
+  private goesOutNow(settings: EventSettings, batch: readonly FlowEvent[]): boolean | undefined {
+    if (this.target || settings.endpoints.length > 0) return true;
+    if (settings.registry !== true) return false;
+    if (settings.registered_types && this.settingsAt === workflowInfo().historyLength) {
+      return batch.some((e) => settings.registered_types!.includes(e.type));
+    }
+    return undefined;
+  }
+
+  /**
+   * The pending batch goes nowhere, and that is known without a command (the settings are here
+   * and say so): dropped at once, as handOver would drop it, without its promises (the SDK records
+   * a stack for each). Any other batch goes through handOver as before, in the same order.
+   */
+  private dropsNow(): boolean {
+    if (!this.settings) return false;
+    const batch = this.events.slice(this.handed);
+    const goes = this.lean ? this.goesOutNow(this.settings, batch) : deliverable(this.settings);
+    if (goes !== false) return false;
+    this.dropUndeliverable(batch.length);
+    return true;
   }
 
   /** The whole list (a carried-on run's earlier events included): a memo field is replaced, not appended to. */
@@ -209,15 +235,25 @@ export class EventOutbox {
 
   /**
    * The flow's last step: waits until every event was handed over (bounded), then tells the
-   * delivery workflow no more will come. It does not wait for deliveries.
+   * delivery workflow no more will come. It does not wait for deliveries. Undefined (no promise)
+   * when there is nothing to wait for or to tell.
    */
-  async finish(): Promise<void> {
-    if (!this.enabled || !this.pumping) return;
+  finish(): Promise<void> | undefined {
+    if (!this.enabled || !this.pumping) return undefined;
+    if (this.allHandedOver() && !this.target) return undefined;
+    return this.closeDelivery();
+  }
+
+  private allHandedOver(): boolean {
+    return this.handed === this.events.length && !this.busy;
+  }
+
+  private async closeDelivery(): Promise<void> {
     // No timeout here: a condition with a timeout starts a timer unless the hand-over completes in
     // the same activation, which depends on when the eventSettings local activity resolved — a
     // replay after a worker crash could then disagree with the history (a nondeterminism error
     // the soak found). The pump never gives up (it retries every 30 s), so this ends.
-    await condition(() => this.handed === this.events.length && !this.busy);
+    if (!this.allHandedOver()) await condition(() => this.allHandedOver());
     if (this.target) {
       await this.target.signal(eventsClosedSignal).catch((err: unknown) => log.warn('merchant events: eventsClosed not delivered', { error: String(err) }));
     }
@@ -226,6 +262,7 @@ export class EventOutbox {
   private async pump(): Promise<void> {
     for (;;) {
       await condition(() => this.handed < this.events.length);
+      if (this.dropsNow()) continue;
       this.busy = true;
       try {
         await this.handOver();

@@ -3,9 +3,10 @@
  * Temporal Web's current details), the provider's notifications, and the cancel request a
  * cancellable state may take.
  */
-import { setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { patched, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { flowFactsQuery } from './closed-flows';
-import { FlowStatus } from './flow-status';
+import { FlowStatus, startCarriedStatus } from './flow-status';
+import { START_CARRIED_PATCH } from './patches';
 import type { FlowKind } from './flow-ids';
 import { flowMetrics } from './flow-metrics';
 import { NotificationBook } from './notifications';
@@ -33,8 +34,10 @@ export abstract class FlowSession<S extends string> {
     /** A flow carried on from a run closed from outside (closed-flow.ts): not a new start. */
     carriedOn = false,
   ) {
-    this.events = new EventOutbox(kind, webhookUrl);
-    this.status = new FlowStatus<S>(initial, kind, ref);
+    // Asked before the outbox's patches: a new flow records this one marker, which stands for them.
+    const startCarried = patched(START_CARRIED_PATCH);
+    this.events = new EventOutbox(kind, webhookUrl, startCarried);
+    this.status = new FlowStatus<S>(initial, kind, ref, startCarried && startCarriedStatus(kind, ref, initial));
     if (!carriedOn) flowMetrics.started(kind);
     // What the worker's sweeper needs to carry the flow on if it is closed from outside (a query: no command).
     setHandler(flowFactsQuery, () => ({ kind, ref, ...(webhookUrl ? { webhook_url: webhookUrl } : {}) }));

@@ -46,6 +46,12 @@ export const WEBHOOK_ENDPOINTS_PATCH = 'mpf-webhook-endpoints-v1';
  * patch in place of the merchant-events and events-memo patches (both branches taken).
  */
 export const LEAN_EVENTS_PATCH = 'mpf-lean-events-v1';
+/**
+ * A flow whose start carried its kind, reference and first state (typed search attributes) does
+ * not upsert them again; it records this one patch in place of mpf-lean-events-v1 (and so of the
+ * two that one stands for), whose branches it takes.
+ */
+export const START_CARRIED_PATCH = 'mpf-start-carried-v1';
 
 export const LIVE_PATCHES: readonly LivePatch[] = [
   {
@@ -107,5 +113,11 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
     why: "a flow starts its events-<flow_id> delivery workflow only when an event has somewhere to go (a configured endpoint, or a registered one that takes it now: read with the first activity's answer, then by the eventTargets local activity at each later event until one does), instead of at its first event always; and it records this one patch instead of mpf-merchant-events-v1 and mpf-events-memo-v1, whose branches it takes (a marker and a TemporalChangeVersion upsert fewer per flow)",
     addedIn: '0.1.0 (lean events, 2026-11-28)',
     deprecateWhen: 'never on its own: it retires with mpf-merchant-events-v1 and mpf-events-memo-v1 (when no swap or link started before them is open), after which the outbox calls only this one',
+  },
+  {
+    id: START_CARRIED_PATCH,
+    why: "a flow whose start carried MpfFlowKind, MpfTxnRef and its first MpfState (typed search attributes; the starter sets them since this release) skips its first search-attribute upsert; a flow started without them (Temporal Web, the CLI, an older starter) upserts them as before. It records this one patch instead of mpf-lean-events-v1, whose branch it takes (and so those of the two that one stands for)",
+    addedIn: '0.1.0 (start carried, 2026-11-29)',
+    deprecateWhen: 'never on its own: it retires with mpf-lean-events-v1 and the two older events patches (when no swap or link started before them is open), after which the session calls only this one',
   },
 ];

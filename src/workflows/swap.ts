@@ -94,8 +94,9 @@ export async function swapWorkflow(input: SwapWorkflowInput): Promise<SwapView> 
     if (window) await awaitPinsAndConfirm(s, window);
     await afterwards(s);
     do {
-      await awaitResolution(s); // needs_reconciliation stays open until an operator resolves it
-      await s.events.finish(); // hands the last events over; deliveries go on without the flow
+      if (s.state === 'needs_reconciliation') await awaitResolution(s); // stays open until an operator resolves it
+      const handing = s.events.finish(); // hands the last events over; deliveries go on without the flow
+      if (handing) await handing;
     } while (lateDoubt(s)); // a payment that came meanwhile: resolve it too
     return s.view();
   });
@@ -204,6 +205,6 @@ async function afterwards(s: SwapSession): Promise<void> {
     await condition(() => s.notifications.size() > 0, s.input.notification_wait_seconds * 1000);
   }
   s.answerWaitingPin();
-  // Let in-flight update handlers return their outcome before the run completes.
-  await condition(allHandlersFinished);
+  // Let in-flight update handlers return their outcome before the run completes (no promise when none is).
+  if (!allHandlersFinished()) await condition(allHandlersFinished);
 }

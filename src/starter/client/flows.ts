@@ -28,7 +28,7 @@ import {
   swapWorkflowId,
   type SwapWorkflowInput,
 } from '../../workflows/messages';
-import { CUSTOMER_REF, FLOW_STATE } from '../../workflows/search-attributes';
+import { CUSTOMER_REF, FLOW_KIND, FLOW_REF, FLOW_STATE } from '../../workflows/search-attributes';
 import { linkStaticDetails, linkStaticSummary, swapStaticDetails, swapStaticSummary } from '../../workflows/flow-summary';
 import type { FlowKind } from '../../workflows/flow-ids';
 import { DuplicateFlowError, FlowClosedError, FlowNotFoundError, FlowPendingError, NotCancellableError, PinNotAcceptedError, TemporalUnavailableError } from './errors';
@@ -49,6 +49,13 @@ import type { PaymentLinkWorkflow, SwapWorkflow } from './workflow-refs';
 
 /** How long a lookup of a completed flow waits for a worker's answer before it answers from the flow's result. */
 const COMPLETED_FALLBACK_MS = 1_000;
+
+/** A flow's kind, reference and first state, set as search attributes at its start (the workflow then does not upsert them). */
+interface StartStatus {
+  kind: FlowKind;
+  ref: string;
+  state: 'initializing' | 'creating';
+}
 
 /** Temporal Web's summary and details of a flow, given at start (flow-summary.ts: no personal data). */
 interface UserMetadata {
@@ -162,7 +169,7 @@ export class Flows {
       staticDetails: swapStaticDetails({ ...req, pin_max_attempts: input.pin_max_attempts, started_at: startedAt }),
     };
     const listed: ListMemo = { amount: req.amount, currency: req.from_currency, customer_ref: req.user_ref };
-    const op = (customer: boolean) => new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, listed, customer));
+    const op = (customer: boolean) => new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, { kind: 'swap', ref: req.txn_ref, state: 'initializing' }, listed, customer));
     const swap = await this.startWithUpdate(op, swapInitializedUpdate, 'swap', () => this.getSwap(workflowId));
     return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
   }
@@ -233,7 +240,7 @@ export class Flows {
       staticDetails: linkStaticDetails({ ...input.request, lifetime_seconds: input.lifetime_seconds, started_at: new Date().toISOString() }),
     };
     const listed: ListMemo = { amount: req.amount, currency: req.currency, customer_ref: req.user_ref };
-    const op = (customer: boolean) => new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, listed, customer));
+    const op = (customer: boolean) => new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, { kind: 'payment_link', ref: req.txn_merchant_ref, state: 'creating' }, listed, customer));
     const link = await this.startWithUpdate(op, linkCreatedUpdate, 'payment_link', () => this.getLink(workflowId));
     return { link };
   }
@@ -271,8 +278,18 @@ export class Flows {
    * start of the id; with `listed`, what its list item shows (memo `mpf_list`, encrypted by the
    * payload codec as every memo value) and the keyed hash of its customer reference (MpfCustomerRef:
    * a search attribute is not encrypted, so never the user_ref itself) unless `customer` is false.
+   * It also carries what the flow's first workflow task would otherwise upsert: its kind, reference
+   * and first state (MpfFlowKind, MpfTxnRef, MpfState). Not its empty events memo: a flow that a
+   * worker of an older release runs (a ramp) would keep it empty, and readers would take it for a
+   * flow with no events instead of asking its `events` query.
    */
-  startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata, listed?: ListMemo, customer = true) {
+  startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata, status: StartStatus, listed?: ListMemo, customer = true) {
+    const typedSearchAttributes = [
+      { key: FLOW_KIND, value: status.kind as string },
+      { key: FLOW_REF, value: status.ref },
+      { key: FLOW_STATE, value: status.state },
+      ...(listed && customer ? [{ key: CUSTOMER_REF, value: customerRefHashes(this.opts.keys, listed.customer_ref)[0]! }] : []),
+    ];
     return {
       // Temporal Web's Summary and Details (user metadata: encrypted by the payload codec like any payload).
       ...metadata,
@@ -282,7 +299,7 @@ export class Flows {
       workflowIdConflictPolicy: 'FAIL' as const,
       workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
       memo: { ...memo, ...(listed ? { [LIST_MEMO_FIELD]: listed } : {}) } as Record<string, unknown>,
-      ...(listed && customer ? { typedSearchAttributes: [{ key: CUSTOMER_REF, value: customerRefHashes(this.opts.keys, listed.customer_ref)[0]! }] } : {}),
+      typedSearchAttributes,
     };
   }
 

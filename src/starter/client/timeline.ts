@@ -4,8 +4,8 @@
  *
  *  - `state`: each state the flow took and when, from the events it keeps in its memo
  *    (`mpf_events`: the state and the event type); the steps that emit no event (`initializing`,
- *    `confirming`, `creating`) from the history's MpfState upserts, which also give every state of
- *    a flow from before the events were kept.
+ *    `confirming`, `creating`) from the MpfState its start set and the history's MpfState upserts,
+ *    which also give every state of a flow from before the events were kept.
  *  - `provider_call`: each activity the run scheduled (initSwap, confirmSwap, createPaymentLink):
  *    when, its last attempt, when it ended and its outcome; a failure shows only its type (its
  *    message is encrypted by the failure converter, and is not decoded here). The activities'
@@ -101,11 +101,17 @@ function providerCalls(events: readonly HistoryEvent[]): TimelineEntry[] {
   return [...calls.values()];
 }
 
-/** The states a run published (MpfState upserts), oldest first. */
+/**
+ * The states a run published (MpfState upserts), oldest first; and the first state its start set,
+ * unless the run upserted its kind itself (a flow started without them, or run by a worker of a
+ * release before the start carried them, upserts its first state again).
+ */
 function stateUpserts(events: readonly HistoryEvent[]): Array<{ at: string; state: string }> {
   const out: Array<{ at: string; state: string }> = [];
+  const upsertsKind = events.some((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.MpfFlowKind);
   for (const e of events) {
-    const state = keywordOf(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.MpfState);
+    const set = e.upsertWorkflowSearchAttributesEventAttributes ?? (upsertsKind ? undefined : e.workflowExecutionStartedEventAttributes);
+    const state = keywordOf(set?.searchAttributes?.indexedFields?.MpfState);
     const at = iso(e.eventTime);
     if (state && at) out.push({ at, state });
   }

@@ -41,10 +41,38 @@ export function deriveKey(payloadKey: Buffer, purpose: KeyPurpose): Buffer {
   return Buffer.from(hkdfSync('sha256', payloadKey, Buffer.alloc(0), KEY_PURPOSES[purpose], KEY_BYTES));
 }
 
-/** The sub-keys of `purpose` for every key of the ring, by key id, the active key first. */
+/**
+ * Derivations already made, so a caller on a hot path (a start hashes its customer reference, a
+ * list its filter) neither parses PAYLOAD_ENCRYPTION_KEYS nor runs HKDF again: the sub-keys by
+ * ring and purpose (a WeakMap: they go with their ring), and the rings of the last few raw values
+ * (a process has one or two; the oldest is dropped past RINGS_KEPT). Both hold only what the
+ * process already holds, and nothing of them is ever logged.
+ */
+const DERIVED = new WeakMap<KeyRing, Map<KeyPurpose, ReadonlyMap<string, Buffer>>>();
+const RINGS = new Map<string, KeyRing>();
+const RINGS_KEPT = 8;
+
+function ringOf(keys: string | KeyRing): KeyRing {
+  if (typeof keys !== 'string') return keys;
+  let ring = RINGS.get(keys);
+  if (!ring) {
+    ring = toKeyRing(keys);
+    if (RINGS.size >= RINGS_KEPT) RINGS.delete(RINGS.keys().next().value!);
+    RINGS.set(keys, ring);
+  }
+  return ring;
+}
+
+/** The sub-keys of `purpose` for every key of the ring, by key id, the active key first (a new Map each call). */
 export function deriveKeys(keys: string | KeyRing, purpose: KeyPurpose): { activeKeyId: string; keys: Map<string, Buffer> } {
-  const ring = toKeyRing(keys);
-  const out = new Map<string, Buffer>([[ring.activeKeyId, deriveKey(ring.keys.get(ring.activeKeyId)!, purpose)]]);
-  for (const [id, key] of ring.keys) if (!out.has(id)) out.set(id, deriveKey(key, purpose));
-  return { activeKeyId: ring.activeKeyId, keys: out };
+  const ring = ringOf(keys);
+  let byPurpose = DERIVED.get(ring);
+  if (!byPurpose) DERIVED.set(ring, (byPurpose = new Map()));
+  let derived = byPurpose.get(purpose);
+  if (!derived) {
+    const out = new Map<string, Buffer>([[ring.activeKeyId, deriveKey(ring.keys.get(ring.activeKeyId)!, purpose)]]);
+    for (const [id, key] of ring.keys) if (!out.has(id)) out.set(id, deriveKey(key, purpose));
+    byPurpose.set(purpose, (derived = out));
+  }
+  return { activeKeyId: ring.activeKeyId, keys: new Map(derived) };
 }

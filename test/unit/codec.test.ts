@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -112,6 +112,43 @@ describe('AES-256-GCM payload codec', () => {
     const plain = original();
     const [out] = await codec.decode([plain]);
     assert.equal(out, plain);
+  });
+
+  test("writes iv | ciphertext | tag under the key id's AAD, each payload in arrays of its own, as Node's crypto alone reads it", async () => {
+    const [a, b] = await codec.encode([original(), original()]);
+    assert.ok(a && b);
+    const data = a.data!;
+    assert.equal(data.byteOffset, 0, 'the data is not a slice of a shared pool');
+    assert.equal(data.buffer.byteLength, data.byteLength);
+    a.metadata![METADATA_KEY_ID]![0] = 0;
+    a.metadata![METADATA_ENCODING_KEY]![0] = 0;
+    assert.equal(str(b.metadata![METADATA_KEY_ID]), 'k1', "changing one payload's metadata changes no other's");
+    assert.equal(str(b.metadata![METADATA_ENCODING_KEY]), ENCRYPTED_ENCODING);
+    const raw = Buffer.from(data);
+    const decipher = createDecipheriv('aes-256-gcm', parseEncryptionKeys(keys).keys.get('k1')!, raw.subarray(0, 12), { authTagLength: 16 });
+    decipher.setAAD(Buffer.from('mpf-payload-v1:k1', 'utf8'));
+    decipher.setAuthTag(raw.subarray(raw.length - 16));
+    const plain = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]);
+    assert.equal(str(temporal.api.common.v1.Payload.decode(plain).data), str(original().data));
+  });
+
+  test("decrypts a payload Node's crypto alone encrypted, and passes through one whose encoding only resembles ours", async () => {
+    const plain = temporal.api.common.v1.Payload.encode(original()).finish();
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', parseEncryptionKeys(keys).keys.get('k1')!, iv, { authTagLength: 16 });
+    cipher.setAAD(Buffer.from('mpf-payload-v1:k1', 'utf8'));
+    const ct = Buffer.concat([cipher.update(plain), cipher.final()]);
+    const byHand: Payload = {
+      metadata: { [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING), [METADATA_KEY_ID]: Buffer.from('k1') },
+      data: Buffer.concat([iv, ct, cipher.getAuthTag()]),
+    };
+    const [decoded] = await codec.decode([byHand]);
+    assert.equal(str(decoded!.data), str(original().data));
+    for (const encoding of [`${ENCRYPTED_ENCODING}2`, ENCRYPTED_ENCODING.slice(0, -1), ENCRYPTED_ENCODING.toUpperCase()]) {
+      const alike: Payload = { ...byHand, metadata: { ...byHand.metadata, [METADATA_ENCODING_KEY]: Buffer.from(encoding) } };
+      const [passed] = await codec.decode([alike]);
+      assert.equal(passed, alike, encoding);
+    }
   });
 
   test('after rotation encrypts with the new key and still decrypts history written with the old key', async () => {

@@ -75,4 +75,15 @@ describe('the register of derived keys', () => {
     assert.notDeepEqual(keys.get('new'), keys.get('old'));
     assert.deepEqual(keys.get('old'), deriveKey(Buffer.alloc(32, 1), 'pin_budget'));
   });
+
+  test('deriveKeys derives a purpose once per ring and answers a fresh Map the caller may change', () => {
+    const raw = `k1:${Buffer.alloc(32, 3).toString('base64')},k0:${Buffer.alloc(32, 4).toString('base64')}`;
+    const first = deriveKeys(raw, 'customer_ref');
+    first.keys.delete('k0');
+    const again = deriveKeys(raw, 'customer_ref');
+    assert.deepEqual([...again.keys.keys()], ['k1', 'k0']);
+    assert.equal(again.keys.get('k1'), first.keys.get('k1'), 'the same sub-key, not derived again');
+    assert.deepEqual(again.keys.get('k0'), deriveKey(Buffer.alloc(32, 4), 'customer_ref'));
+    assert.notDeepEqual(deriveKeys(raw, 'page_token').keys.get('k1'), again.keys.get('k1'));
+  });
 });

@@ -238,11 +238,13 @@ async function recordKeyedRecords({ stack, stamp, save }: Recorder): Promise<voi
     await save('idempotency-record', claim.workflowId);
   }
 
-  // The wrong-PIN budget of one user (shared by every gateway): a wrong PIN kept, a right one given back.
+  // The wrong-PIN budget of one user (shared by every gateway): a slot reserved as a swap starts
+  // (its own hold, half the budget left free) and given back, a wrong PIN kept, a right one given back.
   const budget = stack.mpf.sharedPinBudget({ max: 3, timeWindowMs: 2_000 });
-  for (const wrong of [true, false]) {
-    const taken = await budget.take(`user-budget-${stamp}`);
-    if ('slot' in taken) await taken.slot.settle(wrong);
+  for (const [wrong, options] of [[false, budget.reservation], [true, {}], [false, {}]] as const) {
+    const taken = await budget.take(`user-budget-${stamp}`, options);
+    if (!('slot' in taken)) throw new Error(`the recorded budget refused a take (${JSON.stringify(taken)})`);
+    await taken.slot.settle(wrong);
   }
   await save('pin-budget', budget.workflowId(`user-budget-${stamp}`));
 }

@@ -84,8 +84,14 @@ export function judge(f: Flow, view: Record<string, unknown> | undefined, effect
     if (state === 'confirmed' && confirms !== 1) v.inconsistent.push(`confirmed with ${confirms} committed confirm(s)`);
     if ((state === 'failed' || state === 'expired' || state === 'cancelled') && confirms > 0) v.inconsistent.push(`${state} with a committed confirm`);
     if (state === 'expired' && /held by the provider guard.*never sent/.test(v.reason ?? '')) {
-      // A wrong PIN's request was refused (4xx); any other confirmation request reached the provider.
-      const sent = requests.filter((r) => r.endpoint === 'swap.confirm' && !(typeof r.status === 'number' && r.status >= 400 && r.status < 500)).length;
+      // The confirmation held is the swap's last: its PINs go one at a time, each attempt's retries
+      // before the next PIN. A wrong PIN's request was refused (4xx), and a request of that same
+      // attempt before it (a hang or reset, then retried) was not this confirmation: only requests
+      // after the last refusal are. Any of those that was not refused reached the provider.
+      const confirms = requests.filter((r) => r.endpoint === 'swap.confirm').sort((a, b) => a.seq - b.seq);
+      const refused = (r: RequestEntry): boolean => typeof r.status === 'number' && r.status >= 400 && r.status < 500;
+      const lastRefusal = confirms.map(refused).lastIndexOf(true);
+      const sent = confirms.slice(lastRefusal + 1).filter((r) => !refused(r)).length;
       if (sent > 0) v.inconsistent.push(`expired as never sent, but the provider received ${sent} confirmation(s)`);
     }
     if (state === 'needs_reconciliation') v.reconciliation = { providerApplied: confirms > 0 };

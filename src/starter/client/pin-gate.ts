@@ -134,7 +134,7 @@ export class PinGate {
     });
     if (userRef === undefined) throw new PinBudgetUnavailableError(swapId, this.retryAfter, "the swap's user could not be looked up");
     const reservation = this.reservations.get(swapId);
-    const slot = (await this.reserved(reservation, userRef)) ?? (await this.take(swapId, userRef));
+    const slot = (await this.reservedAndAnswering(swapId, reservation, userRef)) ?? (await this.take(swapId, userRef));
     const verdict: PinVerdict = { wrong: false };
     try {
       return await submit(verdict);
@@ -166,6 +166,26 @@ export class PinGate {
     if (r.userRef === userRef && Date.now() < r.sentAt + RESERVED_SLOT_HOLD_MS - RESERVED_SLOT_MARGIN_MS) return slot;
     this.release(r);
     return undefined;
+  }
+
+  /**
+   * The reservation's slot, once the swap has answered a query now. A reservation proves a worker
+   * answered as the swap started, not that one runs now; a take proved it for every PIN. So the
+   * swap is asked (a query: no history, no workflow task) before the PIN goes on: with no worker it
+   * is not answered within its bound, the slot is given back and the PIN refused
+   * (PinBudgetUnavailableError, 503) before anything reaches the swap, as a take would refuse it.
+   */
+  private async reservedAndAnswering(swapId: string, r: Reservation | undefined, userRef: string): Promise<PinSlot | undefined> {
+    const slot = await this.reserved(r, userRef);
+    if (!slot) return undefined;
+    const giveBack = (): void => void slot.settle(false).catch((err: unknown) => this.opts.onSettleFailed?.(swapId, err));
+    const answered = await this.opts.userRefOf(swapId).catch((err: unknown) => {
+      giveBack();
+      throw this.unavailable(swapId, err);
+    });
+    if (answered !== undefined) return slot;
+    giveBack();
+    throw new PinBudgetUnavailableError(swapId, this.retryAfter, 'no worker answered for the swap in time');
   }
 
   /**

@@ -132,7 +132,7 @@ describe('the gateway: self-verifying tokens', () => {
   const linkNotification = (paymentRef: string, status: 'pending' | 'successful', id?: string) => notification('collection', paymentRef, status, id);
   const closed = (flowId: string) => h.stack.client.workflow.getHandle(flowId).result();
 
-  test('a swap gets 64-character tokens, and its PIN is checked and applied without a describe or a query of the swap', async () => {
+  test('a swap gets 64-character tokens, and its PIN is checked and applied without a describe, its reserved slot waiting for one query of the swap', async () => {
     const s = await startSwap();
     assert.match(s.pin_token, /^[A-Za-z0-9_-]{64}$/);
     assert.match(await notificationToken(s.txn_ref, 'swap.init'), /^[A-Za-z0-9_-]{64}$/);
@@ -145,7 +145,9 @@ describe('the gateway: self-verifying tokens', () => {
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(r.json, { outcome: 'pin_rejected', state: 'awaiting_pin', attempts_left: 2 });
     assert.equal(gw.count('DescribeWorkflowExecution'), 0, 'no describe for the token');
-    assert.equal(gw.count('QueryWorkflow'), 0, 'the user_ref of a swap this gateway started is known');
+    // The user_ref of a swap this gateway started is known; the one query is the swap answering
+    // before a PIN goes on with its reserved slot (a worker runs now, or the PIN is refused 503).
+    assert.equal(gw.count('QueryWorkflow'), 1, 'one query: the reserved slot waits for the swap to answer');
     // The PIN's update, and the user's wrong-PIN budget shared by every gateway: a budget per key
     // of the ring (two here: k1, k2), in each a slot taken with an update-with-start
     // (ExecuteMultiOperation) and settled with an update (which the answer does not wait for).
@@ -156,6 +158,8 @@ describe('the gateway: self-verifying tokens', () => {
   });
 
   test("a swap started elsewhere costs one state query for its user_ref, and still no describe", async () => {
+    // Its first PIN takes a slot (this gateway reserved none); the next PIN's slot is reserved after
+    // the wrong one, and waits for the swap to answer a query, as every reserved slot does.
     const s = await startSwap(h.gw.url);
     gw.calls.clear();
     const r = await pin(gw.url, s.swap_id, s.pin_token, WRONG_PIN);
@@ -163,7 +167,7 @@ describe('the gateway: self-verifying tokens', () => {
     assert.equal(gw.count('DescribeWorkflowExecution'), 0);
     assert.equal(gw.count('QueryWorkflow'), 1);
     assert.equal((await pin(gw.url, s.swap_id, s.pin_token, PIN)).json.outcome, 'confirmed');
-    assert.equal(gw.count('QueryWorkflow'), 1, 'remembered');
+    assert.equal(gw.count('QueryWorkflow'), 2, "the user_ref remembered; one query more: the reserved slot's");
   });
 
   test("a link's notification token is checked without a describe, and its notification reaches the link", async () => {

@@ -64,6 +64,17 @@ async function budgetCounts(h: GatewayHarness, user: string): Promise<{ held: nu
   return { ...counts, runId: d.runId };
 }
 
+/** A swap of `user` started through the first gateway, once its slot is reserved: the budget's id and run, and the swap. */
+async function startWithReservedSlot(h: GatewayHarness, user: string) {
+  const budgetId = h.stack.mpf.sharedPinBudget(DEFAULT_PIN_BUDGET).workflowId(user);
+  const s = await startSwapOf(h, user);
+  const { runId } = await eventually(async () => {
+    const c = await budgetCounts(h, user);
+    return c.held === 1 && c;
+  }, 20_000, 'the slot reserved as the swap started');
+  return { budgetId, s, runId };
+}
+
 describe('the wrong-PIN budget per user, across two gateways', () => {
   let h: GatewayHarness;
   let gw2: RunningGateway;
@@ -112,12 +123,7 @@ describe('the wrong-PIN budget per user, across two gateways', () => {
 
   test('a swap started through a gateway has its slot reserved as it starts, and its PIN through that gateway makes no take of its own', async () => {
     const user = uniqueRef('reserved');
-    const budgetId = h.stack.mpf.sharedPinBudget(DEFAULT_PIN_BUDGET).workflowId(user);
-    const s = await startSwapOf(h, user);
-    const { runId } = await eventually(async () => {
-      const c = await budgetCounts(h, user);
-      return c.held === 1 && c;
-    }, 20_000, 'the slot reserved as the swap started');
+    const { budgetId, s, runId } = await startWithReservedSlot(h, user);
     assert.equal(await acceptedUpdates(h, budgetId, runId, 'take'), 1, 'one take: the reservation');
     const r = await pin(h.gw.url, { ...s }, SIM_PIN);
     assert.equal(r.status, 200, r.text);
@@ -129,12 +135,7 @@ describe('the wrong-PIN budget per user, across two gateways', () => {
 
   test('a PIN through another gateway than the one that started the swap takes a slot as before', async () => {
     const user = uniqueRef('elsewhere');
-    const budgetId = h.stack.mpf.sharedPinBudget(DEFAULT_PIN_BUDGET).workflowId(user);
-    const s = await startSwapOf(h, user);
-    const { runId } = await eventually(async () => {
-      const c = await budgetCounts(h, user);
-      return c.held === 1 && c;
-    }, 20_000, 'the slot reserved as the swap started');
+    const { budgetId, s, runId } = await startWithReservedSlot(h, user);
     const r = await pin(gw2.url, s, SIM_PIN);
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.outcome, 'confirmed');
@@ -169,12 +170,7 @@ describe('the wrong-PIN budget per user, across two gateways', () => {
 
   test('after a wrong PIN the next PIN of the same swap uses a new reservation, and both count', async () => {
     const user = uniqueRef('retry');
-    const budgetId = h.stack.mpf.sharedPinBudget(DEFAULT_PIN_BUDGET).workflowId(user);
-    const s = await startSwapOf(h, user);
-    const { runId } = await eventually(async () => {
-      const c = await budgetCounts(h, user);
-      return c.held === 1 && c;
-    }, 20_000, 'the slot reserved as the swap started');
+    const { budgetId, s, runId } = await startWithReservedSlot(h, user);
     const wrong = await pin(h.gw.url, s);
     assert.equal(wrong.json.outcome, 'pin_rejected', wrong.text);
     // The wrong PIN is kept, and the swap's next slot reserved in the background.

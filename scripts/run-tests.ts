@@ -41,6 +41,22 @@ function findTests(dir: string): string[] {
 
 const TIERS = ['unit', 'flows', 'e2e'] as const;
 
+/**
+ * A test file that hangs must fail, not eat the CI's time with its output unprinted (the runner
+ * prints files' results in order, so one stuck file hides every file after it). A test, hook or
+ * suite with no timeout of its own fails after MPF_TEST_TIMEOUT_MS (default 30 min; the longest
+ * file, the soak's, takes about 8), and so does a file whose tests are done but whose process
+ * does not exit (a handle left open). `--test-force-exit` would end the latter sooner, but it
+ * exits before the TAP file is written, and the closing count is read from it.
+ * Node 20.11 brought `--test-timeout`; an older Node runs without it.
+ */
+function hangGuard(env: NodeJS.ProcessEnv): string[] {
+  const timeoutMs = Number(env.MPF_TEST_TIMEOUT_MS ?? 30 * 60_000);
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new Error(`MPF_TEST_TIMEOUT_MS must be a positive whole number of milliseconds (got ${env.MPF_TEST_TIMEOUT_MS})`);
+  const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+  return major > 20 || (major === 20 && minor >= 11) ? [`--test-timeout=${timeoutMs}`] : [];
+}
+
 function selectFiles(argv: string[]): { files: string[]; needsServer: boolean } {
   const i = argv.indexOf('--tier');
   if (i >= 0) {
@@ -85,6 +101,7 @@ async function main(): Promise<number> {
         '--import', 'tsx',
         '--test',
         `--test-concurrency=${concurrency}`,
+        ...hangGuard(process.env),
         '--test-reporter=spec', '--test-reporter-destination=stdout',
         '--test-reporter=tap', `--test-reporter-destination=${tap}`,
         ...files,

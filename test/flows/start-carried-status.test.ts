@@ -61,7 +61,7 @@ describe('what a flow\'s start carries is not upserted again', () => {
     assert.deepEqual(queried.map((e) => e.type), ['payment_link.created', 'payment_link.cancelled']);
   };
 
-  test('a link created through the starter records one patch marker and does not upsert the kind, reference and first state its start set', async () => {
+  test('a link created through the starter records one patch marker and does not upsert the kind, reference and first state its start set', { timeout: 120_000 }, async () => {
     const ref = uniqueRef('carried');
     const { link } = await stack.mpf.createLink(linkBody(ref));
     const { events, desc, queried } = await closed(link.link_id);
@@ -82,7 +82,7 @@ describe('what a flow\'s start carries is not upserted again', () => {
     );
   });
 
-  test('a link started without them (as from Temporal Web) upserts them itself, as before', async () => {
+  test('a link started without them (as from Temporal Web) upserts them itself, as before', { timeout: 120_000 }, async () => {
     const ref = uniqueRef('bare');
     const input: LinkWorkflowInput = {
       request: { ...linkBody(ref), currency: 'NGN', notification_url: 'http://127.0.0.1:9/notify' } as LinkWorkflowInput['request'],

@@ -71,13 +71,50 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/**
+ * Closes what a stack opened, last first. Every step runs even when an earlier one throws, so a
+ * failing step (a worker whose run rejected, a server slow to close) leaves no listening socket or
+ * connection behind: a test file with an open handle never exits, and its whole output is lost.
+ */
+class Teardown {
+  private readonly steps: { what: string; run: () => Promise<unknown> | unknown }[] = [];
+  add(what: string, run: () => Promise<unknown> | unknown): void {
+    this.steps.push({ what, run });
+  }
+  async run(): Promise<void> {
+    const errors: unknown[] = [];
+    for (const step of this.steps.splice(0).reverse()) {
+      try {
+        await step.run();
+      } catch (e) {
+        errors.push(new Error(`stack teardown: ${step.what} failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e }));
+      }
+    }
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) throw new AggregateError(errors, `stack teardown: ${errors.length} steps failed`);
+  }
+}
+
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const teardown = new Teardown();
+  try {
+    return await openStack(opts, teardown);
+  } catch (e) {
+    // A stack that failed half-way closes what it opened, then reports why it failed.
+    await teardown.run().catch(() => undefined);
+    throw e;
+  }
+}
+
+async function openStack(opts: StackOptions, teardown: Teardown): Promise<Stack> {
   const temporal = opts.temporal ?? (await getTestTemporal());
   const sim = await startSimulator(opts.simulator);
+  teardown.add('the simulator', () => sim.close());
   const control = createControlClient(sim.baseUrl);
   const keys = opts.keys ?? generateDevKeys();
   const taskQueue = uniqueTaskQueue('mpf');
   const connection = await Connection.connect({ address: temporal.address });
+  teardown.add('the client connection', () => connection.close());
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter: clientDataConverter(keys) });
   // The provider's notifications reach the flows, as through the gateway's receiver (without its
   // token check: the gateway tests prove that): POST …/v1/notifications/<kind>/<flow_id>/<token>.
@@ -101,6 +138,10 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  teardown.add('the notification receiver', async () => {
+    receiver.closeAllConnections();
+    await new Promise((r) => receiver.close(r));
+  });
   mpf = new MpfClient({
     client,
     taskQueue,
@@ -113,6 +154,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     ...EMBEDDED_SIMULATOR_CREDENTIALS,
     ...(opts.providerConnections ? { maxConnections: opts.providerConnections } : {}),
   });
+  teardown.add('the provider client', () => provider.close());
   let native: NativeConnection | undefined;
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
@@ -143,6 +185,13 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     await running;
     worker = undefined;
   };
+  teardown.add('the worker and its connection', async () => {
+    try {
+      await stopWorker();
+    } finally {
+      await native?.close();
+    }
+  });
   if (!opts.noWorker) await startWorker();
 
   return {
@@ -157,15 +206,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     notificationBaseUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
     startWorker,
     stopWorker,
-    async stop() {
-      await stopWorker();
-      await native?.close();
-      await connection.close();
-      await provider.close();
-      await sim.close();
-      receiver.closeAllConnections();
-      await new Promise((r) => receiver.close(r));
-    },
+    stop: () => teardown.run(),
   };
 }
 

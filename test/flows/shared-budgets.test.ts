@@ -15,7 +15,7 @@ import { type RunningGateway, startGateway } from '../../src/starter/gateway/mai
 import { DEFAULT_PIN_BUDGET } from '../../src/starter/client/pin-budget';
 import { pinBudgetCountsQuery } from '../../src/workflows/pin-budget';
 import { SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
-import { API_KEY, type GatewayHarness, http, startGatewayStack } from '../helpers/gateway';
+import { API_KEY, type GatewayHarness, gatewayCaller, http, startGatewayStack } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
 import { getTestTemporal } from '../helpers/temporal';
 
@@ -166,6 +166,24 @@ describe('the wrong-PIN budget per user, across two gateways', () => {
     assert.equal(await acceptedUpdates(h, budgetId, runId, 'take'), 1);
     const c = await budgetCounts(h, user);
     assert.deepEqual([c.held, c.wrong], [0, 0], 'no slot held');
+  });
+
+  test('a gateway that stops gives back the slots it reserved for PINs that did not come, and its background calls settle first', async () => {
+    const user = uniqueRef('stopping');
+    const mpf4 = new MpfClient({ client: h.stack.client, taskQueue: h.stack.taskQueue, keys: h.stack.keys, publicUrl: h.gw.url });
+    const gw4 = await startGateway({ mpf: mpf4, apiKey: API_KEY, port: 0, publicUrl: h.gw.url });
+    let closed = false;
+    try {
+      const r = await gatewayCaller(gw4.url, API_KEY).api('POST', '/v1/swaps', swapBody(uniqueRef('budget'), { user_ref: user }));
+      assert.equal(r.status, 201, r.text);
+      await eventually(async () => (await budgetCounts(h, user)).held === 1, 20_000, 'the slot reserved as the swap started');
+      await gw4.close();
+      closed = true;
+      // The give-back was sent and settled before close() returned: no wait for the 7-minute hold.
+      assert.deepEqual(await budgetCounts(h, user).then(({ held, wrong }) => ({ held, wrong })), { held: 0, wrong: 0 });
+    } finally {
+      if (!closed) await gw4.close();
+    }
   });
 
   test('after a wrong PIN the next PIN of the same swap uses a new reservation, and both count', async () => {

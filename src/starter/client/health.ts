@@ -53,6 +53,11 @@ function within<T>(p: Promise<T>, ms: number, onTimeout: T): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
+function unrefd(timer: NodeJS.Timeout): NodeJS.Timeout {
+  timer.unref();
+  return timer;
+}
+
 /** `swap`, `payment_link`, or `flow` for an id of neither kind. */
 export function flowWord(flowId: string): string {
   return kindOf(flowId) ?? 'flow';
@@ -95,9 +100,11 @@ export class TemporalGate {
           abort.abort(); // ends the call's own retries too
           return reject(availability === 'persistence_unavailable' ? new TemporalPersistenceUnavailableError(flowId) : new TemporalUnavailableError(flowId));
         }
-        if (!done) timer = setTimeout(() => void probe(), intervalMs);
+        if (!done) timer = unrefd(setTimeout(() => void probe(), intervalMs));
       };
-      timer = setTimeout(() => void probe(), intervalMs);
+      // Unref'd: a call still pending never holds the process by itself (a request in flight is
+      // held by its server; a call left behind by a process that is stopping is not).
+      timer = unrefd(setTimeout(() => void probe(), intervalMs));
     });
     down.catch(() => undefined);
     const work = this.temporal.withAbortSignal(abort.signal, fn);

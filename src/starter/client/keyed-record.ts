@@ -54,6 +54,22 @@ export interface KeyedRecordsOptions {
   availability?: () => Promise<TemporalAvailability>;
 }
 
+/** How long past its deadline a record's call is still waited for (the SDK ends it at the deadline). */
+export const OVERDUE_MARGIN_MS = 3_000;
+
+/** A record's call still unsettled OVERDUE_MARGIN_MS after its deadline. */
+class CallOverdue extends Error {}
+
+/** `p`, or CallOverdue once `ms` passed (the timer never holds the process). */
+function settledWithin<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const overdue = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CallOverdue(`no answer ${ms} ms after the call was sent`)), ms);
+    timer.unref();
+  });
+  return Promise.race([p, overdue]).finally(() => clearTimeout(timer));
+}
+
 /** How a record's workflow is started when the update finds none running. */
 export interface RecordStart {
   workflowType: string;
@@ -88,12 +104,16 @@ export class KeyedRecords {
     return this.within(workflowId, () => this.opts.client.workflow.getHandle(workflowId).executeUpdate(update, { args }));
   }
 
-  /** Any other call about a record (a describe, a count), with the same bound and classification. */
+  /**
+   * Any other call about a record (a describe, a count), with the same bound and classification.
+   * The bound is the client's deadline, and a timer OVERDUE_MARGIN_MS past it: a call that has
+   * not settled by then (seen once, a take sent as a gateway stopped) is not waited for any more.
+   */
   async within<T>(workflowId: string, fn: () => Promise<T>): Promise<T> {
     const waitMs = this.opts.answerTimeoutMs;
     const guard = this.opts.guard ?? (<R>(f: () => Promise<R>) => f());
     try {
-      return await guard(() => this.opts.client.withDeadline(Date.now() + waitMs, fn));
+      return await guard(() => settledWithin(this.opts.client.withDeadline(Date.now() + waitMs, fn), waitMs + OVERDUE_MARGIN_MS));
     } catch (err) {
       throw await this.classify(err, workflowId, waitMs);
     }
@@ -104,7 +124,7 @@ export class KeyedRecords {
     if (err instanceof TemporalUnavailableError) return err;
     if (isPersistenceUnavailable(err)) return new TemporalPersistenceUnavailableError();
     if (isTemporalUnavailable(err)) return new TemporalUnavailableError();
-    if (!isDeadlineExceeded(err)) return err;
+    if (!isDeadlineExceeded(err) && !(err instanceof CallOverdue)) return err;
     const availability = this.opts.availability ? await this.opts.availability() : 'ok';
     if (availability === 'frontend_unavailable') return new TemporalUnavailableError();
     if (availability === 'persistence_unavailable') return new TemporalPersistenceUnavailableError();

@@ -78,8 +78,28 @@ export interface Reservation {
 export class PinGate {
   private readonly userRefs = new Map<string, string>();
   private readonly reservations = new Map<string, Reservation>();
+  /** Calls to the budget this process sent without awaiting them (reservations, give-backs, settles). */
+  private readonly background = new Set<Promise<unknown>>();
 
   constructor(private readonly opts: PinGateOptions) {}
+
+  /**
+   * Before the process lets go of its Temporal connection (the gateway's close): the slots it
+   * holds for PINs that did not come are given back, and every call it sent in the background is
+   * waited for (each is bounded: KeyedRecords). A call cut off by the connection closing under it
+   * would never settle, and a slot not given back counts until its hold time.
+   */
+  async close(): Promise<void> {
+    for (const r of [...this.reservations.values()]) this.drop(r);
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
+  }
+
+  /** `p`, counted among the background calls until it settles. */
+  private inBackground<T>(p: Promise<T>): Promise<T> {
+    this.background.add(p);
+    void p.finally(() => this.background.delete(p)).catch(() => undefined);
+    return p;
+  }
 
   /** Remembers a swap's user_ref (a swap this process started or looked up). */
   remember(swap: { swap_id: string; user_ref: string }): void {
@@ -92,7 +112,7 @@ export class PinGate {
    * PIN's take then updates a running budget. Never fails; a budget not prepared is started by the take.
    */
   prepare(userRef: string): void {
-    void this.opts.budget.prepare(userRef).catch((err: unknown) => this.opts.onAheadFailed?.(err));
+    void this.inBackground(this.opts.budget.prepare(userRef)).catch((err: unknown) => this.opts.onAheadFailed?.(err));
   }
 
   /**
@@ -139,7 +159,7 @@ export class PinGate {
     try {
       return await submit(verdict);
     } finally {
-      const settled = slot.settle(verdict.wrong).catch((err: unknown) => this.opts.onSettleFailed?.(swapId, err));
+      const settled = this.inBackground(slot.settle(verdict.wrong)).catch((err: unknown) => this.opts.onSettleFailed?.(swapId, err));
       if (verdict.wrong) this.afterWrongPin(swapId, userRef, verdict, reservation?.expiresAt);
       if (this.opts.awaitSettle) await settled;
     }
@@ -178,7 +198,7 @@ export class PinGate {
   private async reservedAndAnswering(swapId: string, r: Reservation | undefined, userRef: string): Promise<PinSlot | undefined> {
     const slot = await this.reserved(r, userRef);
     if (!slot) return undefined;
-    const giveBack = (): void => void slot.settle(false).catch((err: unknown) => this.opts.onSettleFailed?.(swapId, err));
+    const giveBack = (): void => void this.inBackground(slot.settle(false)).catch((err: unknown) => this.opts.onSettleFailed?.(swapId, err));
     const answered = await this.opts.userRefOf(swapId).catch((err: unknown) => {
       giveBack();
       throw this.unavailable(swapId, err);
@@ -206,7 +226,7 @@ export class PinGate {
     if (this.reservations.has(swapId)) return undefined;
     const sentAt = Date.now();
     const { budget } = this.opts;
-    const slot = budget.take(userRef, budget.reservation).then(
+    const slot = this.inBackground(budget.take(userRef, budget.reservation)).then(
       (answer) => ('slot' in answer ? answer.slot : undefined), // refused (it would leave less than half free): the PIN takes
       (err: unknown) => {
         this.opts.onAheadFailed?.(err);
@@ -241,7 +261,7 @@ export class PinGate {
 
   /** Gives a reservation's slot back once its take answered (not awaited). */
   private release(r: Reservation): void {
-    void r.slot.then((slot) => slot?.settle(false)).catch((err: unknown) => this.opts.onSettleFailed?.(r.swapId, err));
+    void this.inBackground(r.slot.then((slot) => slot?.settle(false))).catch((err: unknown) => this.opts.onSettleFailed?.(r.swapId, err));
   }
 
   private async userRefOf(swapId: string): Promise<string | undefined> {

@@ -175,6 +175,8 @@ export async function buildGateway(opts: GatewayAppOptions): Promise<FastifyInst
   const personNamespace = namespace ?? opts.mpf.temporal?.options.namespace ?? 'default';
   await app.register(gatewayAuth, { keyring, personNamespace, recordKeys: ctx.apiKeyCache, ...(people ? { personTokens: people } : {}) });
   app.addHook('onClose', () => ctx.apiKeyCache.close());
+  // After the last request: the PIN budget's reserved slots given back, its background calls settled.
+  app.addHook('onClose', () => ctx.pinGate.close());
 
   registerSwapRoutes(app, ctx);
   registerPinRoutes(app, ctx);

@@ -129,7 +129,7 @@ export async function createMpfWorker(deps: MpfWorkerDeps): Promise<Worker> {
         ...(deps.webhookEndpointsTtlMs !== undefined ? { ttlMs: deps.webhookEndpointsTtlMs } : {}),
       })
     : undefined;
-  const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS, endpoints ? { endpoints: endpoints.current } : {});
+  const { close: _closeEvents, ...eventActivities } = createEventActivities(deps.events ?? NO_MERCHANT_EVENTS, endpoints ? { endpoints: endpoints.current, freshEndpoints: endpoints.fresh } : {});
   // Provider calls counted and timed through the activity metric meter (src/observability/activity-metrics.ts).
   // The deployment's provider guard (kill switch, breakers), read every second and asked when a
   // money-moving call has its connection, right before it is sent; this worker's calls are

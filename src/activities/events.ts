@@ -74,6 +74,12 @@ export interface EventActivityOptions {
    * at each event and each attempt; without it, only the configured endpoints are delivered to.
    */
   endpoints?: () => Promise<WebhookEndpointRecord[]>;
+  /**
+   * The same, read now (no cached reading): asked before an attempt is given up because its
+   * endpoint is gone, disabled or no longer takes the event — a verdict that is final, so it never
+   * rests on a reading older than the one that sent the event there (another worker's, fresher).
+   */
+  freshEndpoints?: () => Promise<WebhookEndpointRecord[]>;
 }
 
 /** Where one attempt goes and what signs it: a configured endpoint, or a registered one as it is now. */
@@ -105,9 +111,16 @@ export function createEventActivities(config: MerchantEventsConfig, opts: EventA
       const url = input.url ?? '';
       return { url, secrets: config.secrets, guarded: !configured.has(url) };
     }
-    const e = (await (opts.endpoints?.() ?? Promise.resolve([]))).find((x) => x.id === input.endpoint_id);
-    const refs = { event_id: input.event.id, type: input.event.type, endpoint_id: input.endpoint_id };
-    const gone = !e ? 'endpoint_deleted' : e.status !== 'enabled' ? 'endpoint_disabled' : !endpointTakes(e, input.event.type) ? 'event_not_enabled' : undefined;
+    const id = input.endpoint_id;
+    const type = input.event.type;
+    const goneIn = (e: WebhookEndpointRecord | undefined): DeliveryErrorClass | undefined => (!e ? 'endpoint_deleted' : e.status !== 'enabled' ? 'endpoint_disabled' : !endpointTakes(e, type) ? 'event_not_enabled' : undefined);
+    let e = (await (opts.endpoints?.() ?? Promise.resolve([]))).find((x) => x.id === id);
+    let gone = goneIn(e);
+    if (gone && opts.freshEndpoints) {
+      e = (await opts.freshEndpoints()).find((x) => x.id === id);
+      gone = goneIn(e);
+    }
+    const refs = { event_id: input.event.id, type, endpoint_id: id };
     if (gone || !e) {
       log.info(`deliverEvent: not sent: ${gone}`, refs);
       throw failure(gone ?? 'endpoint_deleted', {}, true);

@@ -38,6 +38,9 @@ export class WebhookEndpointsReader {
     return this.inFlight;
   };
 
+  /** The endpoints as read now: a reading begun after this call (it refreshes the cache too). */
+  fresh = (): Promise<WebhookEndpointRecord[]> => this.read();
+
   private async read(): Promise<WebhookEndpointRecord[]> {
     const { client, taskQueue } = this.opts;
     const at = Date.now();

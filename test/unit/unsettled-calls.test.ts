@@ -9,7 +9,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { KeyedRecords, OVERDUE_MARGIN_MS } from '../../src/starter/client/keyed-record';
-import { WorkerUnavailableError } from '../../src/starter/client/errors';
+import { TemporalUnavailableError, WorkerUnavailableError } from '../../src/starter/client/errors';
+import { TemporalGate } from '../../src/starter/client/health';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -55,5 +56,24 @@ describe('a call to Temporal that never settles', () => {
     );
     const took = Date.now() - started;
     assert.ok(took >= 100 + OVERDUE_MARGIN_MS - 50 && took < 100 + OVERDUE_MARGIN_MS + 2_000, `refused after ${took} ms`);
+  });
+
+  test('on a client whose connection was closed ends as Temporal unavailable at the first probe', { timeout: 30_000 }, async (t) => {
+    const shut = () => Promise.reject(new Error('Channel has been shut down'));
+    const client = {
+      options: { namespace: 'default' },
+      withAbortSignal: (_signal: AbortSignal, fn: () => Promise<unknown>) => fn(),
+      connection: {
+        withDeadline: (_d: number, fn: () => Promise<unknown>) => fn(),
+        withAbortSignal: (_s: AbortSignal, fn: () => Promise<unknown>) => fn(),
+        workflowService: { getSystemInfo: shut, describeWorkflowExecution: shut },
+      },
+    } as unknown as Client;
+    const keepAlive = setInterval(() => undefined, 1_000);
+    t.after(() => clearInterval(keepAlive));
+    const gate = new TemporalGate(client, { temporalProbeIntervalMs: 200 });
+    const started = Date.now();
+    await assert.rejects(gate.guard(() => new Promise(() => {}), 'swap-x'), TemporalUnavailableError);
+    assert.ok(Date.now() - started < 5_000, `ended after ${Date.now() - started} ms`);
   });
 });

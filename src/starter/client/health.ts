@@ -53,6 +53,11 @@ function within<T>(p: Promise<T>, ms: number, onTimeout: T): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
+/** grpc-js's refusal of a call on a connection this process closed. */
+function isChannelClosed(err: unknown): boolean {
+  return err instanceof Error && /Channel has been shut down/.test(err.message);
+}
+
 function unrefd(timer: NodeJS.Timeout): NodeJS.Timeout {
   timer.unref();
   return timer;
@@ -151,7 +156,8 @@ export class TemporalGate {
       await conn.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => conn.workflowService.getSystemInfo({}));
       return true;
     } catch (err) {
-      return !(isTemporalUnavailable(err) || isDeadlineExceeded(err));
+      // This client's own connection closed (its process is stopping) answers nothing either.
+      return !(isTemporalUnavailable(err) || isDeadlineExceeded(err) || isChannelClosed(err));
     }
   }
 

@@ -45,6 +45,11 @@ const ALLOWED: readonly Allowed[] = [
     why: 'the Temporal server says its database is down only as UNAVAILABLE with this text (no failure type)',
   },
   {
+    file: 'src/starter/client/temporal-errors.ts',
+    fragment: '/channel has been shut down/i.test',
+    why: 'grpc-js refuses a call on a connection this process closed with a plain Error and this text (no gRPC code)',
+  },
+  {
     file: 'src/starter/client/deployment-quota.ts',
     fragment: "startsWith('No registered handler for update')",
     why: "a worker of an older release rejects an update it has no handler for with the SDK's plain ReferenceError and this text (no failure type of its own)",

@@ -36,7 +36,7 @@ describe('gateway logs', () => {
       startSwap: boom,
       listCategories: boom,
       setPublicUrl: () => undefined,
-      pinGate: () => ({}),
+      pinGate: () => ({ close: async () => undefined }),
     } as unknown as MpfClient;
     const app = await buildGateway({ mpf, apiKey: API_KEY, logger: { level: 'trace', stream: { write: (l: string) => void lines.push(l) } } });
     try {
@@ -76,7 +76,7 @@ describe('gateway logs', () => {
 
   test('share one format with the worker: ISO time, service and pid, no hostname', async () => {
     const gatewayLines: string[] = [];
-    const app = await buildGateway({ mpf: { setPublicUrl: () => undefined, pinGate: () => ({}) } as unknown as MpfClient, apiKey: API_KEY, logger: { level: 'info', stream: { write: (l: string) => void gatewayLines.push(l) } } });
+    const app = await buildGateway({ mpf: { setPublicUrl: () => undefined, pinGate: () => ({ close: async () => undefined }) } as unknown as MpfClient, apiKey: API_KEY, logger: { level: 'info', stream: { write: (l: string) => void gatewayLines.push(l) } } });
     try {
       await app.inject({ method: 'GET', url: '/healthz' });
     } finally {

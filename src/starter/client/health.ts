@@ -17,7 +17,7 @@ import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
 import { FLOW_STATE } from '../../workflows/search-attributes';
 import { flowKindOf as kindOf } from '../../workflows/flow-ids';
 import { FlowNotFoundError, TemporalCredentialsRefusedError, TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from './errors';
-import { credentialsRefusal, isDeadlineExceeded, isNoPoller, isPersistenceUnavailable, isTemporalUnavailable } from './temporal-errors';
+import { credentialsRefusal, isChannelClosed, isDeadlineExceeded, isNoPoller, isPersistenceUnavailable, isTemporalUnavailable } from './temporal-errors';
 import type { FlowStatusSummary } from './views';
 
 export interface TemporalGateOptions {
@@ -51,11 +51,6 @@ function within<T>(p: Promise<T>, ms: number, onTimeout: T): Promise<T> {
     timer.unref();
   });
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
-}
-
-/** grpc-js's refusal of a call on a connection this process closed. */
-function isChannelClosed(err: unknown): boolean {
-  return err instanceof Error && /Channel has been shut down/.test(err.message);
 }
 
 function unrefd(timer: NodeJS.Timeout): NodeJS.Timeout {

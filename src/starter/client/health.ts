@@ -44,7 +44,7 @@ export const PROBE_WORKFLOW_ID = 'mpf-persistence-probe-never-started';
 export type TemporalAvailability = 'ok' | 'frontend_unavailable' | 'persistence_unavailable';
 
 /** Resolves with `onTimeout` after `ms` unless `p` settles first (the timer never holds the process). */
-function within<T>(p: Promise<T>, ms: number, onTimeout: T): Promise<T> {
+export function within<T>(p: Promise<T>, ms: number, onTimeout: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<T>((resolve) => {
     timer = setTimeout(() => resolve(onTimeout), ms);

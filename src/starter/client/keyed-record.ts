@@ -18,7 +18,7 @@ import { type Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } fr
 import type { SearchAttributePair, UpdateDefinition } from '@temporalio/common';
 import { type RecordFailureDetails, type RecordFailureType, refusalDetails } from '../../workflows/record-failures';
 import { TemporalPersistenceUnavailableError, TemporalUnavailableError, WorkerUnavailableError } from './errors';
-import type { TemporalAvailability } from './health';
+import { type TemporalAvailability, within } from './health';
 import { isDeadlineExceeded, isPersistenceUnavailable, isTemporalUnavailable } from './temporal-errors';
 
 /** A record's workflow id: `<prefix>-<digest of the subject>`. */
@@ -59,15 +59,13 @@ export const OVERDUE_MARGIN_MS = 3_000;
 
 /** A record's call still unsettled OVERDUE_MARGIN_MS after its deadline. */
 class CallOverdue extends Error {}
+const OVERDUE = Symbol('overdue');
 
-/** `p`, or CallOverdue once `ms` passed (the timer never holds the process). */
-function settledWithin<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const overdue = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new CallOverdue(`no answer ${ms} ms after the call was sent`)), ms);
-    timer.unref();
-  });
-  return Promise.race([p, overdue]).finally(() => clearTimeout(timer));
+/** `p`, or CallOverdue once `ms` passed (health.ts's `within`: the timer never holds the process). */
+async function settledWithin<T>(p: Promise<T>, ms: number): Promise<T> {
+  const answer = await within<T | typeof OVERDUE>(p, ms, OVERDUE);
+  if (answer === OVERDUE) throw new CallOverdue(`no answer ${ms} ms after the call was sent`);
+  return answer;
 }
 
 /** How a record's workflow is started when the update finds none running. */

@@ -65,15 +65,15 @@ export function isNoPoller(err: unknown): boolean {
   return false;
 }
 
-/**
- * The Temporal server cannot be reached: gRPC UNAVAILABLE (14) — refused or dropped connections,
- * "No connection established" — or a socket error of the connection itself.
- */
 /** grpc-js's refusal of a call on a connection this process closed (a plain Error, no code). */
 export function isChannelClosed(err: unknown): boolean {
   return err instanceof Error && /channel has been shut down/i.test(err.message);
 }
 
+/**
+ * The Temporal server cannot be reached: gRPC UNAVAILABLE (14) — refused or dropped connections,
+ * "No connection established" — or a socket error of the connection itself.
+ */
 export function isTemporalUnavailable(err: unknown): boolean {
   for (const c of causes(err)) {
     if (c.code === GrpcStatus.UNAVAILABLE) return true;

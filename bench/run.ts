@@ -358,17 +358,20 @@ function parkedTable(parked: ParkedLevel[]): string {
     '|---:|---:|---|---|---|---|',
     ...parked.map((l) => `| ${l.target} | ${l.lastStarts.n} | ${l.lastStarts.latency.median.toFixed(0)} / ${l.lastStarts.latency.p99.toFixed(0)} | ${cpu(l.lastStarts.cpuMsPerStart)} | ${l.wakeOldest.median.toFixed(0)} / ${l.wakeOldest.p99.toFixed(0)} | ${l.wakeNewest.median.toFixed(0)} / ${l.wakeNewest.p99.toFixed(0)} |`),
     '',
-    'The provider guard, measured one call at a time (CPU ms per call, by process; `worker` is the mpf worker that runs the guard):',
+    'The provider guard, measured one call at a time (CPU ms per call, by process; `worker` is the mpf worker that runs the guard). Each process\'s background (CPU ms/s with no guard call in flight, measured idle for 3 s before and after) is taken off; the raw figure is in brackets:',
     '',
-    '| parked | describes: n, calls/s, CPU ms per call | outcome signals: n, calls/s, CPU ms per call |',
-    '|---:|---|---|',
-    ...parked.map((l) => `| ${l.target} | ${l.guard.describes.n}, ${l.guard.describes.perSec.toFixed(0)}/s, ${cpu(l.guard.describes.cpuMsPerCall)} | ${l.guard.signals.n}, ${l.guard.signals.perSec.toFixed(0)}/s, ${cpu(l.guard.signals.cpuMsPerCall)} |`),
+    '| parked | background, CPU ms/s | describes: n, calls/s, CPU ms per call [raw] | outcome signals: n, calls/s, CPU ms per call [raw] |',
+    '|---:|---|---|---|',
+    ...parked.map(
+      (l) =>
+        `| ${l.target} | ${l.guard.backgroundMsPerSec ? cpu(l.guard.backgroundMsPerSec) : '—'} | ${l.guard.describes.n}, ${l.guard.describes.perSec.toFixed(0)}/s, ${cpu(l.guard.describes.cpuMsPerCall)} [${cpu(l.guard.describes.rawCpuMsPerCall ?? {})}] | ${l.guard.signals.n}, ${l.guard.signals.perSec.toFixed(0)}/s, ${cpu(l.guard.signals.cpuMsPerCall)} [${cpu(l.guard.signals.rawCpuMsPerCall ?? {})}] |`,
+    ),
     '',
   ];
   const g = parked[parked.length - 1]!.guard;
   const perSec = 1000 / g.pollMs;
   lines.push(
-    `Computed from the last level's per-call cost: each worker process describes the guard ${perSec}×/s and, while it has outcomes to report, signals it at most ${perSec}×/s (each gateway process adds ${perSec} describe/s):`,
+    `Computed from the last level's per-call cost (net of the background): each worker process describes the guard ${perSec}×/s and, while it has outcomes to report, signals it at most ${perSec}×/s (each gateway process adds ${perSec} describe/s):`,
     '',
     '| worker processes | describes/s | signals/s (at most) | Temporal server CPU ms/s | worker running the guard, CPU ms/s |',
     '|---:|---:|---:|---:|---:|',

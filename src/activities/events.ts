@@ -15,8 +15,8 @@ import { isLoopbackEndpoint } from '../merchant-events/env';
 import type { MerchantEventsConfig } from '../merchant-events/config';
 import { signatureHeaders } from '../merchant-events/signing';
 import { recordEventDelivery } from '../observability/activity-metrics';
-import { endpointHost, FLOW_EVENT_TYPES, retryDelayMs } from '../contract/merchant-events';
-import { type EndpointTarget, endpointTakes, liveSecrets, type WebhookEndpointRecord } from '../contract/webhook-endpoints';
+import { endpointHost, retryDelayMs } from '../contract/merchant-events';
+import { type EndpointTarget, endpointTakes, liveSecrets, typesTaken, type WebhookEndpointRecord } from '../contract/webhook-endpoints';
 import { addressListed, hostRefusal, webhookEgressFromEnv } from '../config/webhook-egress';
 import { guardedAgent, type LookupFunction, REFUSED_ADDRESS_CODE } from './egress-agent';
 import {
@@ -212,8 +212,7 @@ export function createEventActivities(config: MerchantEventsConfig, opts: EventA
  */
 async function registeredTypes(endpoints: () => Promise<WebhookEndpointRecord[]>): Promise<{ registered_types?: string[] }> {
   try {
-    const list = await endpoints();
-    return { registered_types: FLOW_EVENT_TYPES.filter((t) => list.some((e) => endpointTakes(e, t))) };
+    return { registered_types: typesTaken(await endpoints()) };
   } catch (err) {
     log.warn('eventSettings: the registered webhook endpoints could not be read; the flow\'s events go to its delivery workflow', { error: String(err) });
     return {};

@@ -116,21 +116,21 @@ export function createActivities(deps: ActivityDeps): ProviderActivities {
       return withEventSettings(result, events);
     },
 
-    async confirmSwap(input: ConfirmSwapInput): Promise<ConfirmOutcome> {
+    async confirmSwap(input: ConfirmSwapInput, events?: EventSettingsInput): Promise<ConfirmOutcome & WithEventSettings> {
       const refs = { user_ref: input.user_ref };
       const auth_token = unseal('sealed_auth_token', input.sealed_auth_token);
       const wallet_pin = unseal('sealed_pin', input.sealed_pin);
       try {
         const res = await whileHeartbeating(() => client.confirmSwap({ user_ref: input.user_ref, auth_token, wallet_pin }, guardedSend(deps.guard, 'confirm')));
         log.info('confirmSwap: swap confirmed', refs);
-        return { outcome: 'confirmed', message: res.message };
+        return await withEventSettings({ outcome: 'confirmed' as const, message: res.message }, events);
       } catch (err) {
         if (err instanceof ProviderRejectedError) {
           const kind = classifyConfirmRejection(err);
           // A retried confirmation told "token invalid/used": the earlier attempt most likely confirmed.
           const outcome = kind === 'other' ? 'rejected' : kind === 'token_invalid' && isRetry() ? 'token_used_on_retry' : kind;
           log.info('confirmSwap: confirmation rejected', { ...refs, outcome, httpStatus: err.httpStatus, requestId: err.requestId });
-          return { outcome, message: err.providerMessage ?? err.message };
+          return await withEventSettings({ outcome, message: err.providerMessage ?? err.message }, events);
         }
         logFailure('confirmSwap', refs, err);
         throw toActivityError(err);

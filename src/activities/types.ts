@@ -45,6 +45,8 @@ export interface ProviderFailureDetails {
  * What a flow's first provider activity answers besides the provider's data when the flow asked
  * for it (its second argument): the worker's merchant-event settings for the flow, so the flow
  * needs no `eventSettings` local activity of its own (one activation and one marker less per flow).
+ * The swap's confirmation answers them too when asked (FRESH_TARGETS_PATCH), so the event of the
+ * state it decides needs no `eventTargets` local activity.
  */
 export interface WithEventSettings {
   event_settings?: EventSettings;
@@ -53,7 +55,7 @@ export interface WithEventSettings {
 /** The activity functions registered on the worker (names are the activity type names). */
 export interface ProviderActivities {
   initSwap(input: SwapInitRequest, events?: EventSettingsInput): Promise<SwapInitResult & WithEventSettings>;
-  confirmSwap(input: ConfirmSwapInput): Promise<ConfirmOutcome>;
+  confirmSwap(input: ConfirmSwapInput, events?: EventSettingsInput): Promise<ConfirmOutcome & WithEventSettings>;
   createPaymentLink(input: HostedLinkRequest, events?: EventSettingsInput): Promise<HostedLinkData & WithEventSettings>;
   listCategories(): Promise<Category[]>;
 }

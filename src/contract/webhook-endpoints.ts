@@ -4,6 +4,7 @@
  * are kept in one record workflow per deployment (workflows/webhook-endpoints.ts), managed through
  * `/v1/webhook_endpoints` and read by every delivery when it is sent (activities/events.ts).
  */
+import { FLOW_EVENT_TYPES } from './merchant-events';
 
 export const WEBHOOK_ENDPOINTS_WORKFLOW_TYPE = 'webhookEndpointsWorkflow';
 
@@ -63,6 +64,11 @@ export function liveSecrets(e: Pick<WebhookEndpointRecord, 'secrets'>, now: numb
 /** Whether an endpoint takes an event of this type now: enabled, and the type (or `*`) among its enabled_events. */
 export function endpointTakes(e: Pick<WebhookEndpointRecord, 'status' | 'enabled_events'>, type: string): boolean {
   return e.status === 'enabled' && (e.enabled_events.includes(ALL_EVENTS) || e.enabled_events.includes(type));
+}
+
+/** The flows' event types some endpoint of the list takes now. */
+export function typesTaken(list: readonly Pick<WebhookEndpointRecord, 'status' | 'enabled_events'>[]): string[] {
+  return FLOW_EVENT_TYPES.filter((t) => list.some((e) => endpointTakes(e, t)));
 }
 
 /** What is shown of an endpoint: no secret, only when the previous one stops signing. */

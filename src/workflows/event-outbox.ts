@@ -15,6 +15,9 @@
  * (asked with the first activity's answer for the first event, then by the `eventTargets` local
  * activity at each later one, until one does). A flow started before an endpoint was registered
  * hands its next event to a delivery workflow then; once started, every later event goes to it.
+ * Since FRESH_TARGETS_PATCH the swap's confirmation answers the settings too, and a provider
+ * notification carries the types its receiver read: the events of the state they decide need no
+ * `eventTargets`. An event known to go nowhere is dropped where it is emitted.
  *
  * Flows recorded before this existed replay without it (`patched`), so their histories stay valid.
  */
@@ -100,12 +103,14 @@ export class EventOutbox {
 
   /**
    * `startCarried`: the session's START_CARRIED_PATCH, asked before these (it stands for the lean
-   * patch, so a new flow records no marker here).
+   * patch, so a new flow records no marker here). `freshTargets`: its FRESH_TARGETS_PATCH (later
+   * provider activities are asked for the settings too: answerRequest()).
    */
   constructor(
     private readonly kind: FlowKind,
     private readonly flowUrl: string | undefined,
     startCarried = false,
+    private readonly freshTargets = false,
   ) {
     // One marker for new flows: the newest patch implies the older ones (each asked only when
     // replaying a flow recorded before the one above it, in the order they were recorded).
@@ -137,9 +142,10 @@ export class EventOutbox {
     const flowId = workflowInfo().workflowId;
     this.events.push({ id: eventId(flowId, this.events.length + 1), type, timestamp: new Date().toISOString(), data: eventData(this.kind, view(), from) });
     this.keepInMemo();
-    if (this.settings && this.undeliverable(this.settings) && !this.busy && this.handed === this.events.length - 1) {
-      // No endpoint to hand it to: dropped here, as the pump would drop it (without a command),
-      // but without waking the pump — each wake costs the flow a dozen promises (docs/performance.md).
+    if (this.settings && !this.busy && this.handed === this.events.length - 1 && this.goesNowhereNow(this.settings)) {
+      // No endpoint to hand it to: dropped here, as the pump would drop it in this same activation
+      // (dropsNow, without a command), but without waking the pump — each wake costs the flow a
+      // dozen promises, each with its stack recorded by the SDK (docs/performance.md).
       this.dropUndeliverable(1);
       return;
     }
@@ -173,6 +179,43 @@ export class EventOutbox {
       this.settings = settings;
       this.settingsAt = workflowInfo().historyLength;
     }
+  }
+
+  /**
+   * The settings a later provider activity is asked for with its input (FRESH_TARGETS_PATCH), so
+   * the event of the state its answer decides is known to go or not without eventTargets;
+   * undefined for a flow recorded before it (its activities are scheduled exactly as they were).
+   */
+  answerRequest(): EventSettingsInput | undefined {
+    return this.freshTargets && this.enabled ? this.request() : undefined;
+  }
+
+  /**
+   * The settings that came with a later activity's answer (answerRequest): they replace the
+   * earlier ones, read now, for the events of this workflow task. An answer without them (an
+   * activity that could not read them, or run by an older worker) changes nothing.
+   */
+  refresh(settings: EventSettings | undefined): void {
+    if (!this.enabled || !settings) return;
+    this.settings = settings;
+    this.settingsAt = workflowInfo().historyLength;
+  }
+
+  /**
+   * The registered types a notification's receiver read as it signalled (NotificationInput's
+   * `registered_types`): as refresh(), for the events of this workflow task. Anything else than a
+   * list of strings is ignored (a signal handler must never throw).
+   */
+  refreshTypes(types: unknown): void {
+    if (!this.freshTargets || !this.enabled || !this.settings) return;
+    if (!Array.isArray(types) || !types.every((t): t is string => typeof t === 'string')) return;
+    this.refresh({ ...this.settings, registered_types: [...types] });
+  }
+
+  /** The pending batch of one event goes nowhere, known with no command (as dropsNow would find). */
+  private goesNowhereNow(settings: EventSettings): boolean {
+    if (!this.lean) return this.undeliverable(settings);
+    return this.goesOutNow(settings, this.events.slice(this.handed)) === false;
   }
 
   /** No event of this flow can go anywhere, whatever comes (no command needed to know it). */

@@ -6,7 +6,7 @@
 import { patched, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { flowFactsQuery } from './closed-flows';
 import { FlowStatus, startCarriedStatus } from './flow-status';
-import { START_CARRIED_PATCH } from './patches';
+import { FRESH_TARGETS_PATCH, START_CARRIED_PATCH } from './patches';
 import type { FlowKind } from './flow-ids';
 import { flowMetrics } from './flow-metrics';
 import { NotificationBook } from './notifications';
@@ -34,9 +34,11 @@ export abstract class FlowSession<S extends string> {
     /** A flow carried on from a run closed from outside (closed-flow.ts): not a new start. */
     carriedOn = false,
   ) {
-    // Asked before the outbox's patches: a new flow records this one marker, which stands for them.
-    const startCarried = patched(START_CARRIED_PATCH);
-    this.events = new EventOutbox(kind, webhookUrl, startCarried);
+    // Asked before the outbox's patches, newest first: a new flow records one marker, which stands
+    // for the older ones (each asked only when replaying a flow recorded before the one above it).
+    const freshTargets = patched(FRESH_TARGETS_PATCH);
+    const startCarried = freshTargets || patched(START_CARRIED_PATCH);
+    this.events = new EventOutbox(kind, webhookUrl, startCarried, freshTargets);
     this.status = new FlowStatus<S>(initial, kind, ref, startCarried && startCarriedStatus(kind, ref, initial));
     if (!carriedOn) flowMetrics.started(kind);
     // What the worker's sweeper needs to carry the flow on if it is closed from outside (a query: no command).

@@ -105,6 +105,7 @@ export class LinkSession extends FlowSession<LinkState> {
   }
 
   notify(n: NotificationInput): void {
+    this.events.refreshTypes(n?.registered_types);
     const record = this.notifications.add(n);
     this.refreshDetails();
     if (!record) return; // a duplicate delivery: counted, nothing else

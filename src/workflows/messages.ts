@@ -34,6 +34,13 @@ export interface NotificationInput {
   received_at: string;
   /** The payload as received (JSON); kept in (encrypted) workflow state. */
   payload: unknown;
+  /**
+   * The flows' event types the deployment's registered webhook endpoints took when the receiver
+   * signalled (its reading at most a few seconds old, as a worker's): the event of the state this
+   * notification decides then needs no eventTargets local activity (FRESH_TARGETS_PATCH). Absent
+   * when they could not be read at once: the flow asks, as before.
+   */
+  registered_types?: string[];
 }
 
 export interface NotificationRecord {

@@ -52,6 +52,13 @@ export const LEAN_EVENTS_PATCH = 'mpf-lean-events-v1';
  * two that one stands for), whose branches it takes.
  */
 export const START_CARRIED_PATCH = 'mpf-start-carried-v1';
+/**
+ * The swap's confirmation answers the event settings too (as the first activity does), and a
+ * provider notification carries the registered types its receiver read, so the event of the state
+ * either decides needs no eventTargets local activity; a flow records this one patch in place of
+ * mpf-start-carried-v1, whose branches it takes.
+ */
+export const FRESH_TARGETS_PATCH = 'mpf-fresh-targets-v1';
 
 export const LIVE_PATCHES: readonly LivePatch[] = [
   {
@@ -119,5 +126,11 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
     why: "a flow whose start carried MpfFlowKind, MpfTxnRef and its first MpfState (typed search attributes; the starter sets them since this release) skips its first search-attribute upsert; a flow started without them (Temporal Web, the CLI, an older starter) upserts them as before. It records this one patch instead of mpf-lean-events-v1, whose branch it takes (and so those of the two that one stands for)",
     addedIn: '0.1.0 (start carried, 2026-11-29)',
     deprecateWhen: 'never on its own: it retires with mpf-lean-events-v1 and the two older events patches (when no swap or link started before them is open), after which the session calls only this one',
+  },
+  {
+    id: FRESH_TARGETS_PATCH,
+    why: "a swap's confirmSwap activity is asked for the event settings as its first activity is (which types the registered webhook endpoints take now), and a provider notification's signal carries the types its receiver (the gateway) read, cached as a worker's, so the event of the state either decides (confirmed, pin_rejected; paid, failed, needs_reconciliation) is dropped or handed over without the eventTargets local activity (a marker, an activation and its promises fewer per flow); a flow records this one patch instead of mpf-start-carried-v1, whose branch it takes (and so those of the patches that one stands for)",
+    addedIn: '0.1.0 (fresh targets, 2026-11-29)',
+    deprecateWhen: 'never on its own: it retires with mpf-start-carried-v1 and the patches that one stands for, after which the session calls only this one',
   },
 ];

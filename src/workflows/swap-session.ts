@@ -258,6 +258,7 @@ export class SwapSession extends FlowSession<SwapState> {
    * success after the swap ended failed or expired is money that moved: needs_reconciliation.
    */
   notify(n: NotificationInput): void {
+    this.events.refreshTypes(n?.registered_types);
     const record = this.notifications.add(n);
     this.refreshDetails();
     if (!record || (record.outcome !== 'paid' && record.outcome !== 'failed')) return;

@@ -161,7 +161,12 @@ async function confirm(s: SwapSession, w: SwapWindow, sealedPin: string): Promis
   });
   let evidence: string;
   try {
-    const res = await confirmSwap({ user_ref: s.input.request.user_ref, sealed_auth_token: w.init.sealed_auth_token, sealed_pin: sealedPin });
+    const input = { user_ref: s.input.request.user_ref, sealed_auth_token: w.init.sealed_auth_token, sealed_pin: sealedPin };
+    // Since FRESH_TARGETS_PATCH the answer carries the event settings too (scheduled with the same
+    // arguments as before for a swap recorded without it).
+    const events = s.events.answerRequest();
+    const { event_settings, ...res } = await (events ? confirmSwap(input, events) : confirmSwap(input));
+    s.events.refresh(event_settings);
     s.noteProviderMessage(res.message);
     const left = s.maxAttempts - s.attemptsUsed;
     const decision = decideConfirm(res, left, Date.now() >= w.deadlineMs);

@@ -10,7 +10,7 @@ import { NO_MERCHANT_EVENTS } from '../../src/merchant-events/config';
 import { type RunningListener, startEventListener } from '../../src/merchant-events/listener';
 import { verifyDelivery } from '../../src/merchant-events/signing';
 import { webhookEndpointsWorkflowId } from '../../src/contract/webhook-endpoints';
-import { swapBody, uniqueRef } from '../helpers/fixtures';
+import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, type GatewayHarness, startGatewayStack } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
 
@@ -150,6 +150,38 @@ describe('webhook endpoints as an API', () => {
     await cancel(swapId);
     await eventually(async () => rx.types(swapId).includes('swap.cancelled'), 30_000, 'swap.cancelled at the new endpoint');
     assert.deepEqual(rx.types(swapId), ['swap.cancelled']);
+  });
+
+  test("a swap confirmed after an endpoint was added delivers swap.confirmed there, known from the confirmation's own answer", async () => {
+    const swapId = await startSwap();
+    await settle();
+    assert.equal(await deliveryStarted(swapId), false, 'no delivery workflow while no endpoint takes its events');
+    const { id, rx } = await endpoint(['swap.confirmed']);
+    assert.equal((await h.stack.mpf.submitPin(swapId, { wallet_pin: SIM_PIN }))?.outcome, 'confirmed');
+    await eventually(async () => rx.types(swapId).includes('swap.confirmed'), 30_000, 'swap.confirmed at the new endpoint');
+    assert.deepEqual(rx.types(swapId), ['swap.confirmed']);
+    // The confirmation's answer said where its event goes: no eventTargets local activity was asked.
+    const history = await h.stack.client.workflow.getHandle(swapId).fetchHistory();
+    const localActivities = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+    assert.equal(localActivities.length, 0, 'no local activity in the swap\'s history');
+    await ops('DELETE', `/v1/webhook_endpoints/${id}`);
+  });
+
+  test("a payment link paid after an endpoint was added delivers payment_link.paid there, known from the notification's own reading", async () => {
+    const r = await as(backend.key).api('POST', '/v1/payment-links', linkBody(uniqueRef('hooks-link')));
+    assert.equal(r.status, 201, r.text);
+    const linkId = r.json.link_id as string;
+    await settle();
+    assert.equal(await deliveryStarted(linkId), false, 'no delivery workflow while no endpoint takes its events');
+    const { id, rx } = await endpoint(['payment_link.paid']);
+    await settle(); // the gateway's reading of the endpoints is cached as a worker's (2 s)
+    await h.stack.control.completeLink(r.json.payment_ref as string);
+    await eventually(async () => rx.types(linkId).includes('payment_link.paid'), 30_000, 'payment_link.paid at the new endpoint');
+    assert.deepEqual(rx.types(linkId), ['payment_link.paid']);
+    const history = await h.stack.client.workflow.getHandle(linkId).fetchHistory();
+    const localActivities = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+    assert.equal(localActivities.length, 0, 'no local activity in the link\'s history');
+    await ops('DELETE', `/v1/webhook_endpoints/${id}`);
   });
 
   test('an event type not in enabled_events is not delivered there', async () => {

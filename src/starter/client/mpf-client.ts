@@ -25,7 +25,8 @@ import { IdempotencyStore } from './idempotency';
 import { DEFAULT_PIN_BUDGET, SharedPinBudget } from './pin-budget';
 import { PinGate, type PinGateOptions } from './pin-gate';
 import { type FlowPage, listFlows, PageTokens, parseListFilter } from './lists';
-import { deliverNotification } from './notifications';
+import { deliverNotification, registeredTypesOf } from './notifications';
+import { WebhookEndpointsReader } from '../../temporal/webhook-endpoints-reading';
 import { type EventPage, type MerchantEventDetail, MerchantEventsReader } from './events';
 import { EventRedeliveries, type Redelivery } from './event-redelivery';
 import { ProviderGuardClient } from './provider-guard';
@@ -69,6 +70,8 @@ export class MpfClient {
   private readonly eventsReader: MerchantEventsReader;
   private readonly redeliveries: EventRedeliveries;
   private readonly providerGuard: ProviderGuardClient;
+  /** The event types the registered webhook endpoints take, for the notifications this client signals (a reading of the record, cached as a worker's). */
+  private readonly registeredTypes: () => Promise<string[] | undefined>;
   /** The deployment's webhook endpoints (webhook-endpoints.ts), kept in Temporal. */
   readonly webhookEndpoints: WebhookEndpoints;
   /** The API keys made through the gateway's API (api-keys.ts), kept in Temporal. */
@@ -91,6 +94,7 @@ export class MpfClient {
     this.apiKeys = new ApiKeys({ gate: this.gate, taskQueue: opts.taskQueue });
     this.redeliveries = new EventRedeliveries(this.gate, this.eventsReader, opts.taskQueue, this.webhookEndpoints);
     this.providerGuard = new ProviderGuardClient(this.gate, opts.taskQueue);
+    this.registeredTypes = registeredTypesOf(new WebhookEndpointsReader({ client: this.gate.temporal, taskQueue: opts.taskQueue }));
     this.idempotency = new IdempotencyStore({
       client: opts.client,
       guard: (fn, flowId) => this.gate.guard(fn, flowId),
@@ -296,7 +300,7 @@ export class MpfClient {
 
   /** Signals a flow with a received notification (compacted); answers its dedup key. */
   deliverNotification(flowId: string, payload: unknown, rawBody: string, dedupKey?: string): Promise<string> {
-    return deliverNotification(this.gate, flowId, payload, rawBody, dedupKey);
+    return deliverNotification(this.gate, flowId, payload, rawBody, dedupKey, this.registeredTypes);
   }
 
   /**

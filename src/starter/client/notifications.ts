@@ -3,7 +3,9 @@
  * the signal that hands it to its flow (the receiver checked its token first). What a notification
  * says is read by the contract's one reader (contract/notifications.ts).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { compactNotificationPayload, notificationIdOf } from '../../contract/notifications';
+import { typesTaken, type WebhookEndpointRecord } from '../../contract/webhook-endpoints';
 import { notificationSignal } from '../../workflows/messages';
 import type { TemporalGate } from './health';
 import { sha256 } from './tokens';
@@ -19,12 +21,42 @@ export function notificationDedupKey(payload: unknown, rawBody: string): string 
  * payload is compacted first (compactNotificationPayload: a large one keeps only the fields the
  * flows read), so deliveries cannot fill the flow's history.
  */
-export async function deliverNotification(gate: TemporalGate, flowId: string, payload: unknown, rawBody: string, dedupKey?: string): Promise<string> {
+export async function deliverNotification(
+  gate: TemporalGate,
+  flowId: string,
+  payload: unknown,
+  rawBody: string,
+  dedupKey?: string,
+  registeredTypes?: () => Promise<string[] | undefined>,
+): Promise<string> {
   const dedup_key = dedupKey ?? notificationDedupKey(payload, rawBody);
+  const types = await registeredTypes?.().catch(() => undefined);
   await gate.signalFlow(flowId, notificationSignal, {
     dedup_key,
     received_at: new Date().toISOString(),
     payload: compactNotificationPayload(payload),
+    ...(types ? { registered_types: types } : {}),
   });
   return dedup_key;
+}
+
+/** How long a notification waits for a reading of the registered endpoints before it goes without (the flow then asks itself). */
+export const TYPES_READ_WAIT_MS = 250;
+
+/**
+ * The event types the registered webhook endpoints take, from the reader's cached reading (a few
+ * seconds old at most, as a worker's), or read now within TYPES_READ_WAIT_MS; undefined when it
+ * cannot be had at once.
+ */
+export function registeredTypesOf(reader: { current(): Promise<WebhookEndpointRecord[]> }): () => Promise<string[] | undefined> {
+  return async () => {
+    const stop = new AbortController();
+    const late = sleep(TYPES_READ_WAIT_MS, undefined, { signal: stop.signal, ref: false }).catch(() => undefined);
+    const reading = reader.current().then(typesTaken, () => undefined);
+    try {
+      return await Promise.race([reading, late]);
+    } finally {
+      stop.abort();
+    }
+  };
 }

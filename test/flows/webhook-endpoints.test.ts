@@ -10,6 +10,7 @@ import { NO_MERCHANT_EVENTS } from '../../src/merchant-events/config';
 import { type RunningListener, startEventListener } from '../../src/merchant-events/listener';
 import { verifyDelivery } from '../../src/merchant-events/signing';
 import { webhookEndpointsWorkflowId } from '../../src/contract/webhook-endpoints';
+import { notificationSignal } from '../../src/workflows/messages';
 import { linkBody, SIM_PIN, swapBody, uniqueRef } from '../helpers/fixtures';
 import { gatewayCaller, type GatewayHarness, startGatewayStack } from '../helpers/gateway';
 import { eventually } from '../helpers/stack';
@@ -181,6 +182,24 @@ describe('webhook endpoints as an API', () => {
     const history = await h.stack.client.workflow.getHandle(linkId).fetchHistory();
     const localActivities = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
     assert.equal(localActivities.length, 0, 'no local activity in the link\'s history');
+    await ops('DELETE', `/v1/webhook_endpoints/${id}`);
+  });
+
+  test('a notification whose registered_types is not a list of strings is still applied, and its event still finds the endpoint', async () => {
+    const r = await as(backend.key).api('POST', '/v1/payment-links', linkBody(uniqueRef('hooks-junk')));
+    assert.equal(r.status, 201, r.text);
+    const linkId = r.json.link_id as string;
+    const { id, rx } = await endpoint(['payment_link.paid']);
+    // As a sender other than our gateway might: the field is ignored and the flow asks itself.
+    await h.stack.client.workflow.getHandle(linkId).signal(notificationSignal, {
+      dedup_key: `id:${uniqueRef('junk')}`,
+      received_at: new Date().toISOString(),
+      payload: { event: 'payment.completed', status: 'successful', payment_ref: r.json.payment_ref },
+      registered_types: 'payment_link.paid' as unknown as string[],
+    });
+    await eventually(async () => rx.types(linkId).includes('payment_link.paid'), 30_000, 'payment_link.paid at the endpoint');
+    const end = (await h.stack.client.workflow.getHandle(linkId).result()) as { state: string };
+    assert.equal(end.state, 'paid');
     await ops('DELETE', `/v1/webhook_endpoints/${id}`);
   });
 

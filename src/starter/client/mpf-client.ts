@@ -94,7 +94,7 @@ export class MpfClient {
     this.apiKeys = new ApiKeys({ gate: this.gate, taskQueue: opts.taskQueue });
     this.redeliveries = new EventRedeliveries(this.gate, this.eventsReader, opts.taskQueue, this.webhookEndpoints);
     this.providerGuard = new ProviderGuardClient(this.gate, opts.taskQueue);
-    this.registeredTypes = registeredTypesOf(new WebhookEndpointsReader({ client: this.gate.temporal, taskQueue: opts.taskQueue }));
+    this.registeredTypes = registeredTypesOf(WebhookEndpointsReader.ofViews({ client: this.gate.temporal, taskQueue: opts.taskQueue }));
     this.idempotency = new IdempotencyStore({
       client: opts.client,
       guard: (fn, flowId) => this.gate.guard(fn, flowId),

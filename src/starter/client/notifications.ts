@@ -45,10 +45,10 @@ export const TYPES_READ_WAIT_MS = 250;
 
 /**
  * The event types the registered webhook endpoints take, from the reader's cached reading (a few
- * seconds old at most, as a worker's), or read now within TYPES_READ_WAIT_MS; undefined when it
- * cannot be had at once.
+ * seconds old at most, as a worker's; the endpoints' views, never a secret), or read now within
+ * TYPES_READ_WAIT_MS; undefined when it cannot be had at once.
  */
-export function registeredTypesOf(reader: { current(): Promise<WebhookEndpointRecord[]> }): () => Promise<string[] | undefined> {
+export function registeredTypesOf(reader: { current(): Promise<Pick<WebhookEndpointRecord, 'status' | 'enabled_events'>[]> }): () => Promise<string[] | undefined> {
   return async () => {
     const stop = new AbortController();
     const late = sleep(TYPES_READ_WAIT_MS, undefined, { signal: stop.signal, ref: false }).catch(() => undefined);

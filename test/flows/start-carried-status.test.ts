@@ -1,7 +1,8 @@
 /**
  * A flow started by our starter carries its kind, reference and first state (typed search
  * attributes) in its start, so its first workflow task does not upsert them (mpf-start-carried-v1):
- * one patch marker, no upsert of what the start set, and operators see the same search attributes,
+ * one patch marker (the newest, mpf-fresh-targets-v1, which stands for that one and the older
+ * ones), no upsert of what the start set, and operators see the same search attributes,
  * memo events and timeline as before. A flow started without them (Temporal Web, `temporal
  * workflow start`, an older starter) upserts them itself, as before.
  * Real dev server, simulator and worker.
@@ -12,7 +13,7 @@ import type { temporal } from '@temporalio/proto';
 import { EVENTS_MEMO_FIELD, type FlowEvent } from '../../src/contract/merchant-events';
 import { flowEventsQuery } from '../../src/workflows/event-types';
 import { cancelLinkUpdate, LINK_WORKFLOW_TYPE, linkCreatedUpdate, linkWorkflowId, type LinkWorkflowInput } from '../../src/workflows/messages';
-import { START_CARRIED_PATCH } from '../../src/workflows/patches';
+import { FRESH_TARGETS_PATCH } from '../../src/workflows/patches';
 import { FLOW_KIND, FLOW_REF, FLOW_STATE } from '../../src/workflows/search-attributes';
 import { linkBody, uniqueRef } from '../helpers/fixtures';
 import { startStack, type Stack } from '../helpers/stack';
@@ -68,7 +69,7 @@ describe('what a flow\'s start carries is not upserted again', () => {
 
     const started = events[0]?.workflowExecutionStartedEventAttributes;
     assert.deepEqual(Object.keys(started?.searchAttributes?.indexedFields ?? {}).sort(), ['MpfCustomerRef', 'MpfFlowKind', 'MpfState', 'MpfTxnRef']);
-    assert.deepEqual(patchMarkers(events), [START_CARRIED_PATCH]);
+    assert.deepEqual(patchMarkers(events), [FRESH_TARGETS_PATCH]);
     // The SDK's TemporalChangeVersion for the patch, then one MpfState per state change.
     assert.deepEqual(upsertedNames(events), [['TemporalChangeVersion'], ['MpfState'], ['MpfState']]);
     assert.equal(memoUpserts(events), queried.length + 1, 'the empty list first (readers tell it from a flow of an older release), then one per event');
@@ -93,7 +94,7 @@ describe('what a flow\'s start carries is not upserted again', () => {
     await handle.executeUpdate(linkCreatedUpdate);
     const { events, desc, queried } = await closed(handle.workflowId);
 
-    assert.deepEqual(patchMarkers(events), [START_CARRIED_PATCH]);
+    assert.deepEqual(patchMarkers(events), [FRESH_TARGETS_PATCH]);
     assert.deepEqual(upsertedNames(events), [['TemporalChangeVersion'], ['MpfFlowKind', 'MpfState', 'MpfTxnRef'], ['MpfState'], ['MpfState']]);
     assert.equal(memoUpserts(events), queried.length + 1, 'the empty list first, then one per event');
     sameAsOperatorsSee(desc, queried, ref);

@@ -61,13 +61,16 @@ export function liveSecrets(e: Pick<WebhookEndpointRecord, 'secrets'>, now: numb
   return e.secrets.filter((s) => s.expires_at === undefined || Date.parse(s.expires_at) > now).map((s) => s.secret);
 }
 
+/** What tells which event types an endpoint takes (no secret: a view has it too). */
+export type EndpointTypesView = Pick<WebhookEndpointRecord, 'status' | 'enabled_events'>;
+
 /** Whether an endpoint takes an event of this type now: enabled, and the type (or `*`) among its enabled_events. */
-export function endpointTakes(e: Pick<WebhookEndpointRecord, 'status' | 'enabled_events'>, type: string): boolean {
+export function endpointTakes(e: EndpointTypesView, type: string): boolean {
   return e.status === 'enabled' && (e.enabled_events.includes(ALL_EVENTS) || e.enabled_events.includes(type));
 }
 
 /** The flows' event types some endpoint of the list takes now. */
-export function typesTaken(list: readonly Pick<WebhookEndpointRecord, 'status' | 'enabled_events'>[]): string[] {
+export function typesTaken(list: readonly EndpointTypesView[]): string[] {
   return FLOW_EVENT_TYPES.filter((t) => list.some((e) => endpointTakes(e, t)));
 }
 

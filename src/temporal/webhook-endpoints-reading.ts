@@ -8,7 +8,7 @@
  * views instead (`ofViews`: no secret), for which types a provider notification's event may go to.
  */
 import { type Client, type QueryDefinition, WorkflowNotFoundError } from '@temporalio/client';
-import { type WebhookEndpointRecord, webhookEndpointsWorkflowId } from '../contract/webhook-endpoints';
+import { type EndpointTypesView, type WebhookEndpointRecord, webhookEndpointsWorkflowId } from '../contract/webhook-endpoints';
 import { endpointsForDeliveryQuery, endpointViewsQuery } from '../workflows/webhook-endpoints';
 
 /** How long one reading serves, unless told (WebhookEndpointsReaderOptions.ttlMs). */
@@ -24,9 +24,6 @@ export interface WebhookEndpointsReaderOptions<T> {
   /** The record's query (default endpointsForDelivery: secrets included, for the deliveries). */
   query?: QueryDefinition<T[], []>;
 }
-
-/** What a reader of the endpoints' views sees: no secret (the gateway's notifications need only which types each takes). */
-export type EndpointTypesView = Pick<WebhookEndpointRecord, 'status' | 'enabled_events'>;
 
 export class WebhookEndpointsReader<T = WebhookEndpointRecord> {
   private cached: { at: number; endpoints: T[] } | undefined;

@@ -142,13 +142,10 @@ export class EventOutbox {
     const flowId = workflowInfo().workflowId;
     this.events.push({ id: eventId(flowId, this.events.length + 1), type, timestamp: new Date().toISOString(), data: eventData(this.kind, view(), from) });
     this.keepInMemo();
-    if (this.settings && !this.busy && this.handed === this.events.length - 1 && this.goesNowhereNow(this.settings)) {
-      // No endpoint to hand it to: dropped here, as the pump would drop it in this same activation
-      // (dropsNow, without a command), but without waking the pump — each wake costs the flow a
-      // dozen promises, each with its stack recorded by the SDK (docs/performance.md).
-      this.dropUndeliverable(1);
-      return;
-    }
+    // No endpoint to hand it to: dropped here, as the pump would drop it in this same activation
+    // (dropsNow, without a command), but without waking the pump — each wake costs the flow a
+    // dozen promises, each with its stack recorded by the SDK (docs/performance.md).
+    if (!this.busy && this.handed === this.events.length - 1 && this.dropsNow()) return;
     if (!this.pumping) {
       this.pumping = true;
       // Beside the flow, never cancelled with it: a cancelled flow's `cancelled` event still goes out.
@@ -210,18 +207,6 @@ export class EventOutbox {
     if (!this.freshTargets || !this.enabled || !this.settings) return;
     if (!Array.isArray(types) || !types.every((t): t is string => typeof t === 'string')) return;
     this.refresh({ ...this.settings, registered_types: [...types] });
-  }
-
-  /** The pending batch of one event goes nowhere, known with no command (as dropsNow would find). */
-  private goesNowhereNow(settings: EventSettings): boolean {
-    if (!this.lean) return this.undeliverable(settings);
-    return this.goesOutNow(settings, this.events.slice(this.handed)) === false;
-  }
-
-  /** No event of this flow can go anywhere, whatever comes (no command needed to know it). */
-  private undeliverable(settings: EventSettings): boolean {
-    if (!this.lean) return !deliverable(settings);
-    return !this.target && settings.endpoints.length === 0 && settings.registry !== true;
   }
 
   /**

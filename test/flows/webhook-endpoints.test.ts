@@ -74,6 +74,12 @@ describe('webhook endpoints as an API', () => {
         },
       );
 
+  /** The local activities a flow's history recorded (each a marker: eventTargets, eventSettings). */
+  const localActivityMarkers = async (flowId: string): Promise<number> => {
+    const history = await h.stack.client.workflow.getHandle(flowId).fetchHistory();
+    return (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+  };
+
   before(async () => {
     h = await startGatewayStack({
       events: { ...NO_MERCHANT_EVENTS, schedule: { ...NO_MERCHANT_EVENTS.schedule, initial_interval_ms: 200, max_interval_ms: 1_000 } },
@@ -162,9 +168,7 @@ describe('webhook endpoints as an API', () => {
     await eventually(async () => rx.types(swapId).includes('swap.confirmed'), 30_000, 'swap.confirmed at the new endpoint');
     assert.deepEqual(rx.types(swapId), ['swap.confirmed']);
     // The confirmation's answer said where its event goes: no eventTargets local activity was asked.
-    const history = await h.stack.client.workflow.getHandle(swapId).fetchHistory();
-    const localActivities = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
-    assert.equal(localActivities.length, 0, 'no local activity in the swap\'s history');
+    assert.equal(await localActivityMarkers(swapId), 0, 'no local activity in the swap\'s history');
     await ops('DELETE', `/v1/webhook_endpoints/${id}`);
   });
 
@@ -179,9 +183,7 @@ describe('webhook endpoints as an API', () => {
     await h.stack.control.completeLink(r.json.payment_ref as string);
     await eventually(async () => rx.types(linkId).includes('payment_link.paid'), 30_000, 'payment_link.paid at the new endpoint');
     assert.deepEqual(rx.types(linkId), ['payment_link.paid']);
-    const history = await h.stack.client.workflow.getHandle(linkId).fetchHistory();
-    const localActivities = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
-    assert.equal(localActivities.length, 0, 'no local activity in the link\'s history');
+    assert.equal(await localActivityMarkers(linkId), 0, 'no local activity in the link\'s history');
     await ops('DELETE', `/v1/webhook_endpoints/${id}`);
   });
 

@@ -3,11 +3,10 @@
  * the signal that hands it to its flow (the receiver checked its token first). What a notification
  * says is read by the contract's one reader (contract/notifications.ts).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { compactNotificationPayload, notificationIdOf } from '../../contract/notifications';
-import { typesTaken, type WebhookEndpointRecord } from '../../contract/webhook-endpoints';
+import { type EndpointTypesView, typesTaken } from '../../contract/webhook-endpoints';
 import { notificationSignal } from '../../workflows/messages';
-import type { TemporalGate } from './health';
+import { type TemporalGate, within } from './health';
 import { sha256 } from './tokens';
 
 /** The key a notification is deduplicated by: the payload's own id, else a SHA-256 of the raw body. */
@@ -48,15 +47,6 @@ export const TYPES_READ_WAIT_MS = 250;
  * seconds old at most, as a worker's; the endpoints' views, never a secret), or read now within
  * TYPES_READ_WAIT_MS; undefined when it cannot be had at once.
  */
-export function registeredTypesOf(reader: { current(): Promise<Pick<WebhookEndpointRecord, 'status' | 'enabled_events'>[]> }): () => Promise<string[] | undefined> {
-  return async () => {
-    const stop = new AbortController();
-    const late = sleep(TYPES_READ_WAIT_MS, undefined, { signal: stop.signal, ref: false }).catch(() => undefined);
-    const reading = reader.current().then(typesTaken, () => undefined);
-    try {
-      return await Promise.race([reading, late]);
-    } finally {
-      stop.abort();
-    }
-  };
+export function registeredTypesOf(reader: { current(): Promise<EndpointTypesView[]> }): () => Promise<string[] | undefined> {
+  return () => within(reader.current().then(typesTaken, () => undefined), TYPES_READ_WAIT_MS, undefined);
 }

@@ -165,6 +165,7 @@ export async function start(env: FlowEnv, f: Flow, rng: Rng): Promise<Record<str
             redirect_url: 'http://127.0.0.1:9/thanks',
           },
         });
+  let refusedAs = '';
   while (timeLeft(env) > 0 && !env.stopping()) {
     let a: Answer;
     try {
@@ -183,6 +184,7 @@ export async function start(env: FlowEnv, f: Flow, rng: Rng): Promise<Record<str
       return a.json as Record<string, unknown>;
     }
     if (a.status === 503) {
+      refusedAs = String(a.json?.error ?? 'unavailable');
       await sleep(retryAfterMs(a));
       continue; // Temporal or the workers are down: ask again (a started flow answers 409)
     }
@@ -200,6 +202,8 @@ export async function start(env: FlowEnv, f: Flow, rng: Rng): Promise<Record<str
     return undefined;
   }
   f.startAnswer ??= 'error';
+  // Every answer a refusal until the soak's time was up: said, so a flow the verify counts lost says why.
+  if (f.startAnswer === 503) f.notes.push(`start refused 503 ${refusedAs} until the soak's time was up`);
   return undefined;
 }
 

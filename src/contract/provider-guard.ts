@@ -127,8 +127,9 @@ export function retryAfterSeconds(view: GuardView, cls: MoneyClass, now: number)
   return at ? Math.max(1, Math.ceil((Date.parse(at) - now) / 1000) + 1) : 5;
 }
 
-/** The answer to a trial claim (update `claimTrial`). */
+/** The answer to a trial claim (update `claimTrial`) or release (update `releaseTrial`). */
 export interface TrialClaim {
+  /** Claimed (or held already) by this flow; for a release, given back. */
   granted: boolean;
   view: GuardView;
 }

@@ -23,7 +23,7 @@ import {
   type TrialClaim,
   trialClaimable,
 } from '../contract/provider-guard';
-import { guardClaimTrialUpdate, guardQuery } from '../workflows/provider-guard';
+import { guardClaimTrialUpdate, guardQuery, guardReleaseTrialUpdate } from '../workflows/provider-guard';
 import { RECORD_FAILURE, refusalDetails } from '../workflows/record-failures';
 
 /** The guard's run is closed (terminated, failed): nobody decides for it until it is started again. */
@@ -112,6 +112,15 @@ export async function claimGuardTrial(client: Client, workflowId: string, cls: M
     if (refused) throw new GuardClaimRefusedError(`the provider guard refused the trial claim (${(err as WorkflowUpdateFailedError).cause?.message ?? refused.field})`, refused.field);
     throw err;
   }
+}
+
+/**
+ * Gives back the trial the flow `key` claimed and will not use (the `releaseTrial` update, bounded):
+ * the guard's answer with its view. A guard of a release before this update refuses it; the claim
+ * then ends at its `until`, as a claim whose call never came always did.
+ */
+export async function releaseGuardTrial(client: Client, workflowId: string, cls: MoneyClass, key: string, deadlineMs: number): Promise<TrialClaim> {
+  return client.withDeadline(Date.now() + deadlineMs, () => client.workflow.getHandle(workflowId).executeUpdate(guardReleaseTrialUpdate, { args: [{ cls, key }] }));
 }
 
 /** Who reads through a GuardReader, and what it does around each reading. */
@@ -227,11 +236,18 @@ export class GuardReader {
    * becomes the reading at once (every held caller in this process sees it claimed). Throws what
    * the update threw.
    */
-  async claimTrial(client: Client, cls: MoneyClass, key: string, deadlineMs: number): Promise<void> {
+  async claimTrial(client: Client, cls: MoneyClass, key: string, deadlineMs: number): Promise<boolean> {
     const view = this.current();
-    if (!view || !trialClaimable(view, cls)) return;
+    if (!view || !trialClaimable(view, cls)) return false;
     const claim = await claimGuardTrial(client, this.workflowId, cls, key, deadlineMs);
     this.take(claim.view);
+    return claim.granted;
+  }
+
+  /** Gives back the trial `key` claimed (bounded); the guard's answer becomes the reading at once. */
+  async releaseTrial(client: Client, cls: MoneyClass, key: string, deadlineMs: number): Promise<void> {
+    const answer = await releaseGuardTrial(client, this.workflowId, cls, key, deadlineMs);
+    this.take(answer.view);
   }
 
   /** Takes a view the guard answered (an operator's action, a claim) as the reading. */

@@ -52,6 +52,11 @@ export const guardPauseUpdate = defineUpdate<GuardView, [{ by: string; reason: s
 export const guardResumeUpdate = defineUpdate<GuardView, [{ by: string }]>('resume');
 /** A flow (its workflow id, `key`) asks to be a half-open breaker's one trial call. */
 export const guardClaimTrialUpdate = defineUpdate<TrialClaim, [{ cls: MoneyClass; key: string }]>('claimTrial');
+/**
+ * The flow `key` gives back the trial it claimed without sending the call (a gateway's start that
+ * started nothing: a reference already used, a field refused, a limit): the next caller may claim it.
+ */
+export const guardReleaseTrialUpdate = defineUpdate<TrialClaim, [{ cls: MoneyClass; key: string }]>('releaseTrial');
 
 /** How long a claimed trial may go without an outcome (past the slow notice) before it counts as failed. */
 export const TRIAL_SLACK_MS = 15_000;
@@ -128,6 +133,18 @@ export class GuardBook {
     if (b.state === 'half_open' && b.trial?.key === key) return true;
     if (!trialClaimable(this.view, cls)) return false;
     this.view.breakers[cls] = { ...b, trial: { since: b.trial!.since, key, claimed_at: iso(now), until: iso(now + this.view.settings.slow_ms + TRIAL_SLACK_MS) } };
+    return true;
+  }
+
+  /**
+   * The flow `key` gives back the half-open class's trial it holds (it will send no call of it):
+   * unclaimed again, its cool-down counted from now, as when the probe half-opened it. False when
+   * `key` does not hold it (another flow's claim, or an outcome decided it already).
+   */
+  releaseTrial(cls: MoneyClass, key: string, now: number): boolean {
+    const b = this.view.breakers[cls];
+    if (b.state !== 'half_open' || b.trial?.key !== key) return false;
+    this.view.breakers[cls] = { ...b, trial: { since: iso(now) } };
     return true;
   }
 
@@ -281,6 +298,7 @@ export async function providerGuardWorkflow(input: ProviderGuardInput = {}): Pro
   setHandler(guardPauseUpdate, ({ by, reason }) => change(() => (book.pause(by, reason, Date.now()), book.view)), { validator: (i) => checkActor(i, true) });
   setHandler(guardResumeUpdate, ({ by }) => change(() => (book.resume(by, Date.now()), book.view)), { validator: (i) => checkActor(i, false) });
   setHandler(guardClaimTrialUpdate, ({ cls, key }) => change(() => ({ granted: book.claimTrial(cls, key, Date.now()), view: book.view })), { validator: checkClaim });
+  setHandler(guardReleaseTrialUpdate, ({ cls, key }) => change(() => ({ granted: book.releaseTrial(cls, key, Date.now()), view: book.view })), { validator: checkClaim });
   const { listCategories } = proxyActivities<ProviderActivities>({ startToCloseTimeout: '20 seconds', retry: { maximumAttempts: 1 } });
 
   // The loop of every keyed record (entity-loop.ts): it continues as new when Temporal suggests it

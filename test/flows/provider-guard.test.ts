@@ -20,7 +20,8 @@ import { runMpf } from '../helpers/processes';
 import { eventually } from '../helpers/stack';
 import { ProviderGuardLink } from '../../src/temporal/provider-guard-link';
 import { claimGuardTrial, GuardClaimRefusedError } from '../../src/temporal/provider-guard-reading';
-import { type MoneyClass, providerGuardWorkflowId } from '../../src/contract/provider-guard';
+import { type GuardView, type MoneyClass, providerGuardWorkflowId } from '../../src/contract/provider-guard';
+import { guardOutcomesSignal } from '../../src/workflows/provider-guard';
 import { InputError } from '../../src/starter/client/errors';
 
 const operator = newKey({ id: 'guard-operator', role: 'operator', label: 'on call' });
@@ -315,5 +316,37 @@ describe('the provider guard', () => {
       if (s.state === 'confirmed') assert.equal(applied, 1, `${ref}: confirmed, applied ${applied} times`);
       assert.ok(applied <= 1, `${ref}: applied ${applied} times`);
     }
+  });
+  test('a start that claims the half-open trial but starts nothing (a reference already used, a field refused) gives it back, and the next new swap is the trial', async () => {
+    const admin = async () => (await as(operator.key).api('GET', '/v1/admin/provider')).json as GuardView;
+    const usedRef = uniqueRef('guard-trial-used');
+    await start(usedRef);
+    // Two ambiguous initializations, as a worker reports them (with the workers' own settings): the initiate breaker opens.
+    const guard = h.stack.client.workflow.getHandle(providerGuardWorkflowId(h.stack.taskQueue));
+    await guard.signal(guardOutcomesSignal, { counts: { initiate: { ok: 0, ambiguous: 2, throttled: 0 } }, settings: (await admin()).settings });
+    await eventually(async () => (await admin()).breakers.initiate.state === 'open', 15_000, 'the initiate breaker opens');
+    await eventually(async () => {
+      const b = (await admin()).breakers.initiate;
+      return b.state === 'half_open' && b.trial !== undefined && b.trial.key === undefined;
+    }, 30_000, 'its probe succeeds: half-open, the trial unclaimed');
+    // The reference is used: 409 with the existing swap (once the gateway's reading, each second, saw it half-open).
+    const dup = await eventually(async () => {
+      const r = await as(backend.key).api('POST', '/v1/swaps', swapBody(usedRef));
+      return r.status !== 503 && r;
+    }, 10_000, 'the gateway reads the half-open breaker');
+    assert.equal(dup.status, 409, dup.text);
+    assert.equal((await admin()).breakers.initiate.trial?.key, undefined, 'the duplicate start gave the trial back');
+    const bad = await as(backend.key).api('POST', '/v1/swaps', swapBody(uniqueRef('guard-trial-bad'), { amount: -5 }));
+    assert.equal(bad.status, 400, bad.text);
+    assert.equal(bad.json.field, 'amount');
+    const still = (await admin()).breakers.initiate;
+    assert.equal(still.state, 'half_open');
+    assert.equal(still.trial?.key, undefined, 'the refused start gave it back too');
+    // The next new swap is the trial; its initialization answered, the breaker closes.
+    const trialRef = uniqueRef('guard-trial-new');
+    const r = await as(backend.key).api('POST', '/v1/swaps', swapBody(trialRef));
+    assert.equal(r.status, 201, r.text);
+    await eventually(async () => (await admin()).breakers.initiate.state === 'closed', 15_000, "the trial's answer closes the breaker");
+    assert.equal((await h.stack.control.ledger({ ref: trialRef, endpoint: 'swap.init' })).requests.length, 1);
   });
 });

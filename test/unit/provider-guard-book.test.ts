@@ -116,6 +116,26 @@ describe('the provider guard book', () => {
     assert.match(silent.view.breakers.initiate.reason!, /not answered in time/);
   });
 
+  test('a trial given back by the flow that claimed it is claimable again, with a fresh wait; another flow cannot give it back', () => {
+    const b = new GuardBook({}, T0);
+    b.report(report('initiate', { ambiguous: 3 }), T0);
+    b.halfOpen(T0 + 30_000);
+    b.probed(['initiate'], true, T0 + 30_100, 'ok', true);
+    b.claimTrial('initiate', 'swap-dup', T0 + 31_000);
+    assert.equal(b.releaseTrial('initiate', 'swap-other', T0 + 31_100), false, 'not the holder');
+    assert.match(holdReason(b.view, 'initiate', 'swap-new')!, /one trial call is with the provider/);
+    assert.equal(b.releaseTrial('initiate', 'swap-dup', T0 + 31_200), true);
+    assert.equal(b.view.breakers.initiate.state, 'half_open', 'still half-open: no call decided it');
+    assert.ok(trialClaimable(b.view, 'initiate'));
+    assert.equal(b.nextWakeAt(), T0 + 31_200 + Math.max(DEFAULT_BREAKER.cooldown_ms, TRIAL_SLACK_MS), 'waits for traffic from the release, not from the probe');
+    assert.equal(b.claimTrial('initiate', 'swap-new', T0 + 31_300), true, 'the next start is the trial');
+    assert.equal(b.releaseTrial('initiate', 'swap-dup', T0 + 31_400), false, 'a late release of an old claim changes nothing');
+    assert.equal(b.view.breakers.initiate.trial?.key, 'swap-new');
+    b.report(report('initiate', { ok: 1 }), T0 + 32_000);
+    assert.equal(b.view.breakers.initiate.state, 'closed');
+    assert.equal(b.releaseTrial('initiate', 'swap-new', T0 + 32_100), false, 'decided: nothing to give back');
+  });
+
   test('a trial nobody claims for a cool-down (at least the slack) closes the breaker: no call of its class was waiting', () => {
     const b = new GuardBook({}, T0);
     b.report(report('create', { ambiguous: 3 }), T0);

@@ -18,7 +18,7 @@ import type { Client } from '@temporalio/client';
 import { LINK_STATES, linkWorkflowId, type LinkView, type PinOutcome, SWAP_STATES, swapStateQuery, swapWorkflowId, type SwapView } from '../../workflows/messages';
 import type { FlowKind } from '../../workflows/flow-ids';
 import { listCategories } from './categories';
-import { TemporalUnavailableError } from './errors';
+import { DuplicateFlowError, InputError, LimitExceededError, LimitUnavailableError, TemporalUnavailableError } from './errors';
 import { Flows } from './flows';
 import { TemporalGate, type TemporalAvailability } from './health';
 import { IdempotencyStore } from './idempotency';
@@ -33,7 +33,7 @@ import { ProviderGuardClient } from './provider-guard';
 import { WebhookEndpoints } from './webhook-endpoints';
 import { ApiKeys } from './api-keys';
 import { webhookEgressFromEnv } from '../../config/webhook-egress';
-import type { GuardView } from '../../contract/provider-guard';
+import type { GuardView, MoneyClass } from '../../contract/provider-guard';
 import type { MpfClientOptions } from './options';
 import { resolveFlow } from './reconcile';
 import type { LinkCreateRequest, PinRequest, SwapStartRequest } from './requests';
@@ -49,6 +49,21 @@ import { parseOrThrow } from './requests';
 function trialKey(body: unknown, field: string, id: (ref: string) => string): string | undefined {
   const ref = (body as Record<string, unknown> | undefined)?.[field];
   return typeof ref === 'string' && ref.length > 0 ? id(ref) : undefined;
+}
+
+/**
+ * Whether a start that failed with `err` started nothing that will send the claimed trial's call:
+ * a field refused, a limit reached or unreadable, or a reference already used by a flow that is
+ * past its first provider call (one still making it keeps the claim: the trial is its own). A
+ * start whose outcome is unknown (Temporal unreachable, no answer in time) keeps the claim.
+ */
+function startedNothing(err: unknown, firstState: string): boolean {
+  if (err instanceof InputError || err instanceof LimitExceededError || err instanceof LimitUnavailableError) return true;
+  if (err instanceof DuplicateFlowError) {
+    const state = (err.existing as { state?: unknown } | undefined)?.state;
+    return typeof state === 'string' && state !== firstState;
+  }
+  return false;
 }
 
 export { LinkCreateBody, PinBody, SwapStartBody, parseOrThrow } from './requests';
@@ -125,8 +140,7 @@ export class MpfClient {
   /** Starts a swap and answers once the provider initialised it: the view, pin_url and pin_token. */
   async startSwap(body: SwapStartRequest, start: StartOptions = {}): Promise<StartedSwap> {
     // Paused or breaker open: nothing starts (a half-open breaker's trial is this swap's, if unclaimed).
-    await this.providerGuard.admit('initiate', 'swap', trialKey(body, 'txn_ref', swapWorkflowId));
-    return this.flows.startSwap(body, start);
+    return this.admitted('initiate', 'swap', trialKey(body, 'txn_ref', swapWorkflowId), 'initializing', () => this.flows.startSwap(body, start));
   }
 
   /** The swap's view, with the deliveries of its merchant events. */
@@ -169,8 +183,22 @@ export class MpfClient {
 
   /** Creates a payment link and answers once the provider created it (pay_link, payment_ref). */
   async createLink(body: LinkCreateRequest, start: StartOptions = {}): Promise<CreatedLink> {
-    await this.providerGuard.admit('create', 'payment link', trialKey(body, 'txn_merchant_ref', linkWorkflowId));
-    return this.flows.createLink(body, start);
+    return this.admitted('create', 'payment link', trialKey(body, 'txn_merchant_ref', linkWorkflowId), 'creating', () => this.flows.createLink(body, start));
+  }
+
+  /**
+   * A start the provider guard admits (ProviderUnavailableError when it holds the class). When it
+   * claimed a half-open breaker's trial and then started nothing, the trial is given back before
+   * the error is answered, so the next start may be the trial at once.
+   */
+  private async admitted<T>(cls: MoneyClass, what: string, key: string | undefined, firstState: string, start: () => Promise<T>): Promise<T> {
+    const claimed = await this.providerGuard.admit(cls, what, key);
+    try {
+      return await start();
+    } catch (err) {
+      if (claimed && key !== undefined && startedNothing(err, firstState)) await this.providerGuard.releaseTrial(cls, key);
+      throw err;
+    }
   }
 
   /** The link's view, with the deliveries of its merchant events. */

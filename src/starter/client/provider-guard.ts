@@ -78,14 +78,27 @@ export class ProviderGuardClient {
    * is the flow about to start (its workflow id): while the class's breaker is half-open and its
    * GET succeeded, the first start to claim the trial goes on (its first provider call is the trial).
    * Fails open: with no fresh reading the start goes on (the workers hold what the guard refuses).
+   * Answers whether this call claimed the trial: the caller gives it back (`releaseTrial`) when its
+   * start then starts nothing, so a refused or duplicate start never holds the class for a trial
+   * that will not come (the claim would last until its `until`, then count as failed and open the
+   * breaker again for a whole cool-down).
    */
-  async admit(cls: MoneyClass, what: string, key?: string): Promise<void> {
+  async admit(cls: MoneyClass, what: string, key?: string): Promise<boolean> {
     // Unwatched (a short-lived client): read it now, waiting at most READ_WAIT_MS.
     if (!this.reader.watched && !this.reader.readWithin(GUARD_POLL_MS)) await this.reader.readOnce(this.gate.temporal, READ_WAIT_MS);
-    if (key !== undefined) await this.reader.claimTrial(this.gate.temporal, cls, key, QUERY_WAIT_MS).catch(() => undefined); // unclaimed: refused as half-open
+    const claimed = key !== undefined && (await this.reader.claimTrial(this.gate.temporal, cls, key, QUERY_WAIT_MS).catch(() => false)); // unclaimed: refused as half-open
     const view = this.reader.current();
     const reason = this.reader.holdReason(cls, key, 'fail-open');
     if (view && reason) throw new ProviderUnavailableError(`no ${what} is started: ${reason}`, retryAfterSeconds(view, cls, Date.now()));
+    return claimed;
+  }
+
+  /**
+   * Gives back the trial `key` claimed in `admit` and will not use, bounded; never throws (a claim
+   * not given back ends at its `until`, as before this existed).
+   */
+  async releaseTrial(cls: MoneyClass, key: string): Promise<void> {
+    await this.reader.releaseTrial(this.gate.temporal, cls, key, QUERY_WAIT_MS).catch(() => undefined);
   }
 
   /**

@@ -6,16 +6,25 @@
  */
 import type { ClientInterceptors, WorkflowClientInterceptor } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
+import { FLOW_ID_PREFIX } from '../contract/flow-kinds';
 import { currentRequest, REQUEST_ID_MEMO_FIELD } from './request-context';
 import { activeTracing } from './tracing-state';
 
 type StartOptions = { workflowId: string; memo?: Record<string, unknown> };
 
-/** The start options with the current request's id in the memo (and the flow noted on the request). */
-function tagged<T extends StartOptions>(workflowType: string, options: T): T {
+/**
+ * Whether a started workflow is a flow (`swap-…`, `paylink-…`), the one a request's log line names.
+ * A record a request also starts (a swap's PIN budget, reserved beside its start; an idempotency
+ * record; a limits ledger) gets the request id in its memo but is not named: a swap refused 503
+ * was logged as having started `pin-budget-…`.
+ */
+const isFlow = (workflowId: string): boolean => Object.values(FLOW_ID_PREFIX).some((p) => workflowId.startsWith(p));
+
+/** The start options with the current request's id in the memo (and a flow noted on the request). */
+export function tagged<T extends StartOptions>(workflowType: string, options: T): T {
   const request = currentRequest();
   if (!request) return options;
-  request.startedFlow = { workflowId: options.workflowId, workflowType };
+  if (isFlow(options.workflowId)) request.startedFlow = { workflowId: options.workflowId, workflowType };
   return { ...options, memo: { ...options.memo, [REQUEST_ID_MEMO_FIELD]: request.requestId } };
 }
 

@@ -1,10 +1,12 @@
 /**
  * The worker's pino adapter for the SDK's Runtime logger, and request id acceptance, without
- * Temporal: one JSON object per line, task tokens removed, webpack statistics only at debug.
+ * Temporal: one JSON object per line, task tokens removed, webpack statistics only at debug; the
+ * flow a request's line names.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { acceptRequestId } from '../../src/observability/request-context';
+import { acceptRequestId, REQUEST_ID_MEMO_FIELD, type RequestContext, runWithRequest } from '../../src/observability/request-context';
+import { tagged } from '../../src/observability/temporal-client';
 import { createWorkerPino, PinoTemporalLogger, type WorkerLogLevel } from '../../src/observability/worker-logger';
 
 function capture(level: WorkerLogLevel): { logger: PinoTemporalLogger; lines: string[] } {
@@ -51,5 +53,17 @@ describe('worker logs', () => {
       assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     }
     assert.notEqual(acceptRequestId(undefined), acceptRequestId(undefined));
+  });
+
+  test("a request's line names the flow it started, never the PIN budget or another record it started beside it", () => {
+    const ctx: RequestContext = { requestId: 'req-1' };
+    runWithRequest(ctx, () => {
+      const budget = tagged('pinBudgetWorkflow', { workflowId: 'pin-budget-abc' } as { workflowId: string; memo?: Record<string, unknown> });
+      assert.equal(budget.memo?.[REQUEST_ID_MEMO_FIELD], 'req-1', 'the record still carries the request id');
+      assert.equal(ctx.startedFlow, undefined, 'a swap refused after its budget was reserved names no flow');
+      tagged('swapWorkflow', { workflowId: 'swap-r1' });
+      tagged('idempotencyWorkflow', { workflowId: 'idem-x' });
+    });
+    assert.deepEqual(ctx.startedFlow, { workflowId: 'swap-r1', workflowType: 'swapWorkflow' });
   });
 });

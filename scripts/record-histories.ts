@@ -16,7 +16,7 @@ import { startEventListener } from '../src/merchant-events/listener';
 import { generateSecret } from '../src/merchant-events/signing';
 import { NO_MERCHANT_EVENTS } from '../src/merchant-events/config';
 import { DEFAULT_BREAKER, type GuardView, type OutcomeReport, PROVIDER_GUARD_WORKFLOW_TYPE } from '../src/contract/provider-guard';
-import { guardClaimTrialUpdate, guardOutcomesSignal, guardPauseUpdate, guardQuery, guardResumeUpdate } from '../src/workflows/provider-guard';
+import { guardClaimTrialUpdate, guardOutcomesSignal, guardPauseUpdate, guardQuery, guardReleaseTrialUpdate, guardResumeUpdate } from '../src/workflows/provider-guard';
 import { startStack } from '../test/helpers/stack';
 
 /** The paths a release's corpus must cover (test/unit/replay.test.ts checks the newest release has each). */
@@ -266,6 +266,9 @@ async function recordProviderGuard({ stack, stamp, save }: Recorder): Promise<vo
   await h.signal(guardOutcomesSignal, report({ confirm: { ok: 0, ambiguous: 3, throttled: 0 } }));
   // Open, then half-open after its cool-down; the probe (the categories GET) succeeds: a trial.
   await until(h, (v) => v.breakers.confirm.state === 'half_open' && v.breakers.confirm.trial !== undefined);
+  // A start claims the trial and starts nothing (a reference already used): it gives it back.
+  await h.executeUpdate(guardClaimTrialUpdate, { args: [{ cls: 'confirm', key: `swap-rec-unused-${stamp}` }] });
+  await h.executeUpdate(guardReleaseTrialUpdate, { args: [{ cls: 'confirm', key: `swap-rec-unused-${stamp}` }] });
   await h.executeUpdate(guardClaimTrialUpdate, { args: [{ cls: 'confirm', key: `swap-rec-trial-${stamp}` }] });
   await h.signal(guardOutcomesSignal, report({ confirm: { ok: 1, ambiguous: 0, throttled: 0 } }));
   await until(h, (v) => v.breakers.confirm.state === 'closed');

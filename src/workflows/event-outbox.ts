@@ -104,13 +104,15 @@ export class EventOutbox {
   /**
    * `startCarried`: the session's START_CARRIED_PATCH, asked before these (it stands for the lean
    * patch, so a new flow records no marker here). `freshTargets`: its FRESH_TARGETS_PATCH (later
-   * provider activities are asked for the settings too: answerRequest()).
+   * provider activities are asked for the settings too: answerRequest()). `startMemo`: its
+   * START_MEMO_PATCH (the starter carries the empty list in the start memo: not upserted here).
    */
   constructor(
     private readonly kind: FlowKind,
     private readonly flowUrl: string | undefined,
     startCarried = false,
     private readonly freshTargets = false,
+    startMemo = false,
   ) {
     // One marker for new flows: the newest patch implies the older ones (each asked only when
     // replaying a flow recorded before the one above it, in the order they were recorded).
@@ -118,8 +120,10 @@ export class EventOutbox {
     this.enabled = this.lean || patched(MERCHANT_EVENTS_PATCH);
     this.memoKept = this.lean || (this.enabled && patched(EVENTS_MEMO_PATCH));
     // The field from the start, even empty: a reader tells a flow that has no event yet from one
-    // of an older release (whose events only its `events` query answers).
-    this.keepInMemo();
+    // of an older release (whose events only its `events` query answers). Since START_MEMO_PATCH
+    // the start carries it (a flow started without it has none until its first event, and readers
+    // ask the query meanwhile).
+    if (!startMemo) this.keepInMemo();
     // A query is no command: flows recorded before it replay unchanged.
     setHandler(flowEventsQuery, () => this.events);
   }

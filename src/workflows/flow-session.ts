@@ -6,7 +6,7 @@
 import { patched, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { flowFactsQuery } from './closed-flows';
 import { FlowStatus, startCarriedStatus } from './flow-status';
-import { FRESH_TARGETS_PATCH, START_CARRIED_PATCH } from './patches';
+import { FRESH_TARGETS_PATCH, START_CARRIED_PATCH, START_MEMO_PATCH } from './patches';
 import type { FlowKind } from './flow-ids';
 import { flowMetrics } from './flow-metrics';
 import { NotificationBook } from './notifications';
@@ -36,9 +36,10 @@ export abstract class FlowSession<S extends string> {
   ) {
     // Asked before the outbox's patches, newest first: a new flow records one marker, which stands
     // for the older ones (each asked only when replaying a flow recorded before the one above it).
-    const freshTargets = patched(FRESH_TARGETS_PATCH);
+    const startMemo = patched(START_MEMO_PATCH);
+    const freshTargets = startMemo || patched(FRESH_TARGETS_PATCH);
     const startCarried = freshTargets || patched(START_CARRIED_PATCH);
-    this.events = new EventOutbox(kind, webhookUrl, startCarried, freshTargets);
+    this.events = new EventOutbox(kind, webhookUrl, startCarried, freshTargets, startMemo);
     this.status = new FlowStatus<S>(initial, kind, ref, startCarried && startCarriedStatus(kind, ref, initial));
     if (!carriedOn) flowMetrics.started(kind);
     // What the worker's sweeper needs to carry the flow on if it is closed from outside (a query: no command).

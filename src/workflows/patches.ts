@@ -59,6 +59,12 @@ export const START_CARRIED_PATCH = 'mpf-start-carried-v1';
  * mpf-start-carried-v1, whose branches it takes.
  */
 export const FRESH_TARGETS_PATCH = 'mpf-fresh-targets-v1';
+/**
+ * The starter carries the flow's empty events list in its start memo, so the flow's first workflow
+ * task upserts no empty list; a flow records this one patch in place of mpf-fresh-targets-v1, whose
+ * branches it takes.
+ */
+export const START_MEMO_PATCH = 'mpf-start-memo-v1';
 
 export const LIVE_PATCHES: readonly LivePatch[] = [
   {
@@ -132,5 +138,11 @@ export const LIVE_PATCHES: readonly LivePatch[] = [
     why: "a swap's confirmSwap activity is asked for the event settings as its first activity is (which types the registered webhook endpoints take now), and a provider notification's signal carries the types its receiver (the gateway) read, cached as a worker's, so the event of the state either decides (confirmed, pin_rejected; paid, failed, needs_reconciliation) is dropped or handed over without the eventTargets local activity (a marker, an activation and its promises fewer per flow); a flow records this one patch instead of mpf-start-carried-v1, whose branch it takes (and so those of the patches that one stands for)",
     addedIn: '0.1.0 (fresh targets, 2026-11-29)',
     deprecateWhen: 'never on its own: it retires with mpf-start-carried-v1 and the patches that one stands for, after which the session calls only this one',
+  },
+  {
+    id: START_MEMO_PATCH,
+    why: "a flow does not upsert its empty events list (mpf_events) in its first workflow task: the starter carries it in the start memo since this release (a memo update and its visibility write fewer per flow). A flow started without it (Temporal Web, the CLI, an older starter) has no events list until its first event, and readers ask its events query meanwhile, as for a flow of a release before the events memo; an empty list whose flow is past its first state (a worker of such a release ran it) is not trusted either. It records this one patch instead of mpf-fresh-targets-v1, whose branch it takes (and so those of the patches that one stands for)",
+    addedIn: '0.1.0 (start memo, 2026-11-29)',
+    deprecateWhen: 'never on its own: it retires with mpf-fresh-targets-v1 and the patches that one stands for, after which the session calls only this one',
   },
 ];

@@ -1,9 +1,9 @@
 /**
  * A flow started by our starter carries its kind, reference and first state (typed search
- * attributes) in its start, so its first workflow task does not upsert them (mpf-start-carried-v1):
- * one patch marker (the newest, mpf-fresh-targets-v1, which stands for that one and the older
- * ones), no upsert of what the start set, and operators see the same search attributes,
- * memo events and timeline as before. A flow started without them (Temporal Web, `temporal
+ * attributes) and its empty events list (memo) in its start, so its first workflow task does not
+ * upsert them (mpf-start-carried-v1, mpf-start-memo-v1): one patch marker (the newest,
+ * mpf-start-memo-v1, which stands for the older ones), no upsert of what the start set, and
+ * operators see the same search attributes, memo events and timeline as before. A flow started without them (Temporal Web, `temporal
  * workflow start`, an older starter) upserts them itself, as before.
  * Real dev server, simulator and worker.
  */
@@ -13,7 +13,7 @@ import type { temporal } from '@temporalio/proto';
 import { EVENTS_MEMO_FIELD, type FlowEvent } from '../../src/contract/merchant-events';
 import { flowEventsQuery } from '../../src/workflows/event-types';
 import { cancelLinkUpdate, LINK_WORKFLOW_TYPE, linkCreatedUpdate, linkWorkflowId, type LinkWorkflowInput } from '../../src/workflows/messages';
-import { FRESH_TARGETS_PATCH } from '../../src/workflows/patches';
+import { START_MEMO_PATCH } from '../../src/workflows/patches';
 import { FLOW_KIND, FLOW_REF, FLOW_STATE } from '../../src/workflows/search-attributes';
 import { linkBody, uniqueRef } from '../helpers/fixtures';
 import { startStack, type Stack } from '../helpers/stack';
@@ -69,10 +69,11 @@ describe('what a flow\'s start carries is not upserted again', () => {
 
     const started = events[0]?.workflowExecutionStartedEventAttributes;
     assert.deepEqual(Object.keys(started?.searchAttributes?.indexedFields ?? {}).sort(), ['MpfCustomerRef', 'MpfFlowKind', 'MpfState', 'MpfTxnRef']);
-    assert.deepEqual(patchMarkers(events), [FRESH_TARGETS_PATCH]);
+    assert.deepEqual(patchMarkers(events), [START_MEMO_PATCH]);
     // The SDK's TemporalChangeVersion for the patch, then one MpfState per state change.
     assert.deepEqual(upsertedNames(events), [['TemporalChangeVersion'], ['MpfState'], ['MpfState']]);
-    assert.equal(memoUpserts(events), queried.length + 1, 'the empty list first (readers tell it from a flow of an older release), then one per event');
+    assert.ok(started?.memo?.fields?.[EVENTS_MEMO_FIELD], 'the start carries the empty events list');
+    assert.equal(memoUpserts(events), queried.length, 'one per event: the empty list came with the start');
     sameAsOperatorsSee(desc, queried, ref);
 
     const detail = await stack.mpf.getLinkDetail(link.link_id);
@@ -94,9 +95,10 @@ describe('what a flow\'s start carries is not upserted again', () => {
     await handle.executeUpdate(linkCreatedUpdate);
     const { events, desc, queried } = await closed(handle.workflowId);
 
-    assert.deepEqual(patchMarkers(events), [FRESH_TARGETS_PATCH]);
+    assert.deepEqual(patchMarkers(events), [START_MEMO_PATCH]);
     assert.deepEqual(upsertedNames(events), [['TemporalChangeVersion'], ['MpfFlowKind', 'MpfState', 'MpfTxnRef'], ['MpfState'], ['MpfState']]);
-    assert.equal(memoUpserts(events), queried.length + 1, 'the empty list first, then one per event');
+    assert.equal(events[0]?.workflowExecutionStartedEventAttributes?.memo?.fields?.[EVENTS_MEMO_FIELD], undefined, 'no list in this start');
+    assert.equal(memoUpserts(events), queried.length, 'one per event: until the first, readers ask its query');
     sameAsOperatorsSee(desc, queried, ref);
     const detail = await stack.mpf.getLinkDetail(handle.workflowId);
     assert.deepEqual(detail.timeline.filter((t) => t.kind === 'state').map((t) => t.name), ['creating', 'awaiting_payment', 'cancelled']);

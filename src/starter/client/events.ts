@@ -15,7 +15,7 @@ import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workf
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import { describeZodError } from '../../contract/provider';
-import { EVENT_PREFIX, EVENTS_MEMO_FIELD, FLOW_EVENT_TYPES, type FlowEvent, type FlowEventSummary, type DeliveryRecord } from '../../contract/merchant-events';
+import { EVENT_PREFIX, FLOW_EVENT_TYPES, type FlowEvent, type FlowEventSummary, type DeliveryRecord } from '../../contract/merchant-events';
 import { FLOW_ID_PREFIX, FLOW_ID_WORDS, type FlowKind } from '../../contract/flow-kinds';
 import { CLOSED_FLOW_WORKFLOW_TYPE } from '../../workflows/closed-flows';
 import { flowEventsQuery } from '../../workflows/event-types';
@@ -24,6 +24,8 @@ import type { TemporalGate } from './health';
 import { carriedOnRuns, LIST_DEFAULT_LIMIT, pageFields, type PageTokens, visibilityQuery } from './lists';
 import { readDeliveries, withDeliveries } from './merchant-events';
 import { isDeadlineExceeded, isNoPoller } from './temporal-errors';
+import { keywordOf, memoEventsOf } from './timeline';
+import { FLOW_STATE } from '../../workflows/search-attributes';
 
 /** An event as the API answers it: the webhook body, plus the flow it belongs to. */
 export interface MerchantEvent extends FlowEvent {
@@ -124,11 +126,6 @@ function closeMs(x: temporal.api.workflow.v1.IWorkflowExecutionInfo): number {
   return Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
 }
 
-/** The events a flow keeps in its memo (mpf-events-memo-v1), or undefined for a flow that keeps none (an older release). */
-function memoEvents(memo: Record<string, unknown> | undefined): FlowEvent[] | undefined {
-  const v = memo?.[EVENTS_MEMO_FIELD];
-  return Array.isArray(v) ? (v as FlowEvent[]) : undefined;
-}
 
 export class MerchantEventsReader {
   constructor(
@@ -145,7 +142,8 @@ export class MerchantEventsReader {
   async flowEvents(flowId: string): Promise<FlowEvent[]> {
     let kept: FlowEvent[] | undefined;
     try {
-      kept = memoEvents((await this.gate.guard(() => this.gate.temporal.workflow.getHandle(flowId).describe(), flowId)).memo);
+      const desc = await this.gate.guard(() => this.gate.temporal.workflow.getHandle(flowId).describe(), flowId);
+      kept = memoEventsOf(desc.memo, { kind: kindOfFlow(flowId), state: desc.typedSearchAttributes.get(FLOW_STATE) });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new FlowNotFoundError(kindOfFlow(flowId), flowId);
       throw err;
@@ -260,7 +258,8 @@ export class MerchantEventsReader {
         .map(async (x) => {
           const fields = x.memo?.fields;
           const memo = fields ? ((await decodeMapFromPayloads(converter, fields)) as Record<string, unknown>) : undefined;
-          return { flowId: x.execution!.workflowId!, events: memoEvents(memo) };
+          const flowId = x.execution!.workflowId!;
+          return { flowId, events: memoEventsOf(memo, { kind: kindOfFlow(flowId), state: keywordOf(x.searchAttributes?.indexedFields?.[FLOW_STATE.name]) }) };
         }),
     );
     const older = flows.filter((x) => x.events === undefined);

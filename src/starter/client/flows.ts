@@ -43,6 +43,7 @@ import { customerRefHashes, isUnknownSearchAttribute, LIST_MEMO_FIELD, type List
 import { isAlreadyStarted, isClosedBeforeAnswer, isDeadlineExceeded, isNoPoller } from './temporal-errors';
 import { type ClientTokens, sha256, type TokenMemo } from './tokens';
 import { memoEventsOf, readTimeline, type TimelineEntry } from './timeline';
+import { EVENTS_MEMO_FIELD } from '../../contract/merchant-events';
 import { notificationUrl, pinUrl } from './urls';
 import { closedExecutionView, type CreatedLink, EXECUTION_OF_STATUS, type StartedSwap, type StartOptions, TERMINAL_STATES, type Viewed } from './views';
 import type { PaymentLinkWorkflow, SwapWorkflow } from './workflow-refs';
@@ -279,9 +280,10 @@ export class Flows {
    * payload codec as every memo value) and the keyed hash of its customer reference (MpfCustomerRef:
    * a search attribute is not encrypted, so never the user_ref itself) unless `customer` is false.
    * It also carries what the flow's first workflow task would otherwise upsert: its kind, reference
-   * and first state (MpfFlowKind, MpfTxnRef, MpfState). Not its empty events memo: a flow that a
-   * worker of an older release runs (a ramp) would keep it empty, and readers would take it for a
-   * flow with no events instead of asking its `events` query.
+   * and first state (MpfFlowKind, MpfTxnRef, MpfState), and its empty events list (`mpf_events`,
+   * mpf-start-memo-v1). A worker of a release before the events memo (a ramp) would keep that list
+   * empty: readers trust an empty list only while MpfState is the first state (timeline.ts
+   * memoEventsOf), and ask the flow's `events` query past it.
    */
   startOptions<I>(workflowId: string, input: I, memo: TokenMemo, metadata: UserMetadata, status: StartStatus, listed?: ListMemo, customer = true) {
     const typedSearchAttributes = [
@@ -298,7 +300,7 @@ export class Flows {
       args: [input] as [I],
       workflowIdConflictPolicy: 'FAIL' as const,
       workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
-      memo: { ...memo, ...(listed ? { [LIST_MEMO_FIELD]: listed } : {}) } as Record<string, unknown>,
+      memo: { ...memo, [EVENTS_MEMO_FIELD]: [], ...(listed ? { [LIST_MEMO_FIELD]: listed } : {}) } as Record<string, unknown>,
       typedSearchAttributes,
     };
   }

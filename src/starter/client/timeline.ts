@@ -51,7 +51,7 @@ function iso(ts: Ts): string | undefined {
 }
 
 /** A keyword search attribute's value from its (plaintext JSON) payload. */
-function keywordOf(p: temporal.api.common.v1.IPayload | null | undefined): string | undefined {
+export function keywordOf(p: temporal.api.common.v1.IPayload | null | undefined): string | undefined {
   if (!p?.data) return undefined;
   try {
     const v = JSON.parse(Buffer.from(p.data).toString('utf8')) as unknown;
@@ -169,10 +169,22 @@ function states(kind: FlowKind, memoEvents: readonly FlowEvent[] | undefined, ev
   return [...silent, ...told];
 }
 
-/** The events a flow keeps in its (decoded) memo, or undefined. */
-export function memoEventsOf(memo: Record<string, unknown> | undefined): FlowEvent[] | undefined {
+/** The first state of each kind of flow: the one state that has no event (EVENT_TYPE_OF_STATE) and leads to all others. */
+const FIRST_STATE: Readonly<Record<FlowKind, string>> = { swap: 'initializing', payment_link: 'creating' };
+
+/**
+ * The events a flow keeps in its (decoded) memo, or undefined when only its `events` query can
+ * say (a flow of a release before the events memo). With `state` (its MpfState) and `kind`, an
+ * empty list is trusted only while the flow is in its first state: a worker that keeps the list
+ * adds each later state's event in the workflow task that sets the state, so an empty list past
+ * the first state is the one the starter put in the start memo (mpf-start-memo-v1) of a flow that
+ * a worker of a release before the events memo ran.
+ */
+export function memoEventsOf(memo: Record<string, unknown> | undefined, at?: { kind: FlowKind; state: string | undefined }): FlowEvent[] | undefined {
   const v = memo?.[EVENTS_MEMO_FIELD];
-  return Array.isArray(v) ? (v as FlowEvent[]) : undefined;
+  if (!Array.isArray(v)) return undefined;
+  if (v.length === 0 && at?.state !== undefined && at.state !== FIRST_STATE[at.kind]) return undefined;
+  return v as FlowEvent[];
 }
 
 /** The timeline of a run's history, its memo's events and (when known) its view; oldest first. */

@@ -126,7 +126,6 @@ function closeMs(x: temporal.api.workflow.v1.IWorkflowExecutionInfo): number {
   return Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
 }
 
-
 export class MerchantEventsReader {
   constructor(
     private readonly gate: TemporalGate,

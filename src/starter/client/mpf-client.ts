@@ -43,6 +43,7 @@ import type { LimitUsage } from './limits';
 import type { TimelineEntry } from './timeline';
 import { z } from 'zod';
 import { Reference } from '../../contract/provider';
+import { FIRST_STATE } from '../../contract/flow-kinds';
 import { parseOrThrow } from './requests';
 
 /** The workflow id a start would take (the key of a half-open breaker's trial), when its reference is a string. */
@@ -57,11 +58,11 @@ function trialKey(body: unknown, field: string, id: (ref: string) => string): st
  * past its first provider call (one still making it keeps the claim: the trial is its own). A
  * start whose outcome is unknown (Temporal unreachable, no answer in time) keeps the claim.
  */
-function startedNothing(err: unknown, firstState: string): boolean {
+function startedNothing(err: unknown): boolean {
   if (err instanceof InputError || err instanceof LimitExceededError || err instanceof LimitUnavailableError) return true;
   if (err instanceof DuplicateFlowError) {
     const state = (err.existing as { state?: unknown } | undefined)?.state;
-    return typeof state === 'string' && state !== firstState;
+    return typeof state === 'string' && state !== FIRST_STATE[err.kind];
   }
   return false;
 }
@@ -140,7 +141,7 @@ export class MpfClient {
   /** Starts a swap and answers once the provider initialised it: the view, pin_url and pin_token. */
   async startSwap(body: SwapStartRequest, start: StartOptions = {}): Promise<StartedSwap> {
     // Paused or breaker open: nothing starts (a half-open breaker's trial is this swap's, if unclaimed).
-    return this.admitted('initiate', 'swap', trialKey(body, 'txn_ref', swapWorkflowId), 'initializing', () => this.flows.startSwap(body, start));
+    return this.admitted('initiate', 'swap', trialKey(body, 'txn_ref', swapWorkflowId), () => this.flows.startSwap(body, start));
   }
 
   /** The swap's view, with the deliveries of its merchant events. */
@@ -183,7 +184,7 @@ export class MpfClient {
 
   /** Creates a payment link and answers once the provider created it (pay_link, payment_ref). */
   async createLink(body: LinkCreateRequest, start: StartOptions = {}): Promise<CreatedLink> {
-    return this.admitted('create', 'payment link', trialKey(body, 'txn_merchant_ref', linkWorkflowId), 'creating', () => this.flows.createLink(body, start));
+    return this.admitted('create', 'payment link', trialKey(body, 'txn_merchant_ref', linkWorkflowId), () => this.flows.createLink(body, start));
   }
 
   /**
@@ -191,12 +192,12 @@ export class MpfClient {
    * claimed a half-open breaker's trial and then started nothing, the trial is given back before
    * the error is answered, so the next start may be the trial at once.
    */
-  private async admitted<T>(cls: MoneyClass, what: string, key: string | undefined, firstState: string, start: () => Promise<T>): Promise<T> {
+  private async admitted<T>(cls: MoneyClass, what: string, key: string | undefined, start: () => Promise<T>): Promise<T> {
     const claimed = await this.providerGuard.admit(cls, what, key);
     try {
       return await start();
     } catch (err) {
-      if (claimed && key !== undefined && startedNothing(err, firstState)) await this.providerGuard.releaseTrial(cls, key);
+      if (claimed && key !== undefined && startedNothing(err)) await this.providerGuard.releaseTrial(cls, key);
       throw err;
     }
   }

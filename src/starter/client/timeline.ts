@@ -23,6 +23,7 @@ import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { EVENT_TYPE_OF_STATE, EVENTS_MEMO_FIELD, type FlowEvent } from '../../contract/merchant-events';
 import type { FlowKind } from '../../workflows/flow-ids';
+import { FIRST_STATE } from '../../contract/flow-kinds';
 
 export type TimelineKind = 'state' | 'provider_call' | 'notification' | 'operator';
 
@@ -168,9 +169,6 @@ function states(kind: FlowKind, memoEvents: readonly FlowEvent[] | undefined, ev
   const told = memoEvents.map((e): TimelineEntry => ({ at: e.timestamp, kind: 'state', name: typeof e.data?.state === 'string' ? e.data.state : e.type, detail: e.type }));
   return [...silent, ...told];
 }
-
-/** The first state of each kind of flow: the one state that has no event (EVENT_TYPE_OF_STATE) and leads to all others. */
-const FIRST_STATE: Readonly<Record<FlowKind, string>> = { swap: 'initializing', payment_link: 'creating' };
 
 /**
  * The events a flow keeps in its (decoded) memo, or undefined when only its `events` query can

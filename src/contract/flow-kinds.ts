@@ -8,7 +8,7 @@ export type FlowKind = 'swap' | 'payment_link';
 export const FLOW_ID_PREFIX: Readonly<Record<FlowKind, string>> = { swap: 'swap-', payment_link: 'paylink-' };
 
 /** Each flow's first state: the one that has no merchant event, before its first provider call answered. */
-export const FIRST_STATE: Readonly<Record<FlowKind, string>> = { swap: 'initializing', payment_link: 'creating' };
+export const FIRST_STATE = { swap: 'initializing', payment_link: 'creating' } as const satisfies Readonly<Record<FlowKind, string>>;
 
 /** Each prefix ends in '-'; the words before it as one alternation for a pattern: `swap|paylink`. */
 export const FLOW_ID_WORDS: string = Object.values(FLOW_ID_PREFIX)

@@ -44,6 +44,7 @@ import { isAlreadyStarted, isClosedBeforeAnswer, isDeadlineExceeded, isNoPoller 
 import { type ClientTokens, sha256, type TokenMemo } from './tokens';
 import { memoEventsOf, readTimeline, type TimelineEntry } from './timeline';
 import { EVENTS_MEMO_FIELD } from '../../contract/merchant-events';
+import { FIRST_STATE } from '../../contract/flow-kinds';
 import { notificationUrl, pinUrl } from './urls';
 import { closedExecutionView, type CreatedLink, EXECUTION_OF_STATUS, type StartedSwap, type StartOptions, TERMINAL_STATES, type Viewed } from './views';
 import type { PaymentLinkWorkflow, SwapWorkflow } from './workflow-refs';
@@ -55,7 +56,7 @@ const COMPLETED_FALLBACK_MS = 1_000;
 interface StartStatus {
   kind: FlowKind;
   ref: string;
-  state: 'initializing' | 'creating';
+  state: (typeof FIRST_STATE)[FlowKind];
 }
 
 /** Temporal Web's summary and details of a flow, given at start (flow-summary.ts: no personal data). */
@@ -170,7 +171,7 @@ export class Flows {
       staticDetails: swapStaticDetails({ ...req, pin_max_attempts: input.pin_max_attempts, started_at: startedAt }),
     };
     const listed: ListMemo = { amount: req.amount, currency: req.from_currency, customer_ref: req.user_ref };
-    const op = (customer: boolean) => new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, { kind: 'swap', ref: req.txn_ref, state: 'initializing' }, listed, customer));
+    const op = (customer: boolean) => new WithStartWorkflowOperation<SwapWorkflow>(SWAP_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, { kind: 'swap', ref: req.txn_ref, state: FIRST_STATE.swap }, listed, customer));
     const swap = await this.startWithUpdate(op, swapInitializedUpdate, 'swap', () => this.getSwap(workflowId));
     return { swap, pin_url: this.pinUrl(workflowId, pinToken), pin_token: pinToken };
   }
@@ -241,7 +242,7 @@ export class Flows {
       staticDetails: linkStaticDetails({ ...input.request, lifetime_seconds: input.lifetime_seconds, started_at: new Date().toISOString() }),
     };
     const listed: ListMemo = { amount: req.amount, currency: req.currency, customer_ref: req.user_ref };
-    const op = (customer: boolean) => new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, { kind: 'payment_link', ref: req.txn_merchant_ref, state: 'creating' }, listed, customer));
+    const op = (customer: boolean) => new WithStartWorkflowOperation<PaymentLinkWorkflow>(LINK_WORKFLOW_TYPE, this.startOptions(workflowId, input, memo, metadata, { kind: 'payment_link', ref: req.txn_merchant_ref, state: FIRST_STATE.payment_link }, listed, customer));
     const link = await this.startWithUpdate(op, linkCreatedUpdate, 'payment_link', () => this.getLink(workflowId));
     return { link };
   }

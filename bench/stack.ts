@@ -56,6 +56,8 @@ export interface BenchStack {
   namespace: string;
   server?: DevServer;
   client: Client;
+  /** The workers' connection (a variant's worker joins it: bench/ablation.ts). */
+  native: NativeConnection;
   mpf: MpfClient;
   gateway: RunningGateway;
   simUrl: string;
@@ -234,6 +236,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       namespace,
       server,
       client,
+      native,
       mpf,
       gateway,
       simUrl,

@@ -1,0 +1,189 @@
+/**
+ * `npx tsx bench/ablation.ts --family swap|link [--concurrency 10] [--seconds 12] [--reps 3] [--label L]`:
+ * where our extra cost per flow goes, feature by feature, measured by taking one feature out at a
+ * time. Every variant is OUR workflow code, bundled with one workflow API made a no-op (the
+ * bundle's `@temporalio/workflow` is a wrapper, bench/ablation-sdk.ts), on a worker and task queue
+ * of its own in the same stack, driven by our typed client exactly as the load curve drives ours:
+ *
+ *   ours       as shipped
+ *   -state-sa  upsertSearchAttributes a no-op: no `MpfState` upsert per state (the start's attributes stay)
+ *   -memo      upsertMemo a no-op: no events list kept in the memo
+ *   -patches   patched() answers true without a marker: no patch marker, no TemporalChangeVersion upsert
+ *   -log       the workflow logger a no-op: no log line per state (a sink call each)
+ *   -all       the four together
+ *   equal      the equal-work control (bench/control/equal-work-*)
+ *
+ * Steps of every variant are interleaved, their order rotating from repetition to repetition;
+ * figures are medians over repetitions: throughput, PIN→outcome / payment→completed p50 and p99,
+ * CPU ms per flow of this process (client, workers, gateway) and of the Temporal server. The
+ * variants are bench-only measurements, never a configuration: a flow of a variant is not what we
+ * ship (an operator could not search it by state, a console could not list its events).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { FAILURE_CONVERTER_PATH } from '../src/codec/data-converter';
+import { ProviderClient } from '../src/provider/client';
+import { SIMULATOR_DEFAULT_CREDENTIALS } from '../src/simulator/options';
+import { MpfClient } from '../src/starter/client/mpf-client';
+import { createMpfWorker, preloadWorkflowModules, WORKFLOWS_PATH } from '../src/worker';
+import { mpfWorkflowInterceptorModules } from '../src/observability/worker-interceptors';
+import { ABLATIONS, type Ablation } from './ablation-sdk';
+import { runStep, type StepResult } from './curve';
+import { type Family, flowRunner } from './flows';
+import { procCpuMs } from './proc';
+import { startBenchStack, type BenchStack } from './stack';
+
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+type Variant = 'ours' | `-${Ablation}` | '-all' | 'equal';
+const VARIANTS: Variant[] = ['ours', ...ABLATIONS.map((a) => `-${a}` as const), '-all', 'equal'];
+
+const quietLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * Our workflows bundled with `off` made no-ops: the bundle's `@temporalio/workflow` resolves to a
+ * generated module that re-exports the SDK with those functions replaced (ablation-sdk.ts).
+ */
+async function ablatedBundle(off: readonly Ablation[]): Promise<Awaited<ReturnType<typeof bundleWorkflowCode>>> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-ablation-'));
+  const wrapper = path.join(dir, 'workflow-sdk.js');
+  const sdk = require.resolve('@temporalio/workflow/lib/index.js');
+  fs.writeFileSync(wrapper, `module.exports = require(${JSON.stringify(require.resolve('./ablation-sdk'))}).ablate(require(${JSON.stringify(sdk)}), ${JSON.stringify(off)});\n`);
+  return bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    preloadModules: preloadWorkflowModules(),
+    failureConverterPath: FAILURE_CONVERTER_PATH,
+    workflowInterceptorModules: mpfWorkflowInterceptorModules(),
+    logger: quietLogger,
+    webpackConfigHook: (config) => ({
+      ...config,
+      resolve: { ...config.resolve, alias: { ...(config.resolve?.alias as Record<string, string> | undefined), '@temporalio/workflow$': wrapper } },
+    }),
+  });
+}
+
+/** A worker of our code with `off` taken out, on a task queue of its own, and our typed client for it. */
+async function startVariant(stack: BenchStack, name: string, off: readonly Ablation[], cleanups: (() => Promise<void>)[]): Promise<MpfClient> {
+  const taskQueue = `bench-ablate${name}-${process.pid}-${Date.now().toString(36)}`;
+  const provider = new ProviderClient({ baseUrl: stack.simUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
+  cleanups.push(() => provider.close());
+  const worker: Worker = await createMpfWorker({
+    connection: stack.native,
+    namespace: stack.namespace,
+    taskQueue,
+    keys: stack.keys,
+    provider,
+    workflowBundle: await ablatedBundle(off),
+    versioning: { deploymentName: `mpf-bench-ablate${name}`, buildId: 'ablated', promote: 'always' },
+  });
+  const running = worker.run();
+  cleanups.push(async () => {
+    worker.shutdown();
+    await running;
+  });
+  const mpf = new MpfClient({ client: stack.client, taskQueue, keys: stack.keys, publicUrl: stack.mpf.publicUrl });
+  return mpf;
+}
+
+interface Row {
+  variant: Variant;
+  steps: StepResult[];
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      family: { type: 'string', default: 'swap' },
+      concurrency: { type: 'string', default: '10' },
+      seconds: { type: 'string', default: '12' },
+      reps: { type: 'string', default: '3' },
+      variants: { type: 'string', default: VARIANTS.join(',') },
+      label: { type: 'string' },
+    },
+  });
+  const family = values.family as Family;
+  if (family !== 'swap' && family !== 'link') throw new Error('--family swap|link');
+  const variants = values.variants.split(',') as Variant[];
+  for (const v of variants) if (!VARIANTS.includes(v)) throw new Error(`--variants: ${v} is not one of ${VARIANTS.join(', ')}`);
+  const c = Number(values.concurrency);
+  const seconds = Number(values.seconds);
+  const reps = Number(values.reps);
+  const load0 = os.loadavg();
+  const stack = await startBenchStack({ simulatorProcess: true });
+  const cleanups: (() => Promise<void>)[] = [];
+  try {
+    const runners = new Map<Variant, ReturnType<typeof flowRunner>>();
+    for (const v of variants) {
+      if (v === 'ours' || v === 'equal') runners.set(v, flowRunner(stack, family, v));
+      else {
+        const off = v === '-all' ? ABLATIONS : [v.slice(1) as Ablation];
+        const mpf = await startVariant(stack, v, off, cleanups);
+        runners.set(v, flowRunner({ ...stack, mpf }, family, 'ours'));
+      }
+    }
+    // Warm every variant (JIT, connections, its guard's first reading).
+    for (const v of variants) for (let i = 0; i < 5; i++) await runners.get(v)!();
+    const cpu = () => ({ node: procCpuMs(process.pid), server: procCpuMs(stack.server?.pid), simulator: procCpuMs(stack.simulatorPid) });
+    const rows = new Map<Variant, Row>(variants.map((v) => [v, { variant: v, steps: [] }]));
+    for (let r = 0; r < reps; r++) {
+      const order = variants.map((_, i) => variants[(i + r) % variants.length]!);
+      for (const v of order) {
+        const step = await runStep(runners.get(v)!, c, { warmMs: 1_000, windowMs: seconds * 1000, minFlows: 2 * c, maxWindowMs: 3 * seconds * 1000 }, cpu);
+        rows.get(v)!.steps.push(step);
+        console.error(`rep ${r + 1} ${v}: ${step.flowsPerSec.toFixed(1)} flows/s, node ${step.cpuMsPerFlow?.node?.toFixed(1)} server ${step.cpuMsPerFlow?.server?.toFixed(1)} ms/flow, ${step.errors} errors`);
+      }
+    }
+    const load1 = os.loadavg();
+    const base = rows.get('ours');
+    const equal = rows.get('equal');
+    const fig = (row: Row, f: (s: StepResult) => number): number => median(row.steps.map(f));
+    const outcome = family === 'swap' ? 'PIN→outcome' : 'payment→completed';
+    const lines = [
+      `# Ablation: ${family}, c=${c}`,
+      '',
+      `\`npx tsx bench/ablation.ts --family ${family} --concurrency ${c} --seconds ${seconds} --reps ${reps}\`, ${new Date().toISOString()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}, Node ${process.version}. Load (1, 5, 15 min) before ${load0.map((x) => x.toFixed(2)).join(', ')}, after ${load1.map((x) => x.toFixed(2)).join(', ')}.`,
+      '',
+      `| variant | flows/s | ÷ ours | ÷ equal-work | ${outcome} p50 / p99 (ms) | CPU ms per flow: bench process | server | bench + server | ÷ equal-work (bench + server) | errors |`,
+      '|---|---:|---:|---:|---|---:|---:|---:|---:|---:|',
+    ];
+    for (const v of variants) {
+      const row = rows.get(v)!;
+      const tput = fig(row, (s) => s.flowsPerSec);
+      const node = fig(row, (s) => s.cpuMsPerFlow?.node ?? Number.NaN);
+      const server = fig(row, (s) => s.cpuMsPerFlow?.server ?? Number.NaN);
+      const both = fig(row, (s) => (s.cpuMsPerFlow?.node ?? Number.NaN) + (s.cpuMsPerFlow?.server ?? Number.NaN));
+      const ratio = (r: Row | undefined, f: (s: StepResult) => number, x: number): string => (r ? `${(x / fig(r, f)).toFixed(2)}×` : '—');
+      const eqBoth = equal ? fig(equal, (s) => (s.cpuMsPerFlow?.node ?? Number.NaN) + (s.cpuMsPerFlow?.server ?? Number.NaN)) : Number.NaN;
+      lines.push(
+        `| ${v} | ${tput.toFixed(1)} | ${ratio(base, (s) => s.flowsPerSec, tput)} | ${ratio(equal, (s) => s.flowsPerSec, tput)} | ${fig(row, (s) => s.toOutcome.median).toFixed(0)} / ${fig(row, (s) => s.toOutcome.p99).toFixed(0)} | ${node.toFixed(1)} | ${server.toFixed(1)} | ${both.toFixed(1)} | ${equal ? `${(both / eqBoth).toFixed(2)}×` : '—'} | ${row.steps.reduce((a, s) => a + s.errors, 0)} |`,
+      );
+    }
+    const md = lines.join('\n');
+    console.log(md);
+    if (values.label) {
+      const dir = path.join(__dirname, 'results');
+      fs.writeFileSync(path.join(dir, `${values.label}.md`), `${md}\n`);
+      fs.writeFileSync(path.join(dir, `${values.label}.json`), `${JSON.stringify({ family, concurrency: c, seconds, reps, load: [load0, load1], rows: [...rows.values()] }, null, 1)}\n`);
+    }
+  } finally {
+    for (const done of cleanups.reverse()) await done().catch(() => undefined);
+    await stack.stop();
+  }
+}
+
+main().then(
+  () => setTimeout(() => process.exit(0), 1_000).unref(),
+  (err: unknown) => {
+    console.error('ablation failed:', err);
+    process.exit(1);
+  },
+);

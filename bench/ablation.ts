@@ -31,15 +31,14 @@ import { MpfClient } from '../src/starter/client/mpf-client';
 import { createMpfWorker, preloadWorkflowModules, WORKFLOWS_PATH } from '../src/worker';
 import { mpfWorkflowInterceptorModules } from '../src/observability/worker-interceptors';
 import { ABLATIONS, type Ablation } from './ablation-sdk';
-import { runStep, type StepResult } from './curve';
+import { type CpuProbe, runStep, type StepBounds, type StepResult } from './curve';
 import { type Family, flowRunner } from './flows';
+import { type HistoryCounts, historyCounts } from './history-counts';
 import { procCpuMs } from './proc';
 import { startBenchStack, type BenchStack } from './stack';
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
-
-type Variant = 'ours' | `-${Ablation}` | '-all' | 'equal';
-const VARIANTS: Variant[] = ['ours', ...ABLATIONS.map((a) => `-${a}` as const), '-all', 'equal'];
+export type Variant = 'ours' | `-${Ablation}` | '-all' | 'equal';
+export const VARIANTS: Variant[] = ['ours', ...ABLATIONS.map((a) => `-${a}` as const), '-all', 'equal'];
 
 const quietLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
@@ -88,9 +87,18 @@ async function startVariant(stack: BenchStack, name: string, off: readonly Ablat
   return mpf;
 }
 
-interface Row {
+export interface AblationRow {
   variant: Variant;
   steps: StepResult[];
+  /** What one flow of the variant asked of the server (its closed history), run after the warm-up. */
+  history: HistoryCounts;
+}
+
+export interface AblationResult {
+  family: Family;
+  concurrency: number;
+  reps: number;
+  rows: AblationRow[];
 }
 
 const median = (xs: number[]): number => {
@@ -99,7 +107,76 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+/**
+ * The variants of one family at one concurrency, steps interleaved (order rotating per
+ * repetition), on `stack` (its CPU probe names the processes: node, server, postgresql, simulator).
+ */
+export async function benchAblation(
+  stack: BenchStack,
+  o: { family: Family; concurrency: number; reps: number; bounds: StepBounds; variants?: Variant[]; cpu: CpuProbe; say?: (what: string) => void },
+): Promise<AblationResult> {
+  const variants = o.variants ?? VARIANTS;
+  const cleanups: (() => Promise<void>)[] = [];
+  try {
+    const runners = new Map<Variant, ReturnType<typeof flowRunner>>();
+    for (const v of variants) {
+      if (v === 'ours' || v === 'equal') runners.set(v, flowRunner(stack, o.family, v));
+      else runners.set(v, flowRunner({ ...stack, mpf: await startVariant(stack, v, v === '-all' ? ABLATIONS : [v.slice(1) as Ablation], cleanups) }, o.family, 'ours'));
+    }
+    // Warm every variant (JIT, connections, its guard's first reading); then one more flow each, whose history is counted.
+    const rows = new Map<Variant, AblationRow>();
+    for (const v of variants) {
+      for (let i = 0; i < 5; i++) await runners.get(v)!();
+      const one = await runners.get(v)!();
+      rows.set(v, { variant: v, steps: [], history: await historyCounts(stack.client, one.workflowId) });
+    }
+    for (let r = 0; r < o.reps; r++) {
+      for (const v of variants.map((_, i) => variants[(i + r) % variants.length]!)) {
+        const step = await runStep(runners.get(v)!, o.concurrency, o.bounds, o.cpu);
+        rows.get(v)!.steps.push(step);
+        const cpu = Object.entries(step.cpuMsPerFlow ?? {}).map(([k, ms]) => `${k} ${ms.toFixed(1)}`).join(', ');
+        o.say?.(`ablation ${o.family} rep ${r + 1} ${v}: ${step.flowsPerSec.toFixed(1)} flows/s; CPU ms per flow: ${cpu}; ${step.errors} errors`);
+      }
+    }
+    return { family: o.family, concurrency: o.concurrency, reps: o.reps, rows: [...rows.values()] };
+  } finally {
+    for (const done of cleanups.reverse()) await done().catch(() => undefined);
+  }
+}
+
+/** A history's events, and of them: markers, search-attribute upserts (ours and the SDK's TemporalChangeVersion), memo updates. */
+export function historyShape(h: HistoryCounts): string {
+  const n = (t: string): number => h.eventTypes.filter((x) => x === t).length;
+  return `${h.events} / ${n('markerRecorded')} / ${n('upsertWorkflowSearchAttributes')} / ${n('workflowPropertiesModified')}`;
+}
+
+/** The result as a markdown table: medians over repetitions, each variant ÷ ours and ÷ the equal-work control. */
+export function ablationTable(r: AblationResult): string {
+  const fig = (row: AblationRow, f: (s: StepResult) => number): number => median(row.steps.map(f));
+  const cpuOf = (s: StepResult, k: string): number => s.cpuMsPerFlow?.[k] ?? Number.NaN;
+  const ours = r.rows.find((x) => x.variant === 'ours');
+  const equal = r.rows.find((x) => x.variant === 'equal');
+  const procs = ['node', 'server', 'postgresql'].filter((k) => r.rows.some((row) => row.steps.some((s) => s.cpuMsPerFlow?.[k] !== undefined)));
+  const total = (s: StepResult): number => procs.reduce((a, k) => a + cpuOf(s, k), 0);
+  const ratio = (base: AblationRow | undefined, f: (s: StepResult) => number, x: number): string => (base ? `${(x / fig(base, f)).toFixed(2)}×` : '—');
+  const outcome = r.family === 'swap' ? 'PIN→outcome' : 'payment→completed';
+  const name = (k: string): string => (k === 'node' ? 'bench process' : k === 'server' ? 'Temporal server' : 'PostgreSQL');
+  const lines = [
+    `| variant (${r.family}, c=${r.concurrency}, ${r.reps} rep(s), medians) | history events: all / markers / search-attribute upserts / memo updates | flows/s | ÷ ours | ÷ equal-work | ${outcome} p50 / p99 (ms) | ${procs.map((k) => `CPU ms per flow: ${name(k)}`).join(' | ')} | all of them | ÷ equal-work | errors |`,
+    `|---|---|---:|---:|---:|---|${procs.map(() => '---:|').join('')}---:|---:|---:|`,
+  ];
+  for (const row of r.rows) {
+    const tput = fig(row, (s) => s.flowsPerSec);
+    const all = fig(row, total);
+    lines.push(
+      `| ${row.variant} | ${historyShape(row.history)} | ${tput.toFixed(1)} | ${ratio(ours, (s) => s.flowsPerSec, tput)} | ${ratio(equal, (s) => s.flowsPerSec, tput)} | ${fig(row, (s) => s.toOutcome.median).toFixed(0)} / ${fig(row, (s) => s.toOutcome.p99).toFixed(0)} | ${procs.map((k) => fig(row, (s) => cpuOf(s, k)).toFixed(1)).join(' | ')} | ${all.toFixed(1)} | ${ratio(equal, total, all)} | ${row.steps.reduce((a, s) => a + s.errors, 0)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
 async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   const { values } = parseArgs({
     options: {
       family: { type: 'string', default: 'swap' },
@@ -114,73 +191,35 @@ async function main(): Promise<void> {
   if (family !== 'swap' && family !== 'link') throw new Error('--family swap|link');
   const variants = values.variants.split(',') as Variant[];
   for (const v of variants) if (!VARIANTS.includes(v)) throw new Error(`--variants: ${v} is not one of ${VARIANTS.join(', ')}`);
-  const c = Number(values.concurrency);
-  const seconds = Number(values.seconds);
-  const reps = Number(values.reps);
+  const [c, seconds, reps] = [Number(values.concurrency), Number(values.seconds), Number(values.reps)];
   const load0 = os.loadavg();
   const stack = await startBenchStack({ simulatorProcess: true });
-  const cleanups: (() => Promise<void>)[] = [];
   try {
-    const runners = new Map<Variant, ReturnType<typeof flowRunner>>();
-    for (const v of variants) {
-      if (v === 'ours' || v === 'equal') runners.set(v, flowRunner(stack, family, v));
-      else {
-        const off = v === '-all' ? ABLATIONS : [v.slice(1) as Ablation];
-        const mpf = await startVariant(stack, v, off, cleanups);
-        runners.set(v, flowRunner({ ...stack, mpf }, family, 'ours'));
-      }
-    }
-    // Warm every variant (JIT, connections, its guard's first reading).
-    for (const v of variants) for (let i = 0; i < 5; i++) await runners.get(v)!();
     const cpu = () => ({ node: procCpuMs(process.pid), server: procCpuMs(stack.server?.pid), simulator: procCpuMs(stack.simulatorPid) });
-    const rows = new Map<Variant, Row>(variants.map((v) => [v, { variant: v, steps: [] }]));
-    for (let r = 0; r < reps; r++) {
-      const order = variants.map((_, i) => variants[(i + r) % variants.length]!);
-      for (const v of order) {
-        const step = await runStep(runners.get(v)!, c, { warmMs: 1_000, windowMs: seconds * 1000, minFlows: 2 * c, maxWindowMs: 3 * seconds * 1000 }, cpu);
-        rows.get(v)!.steps.push(step);
-        console.error(`rep ${r + 1} ${v}: ${step.flowsPerSec.toFixed(1)} flows/s, node ${step.cpuMsPerFlow?.node?.toFixed(1)} server ${step.cpuMsPerFlow?.server?.toFixed(1)} ms/flow, ${step.errors} errors`);
-      }
-    }
+    const bounds = { warmMs: 1_000, windowMs: seconds * 1000, minFlows: 2 * c, maxWindowMs: 3 * seconds * 1000 };
+    const r = await benchAblation(stack, { family, concurrency: c, reps, bounds, variants, cpu, say: (w) => console.error(w) });
     const load1 = os.loadavg();
-    const base = rows.get('ours');
-    const equal = rows.get('equal');
-    const fig = (row: Row, f: (s: StepResult) => number): number => median(row.steps.map(f));
-    const outcome = family === 'swap' ? 'PIN→outcome' : 'payment→completed';
-    const lines = [
+    const md = [
       `# Ablation: ${family}, c=${c}`,
       '',
-      `\`npx tsx bench/ablation.ts --family ${family} --concurrency ${c} --seconds ${seconds} --reps ${reps}\`, ${new Date().toISOString()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}, Node ${process.version}. Load (1, 5, 15 min) before ${load0.map((x) => x.toFixed(2)).join(', ')}, after ${load1.map((x) => x.toFixed(2)).join(', ')}.`,
+      `\`npx tsx bench/ablation.ts --family ${family} --concurrency ${c} --seconds ${seconds} --reps ${reps}${values.variants === VARIANTS.join(',') ? '' : ` --variants ${values.variants}`}\`, ${new Date().toISOString()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}, Node ${process.version}. Load (1, 5, 15 min) before ${load0.map((x) => x.toFixed(2)).join(', ')}, after ${load1.map((x) => x.toFixed(2)).join(', ')}.`,
       '',
-      `| variant | flows/s | ÷ ours | ÷ equal-work | ${outcome} p50 / p99 (ms) | CPU ms per flow: bench process | server | bench + server | ÷ equal-work (bench + server) | errors |`,
-      '|---|---:|---:|---:|---|---:|---:|---:|---:|---:|',
-    ];
-    for (const v of variants) {
-      const row = rows.get(v)!;
-      const tput = fig(row, (s) => s.flowsPerSec);
-      const node = fig(row, (s) => s.cpuMsPerFlow?.node ?? Number.NaN);
-      const server = fig(row, (s) => s.cpuMsPerFlow?.server ?? Number.NaN);
-      const both = fig(row, (s) => (s.cpuMsPerFlow?.node ?? Number.NaN) + (s.cpuMsPerFlow?.server ?? Number.NaN));
-      const ratio = (r: Row | undefined, f: (s: StepResult) => number, x: number): string => (r ? `${(x / fig(r, f)).toFixed(2)}×` : '—');
-      const eqBoth = equal ? fig(equal, (s) => (s.cpuMsPerFlow?.node ?? Number.NaN) + (s.cpuMsPerFlow?.server ?? Number.NaN)) : Number.NaN;
-      lines.push(
-        `| ${v} | ${tput.toFixed(1)} | ${ratio(base, (s) => s.flowsPerSec, tput)} | ${ratio(equal, (s) => s.flowsPerSec, tput)} | ${fig(row, (s) => s.toOutcome.median).toFixed(0)} / ${fig(row, (s) => s.toOutcome.p99).toFixed(0)} | ${node.toFixed(1)} | ${server.toFixed(1)} | ${both.toFixed(1)} | ${equal ? `${(both / eqBoth).toFixed(2)}×` : '—'} | ${row.steps.reduce((a, s) => a + s.errors, 0)} |`,
-      );
-    }
-    const md = lines.join('\n');
+      ablationTable(r),
+    ].join('\n');
     console.log(md);
     if (values.label) {
       const dir = path.join(__dirname, 'results');
       fs.writeFileSync(path.join(dir, `${values.label}.md`), `${md}\n`);
-      fs.writeFileSync(path.join(dir, `${values.label}.json`), `${JSON.stringify({ family, concurrency: c, seconds, reps, load: [load0, load1], rows: [...rows.values()] }, null, 1)}\n`);
+      fs.writeFileSync(path.join(dir, `${values.label}.json`), `${JSON.stringify({ ...r, seconds, load: [load0, load1] }, null, 1)}\n`);
     }
   } finally {
-    for (const done of cleanups.reverse()) await done().catch(() => undefined);
     await stack.stop();
   }
 }
 
-main().then(
+// Run as a script (the section's CLI); imported by bench/run.ts for `--only ablation`.
+if (require.main === module)
+  main().then(
   () => setTimeout(() => process.exit(0), 1_000).unref(),
   (err: unknown) => {
     console.error('ablation failed:', err);

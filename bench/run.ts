@@ -23,8 +23,12 @@
  *   --dynamic-config K=V   the dev server's dynamic config (repeatable), e.g. system.enableActivityEagerExecution=true
  *   --tuning JSON          worker option overrides for both workers, e.g. '{"maxCachedWorkflows":2000}'
  *   --only LIST            a subset of codec,http,swap,link,gateway (e.g. swap or link alone; only those families are warmed),
- *                          or going-live (not run by default): the gateway's starts/s with limits, Idempotency-Key, all ÷ all off
+ *                          or going-live (not run by default): the gateway's starts/s with limits, Idempotency-Key, all ÷ all off,
+ *                          or ablation (not run by default): where our extra CPU per flow goes, feature by feature —
+ *                          our workflow code with one feature taken out at a time (bench/ablation.ts), beside ours and
+ *                          the equal-work control, one concurrency per family
  *   --going-live-levels LIST  the going-live section's levels (default 2,5,10,20)
+ *   --ablation-levels S,L  the ablation section's concurrency for swaps and for links (default 10,20)
  *   --parked LIST          park this many swaps and as many links, cumulatively (e.g. 1000,10000; --full: 1000)
  *   --levels LIST          the swap curve's levels (default 1,2,5,10,20,50,100)
  *   --link-levels LIST     the link curve's levels (default 1,5,20,50; --full: as the swap's)
@@ -46,6 +50,7 @@ import { benchCodec } from './codec.bench';
 import { type CpuProbe, type Curve, halfKnee, knee, runCurve } from './curve';
 import { type Family, flowRunner, type Side } from './flows';
 import { benchGateway, type GatewayBenchResult } from './gateway.bench';
+import { type AblationResult, ablationTable, benchAblation } from './ablation';
 import { benchGoingLive, type GoingLiveResult, goingLiveKnee, goingLivePoint, goingLiveTable, VARIANT_LABEL, VARIANTS } from './going-live';
 import { type HistoryCounts, historyCounts, historyTable } from './history-counts';
 import { benchParked, type ParkedLevel } from './parked';
@@ -78,6 +83,7 @@ const { values: args } = parseArgs({
     'gateway-concurrency': { type: 'string' },
     parked: { type: 'string' },
     'going-live-levels': { type: 'string' },
+    'ablation-levels': { type: 'string' },
   },
 });
 
@@ -89,6 +95,7 @@ const SWAP_LEVELS = args.levels ? args.levels.split(',').map(Number) : pick(ALL_
 const LINK_LEVELS = args['link-levels'] ? args['link-levels'].split(',').map(Number) : pick([1, 5, 20, 50], ALL_LEVELS, [1, 2]);
 const CURVE = { reps: args.reps ? Number(args.reps) : pick(1, 3, 1), warmMs: pick(1_000, 2_000, 0), windowMs: pick(4_000, 8_000, 1_000), minFlows: pick(10, 20, 1), maxWindowMs: pick(20_000, 40_000, 5_000) };
 const GOING_LIVE_LEVELS = args['going-live-levels'] ? args['going-live-levels'].split(',').map(Number) : pick([2, 5, 10, 20], [2, 5, 10, 20, 50], [1, 2]);
+const [ABLATION_SWAP_C, ABLATION_LINK_C] = (args['ablation-levels'] ?? pick('10,20', '10,20', '2,2')).split(',').map(Number) as [number, number];
 const PARKED = (args.parked ?? pick('', '1000', '')).split(',').filter(Boolean).map(Number);
 const WATCHDOG_MS = pick(600_000, 3_600_000, 240_000) + PARKED.reduce((a, n) => a + n * 500, 0);
 
@@ -137,6 +144,8 @@ interface Measured {
   parked: ParkedLevel[];
   /** The price of going live per start (--only going-live). */
   goingLive?: GoingLiveResult;
+  /** Where our extra CPU per flow goes, feature by feature (--only ablation). */
+  ablation: AblationResult[];
   /** The PostgreSQL topology, with --cluster (stopped by the end; its info names the server). */
   cluster?: RunningCluster;
 }
@@ -154,9 +163,9 @@ async function main(): Promise<void> {
     simProcess: !args['sim-inline'],
   };
   const step: Step = (what) => console.error(`[bench ${(msSince(t0) / 1000).toFixed(1)}s] ${what}`);
-  const m: Measured = { sections: [], figures: [], curves: [], histories: [], gateway: {}, parked: [] };
+  const m: Measured = { sections: [], figures: [], curves: [], histories: [], gateway: {}, parked: [], ablation: [] };
   await benchStandalone(m, step);
-  if (['swap', 'link', 'gateway', 'going-live'].some((x) => ONLY.has(x)) || PARKED.length) await benchFlows(m, step, run.simProcess);
+  if (['swap', 'link', 'gateway', 'going-live', 'ablation'].some((x) => ONLY.has(x)) || PARKED.length) await benchFlows(m, step, run.simProcess);
   writeReport(m, run);
 }
 
@@ -225,6 +234,11 @@ async function benchFlows(m: Measured, step: Step, simProcess: boolean): Promise
     await benchCurves(m, stack, step, cpu);
     if (ONLY.has('gateway')) await benchGatewaySection(m, stack, step);
     if (ONLY.has('going-live')) await benchGoingLiveSection(m, stack, step, cpu);
+    if (ONLY.has('ablation'))
+      for (const [family, concurrency] of [['swap', ABLATION_SWAP_C], ['link', ABLATION_LINK_C]] as const) {
+        step(`ablation: ${family} at c=${concurrency}, ours with one workflow feature taken out at a time, ${CURVE.reps} rep(s)`);
+        m.ablation.push(await benchAblation(stack, { family, concurrency, reps: CURVE.reps, bounds: CURVE, cpu, say: step }));
+      }
     if (PARKED.length) await benchParkedSection(m, stack, step);
   } finally {
     step('shutting down');
@@ -387,7 +401,7 @@ function parkedTable(parked: ParkedLevel[]): string {
 
 /** Writes bench/results/<label>.{md,svg,json} and prints the table. */
 function writeReport(m: Measured, run: { t0: bigint; startedAt: string; loadBefore: string; commitAtStart?: string; simProcess: boolean }): void {
-  const { figures, curves, histories, gateway, parked, sections, cluster, goingLive } = m;
+  const { figures, curves, histories, gateway, parked, sections, cluster, goingLive, ablation } = m;
   const { startedAt, loadBefore } = run;
   const wallS = msSince(run.t0) / 1000;
   const loadAfter = uptime();
@@ -446,11 +460,20 @@ function writeReport(m: Measured, run: { t0: bigint; startedAt: string; loadBefo
       : []),
     ...(parked.length ? ['## Parked flows: the last starts before each target, and the provider guard\'s traffic', '', parkedTable(parked), ''] : []),
     ...(goingLive ? [`## The price of going live per start (POST /v1/swaps through the gateway, ${goingLive.reps} repetition(s), variants alternating)`, '', goingLiveTable(goingLive), ''] : []),
+    ...(ablation.length
+      ? [
+          '## Where our extra CPU goes, feature by feature (ours with one workflow feature taken out at a time: bench/ablation.ts)',
+          '',
+          '`-state-sa`: no `MpfState` upsert per state; `-memo`: no events list in the memo; `-patches`: no patch marker (nor its `TemporalChangeVersion` upsert); `-log`: no workflow log line per state; `-all`: the four. Measurements only: a variant is not a configuration.',
+          '',
+          ...ablation.flatMap((a) => [ablationTable(a), '']),
+        ]
+      : []),
     ...(histories.length ? ['## What one flow asks of the server (from its history)', '', historyTable(histories), ''] : []),
     ...(curves.length ? [`![load curve](${LABEL}.svg)`, ''] : []),
   ].join('\n');
   const svg = curves.length ? curveChart(curves, `${LABEL}: ${meta.commit ?? ''} ${startedAt.slice(0, 16)}Z, ${machine.cpus} cores, ${/load average.*/.exec(loadBefore)?.[0] ?? ''} before`) : undefined;
-  const files = writeRunFiles(LABEL, { md, svg, json: { ...meta, figures, curves, histories, gateway, parked, sections, ...(goingLive ? { goingLive } : {}) } }, args['out-dir'] ?? RESULTS_DIR);
+  const files = writeRunFiles(LABEL, { md, svg, json: { ...meta, figures, curves, histories, gateway, parked, sections, ...(goingLive ? { goingLive } : {}), ...(ablation.length ? { ablation } : {}) } }, args['out-dir'] ?? RESULTS_DIR);
   console.log(md);
   console.log(`\nwall time ${wallS.toFixed(1)} s; results: ${files.join(', ')}`);
 }

@@ -1,7 +1,8 @@
 /**
  * The benchmark cannot rot. `npm run bench -- --quick` (tiny sizes, no timing
  * assertions) runs every section, both controls included, against the test run's Temporal server with the simulator in its
- * own process, parks a few flows on `mpf worker` and `mpf gateway` processes, and writes the table, the chart and the JSON; plus the pure parts (goal marks,
+ * own process, parks a few flows on `mpf worker` and `mpf gateway` processes, and writes the table, the chart and the JSON; the
+ * ablation section (`--only ablation`) alike, each variant checked to take out what it names; plus the pure parts (goal marks,
  * the knee, the SVG writer).
  */
 import { test } from 'node:test';
@@ -86,6 +87,39 @@ test('npm run bench -- --quick runs every section and writes the table, the char
     const md = fs.readFileSync(path.join(out, 'smoke.md'), 'utf8');
     assert.match(md, /Goals met: \d+ of \d+/);
     assert.match(fs.readFileSync(path.join(out, 'smoke.svg'), 'utf8'), /<svg[^>]*>[\s\S]*<path [\s\S]*<\/svg>/);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+});
+
+test('npm run bench -- --quick --only ablation takes each workflow feature out of our flows, and the four leave no marker, upsert or memo update', { timeout: TIMEOUT_MS + 30_000 }, async () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-bench-ablation-'));
+  const address = process.env.MPF_TEST_TEMPORAL_ADDRESS;
+  const args = ['--quick', '--only', 'ablation', '--label', 'ablation', '--out-dir', out, ...(address ? ['--temporal-address', address] : [])];
+  const { code, output: log } = await runRepoScript('bench/run.ts', args, TIMEOUT_MS);
+  try {
+    assert.equal(code, 0, log);
+    const json = JSON.parse(fs.readFileSync(path.join(out, 'ablation.json'), 'utf8'));
+    assert.deepEqual(json.ablation.map((a: { family: string }) => a.family), ['swap', 'link']);
+    for (const a of json.ablation as { family: string; rows: { variant: string; steps: { errors: number; flowsPerSec: number }[]; history: { events: number; eventTypes: string[] } }[] }[]) {
+      assert.deepEqual(a.rows.map((r) => r.variant), ['ours', '-state-sa', '-memo', '-patches', '-log', '-all', 'equal']);
+      for (const r of a.rows) assert.ok(r.steps.length > 0 && r.steps.every((s) => s.errors === 0 && s.flowsPerSec > 0), `${a.family} ${r.variant}`);
+      const count = (variant: string, type: string): number => a.rows.find((r) => r.variant === variant)!.history.eventTypes.filter((t) => t === type).length;
+      // Each variant takes out what it says, and only that.
+      assert.ok(count('ours', 'upsertWorkflowSearchAttributes') >= 3 && count('ours', 'workflowPropertiesModified') >= 2 && count('ours', 'markerRecorded') === 1, `${a.family} ours`);
+      assert.equal(count('-state-sa', 'upsertWorkflowSearchAttributes'), 1, `${a.family}: only the patch's TemporalChangeVersion upsert is left`);
+      assert.equal(count('-state-sa', 'workflowPropertiesModified'), count('ours', 'workflowPropertiesModified'));
+      assert.equal(count('-memo', 'workflowPropertiesModified'), 0);
+      assert.equal(count('-memo', 'upsertWorkflowSearchAttributes'), count('ours', 'upsertWorkflowSearchAttributes'));
+      assert.equal(count('-patches', 'markerRecorded'), 0);
+      assert.equal(count('-patches', 'upsertWorkflowSearchAttributes'), count('ours', 'upsertWorkflowSearchAttributes') - 1);
+      // (Whole histories vary in length with timing: a signal may come in a workflow task of its own.)
+      const commands = (variant: string): number[] => ['markerRecorded', 'upsertWorkflowSearchAttributes', 'workflowPropertiesModified'].map((t) => count(variant, t));
+      assert.deepEqual(commands('-log'), commands('ours'), 'a log line is no command');
+      assert.deepEqual(commands('-all'), [0, 0, 0], `${a.family}: with the four taken out, our flow records no marker, upsert or memo update`);
+      assert.deepEqual(commands('equal'), [0, 0, 0]);
+    }
+    assert.match(fs.readFileSync(path.join(out, 'ablation.md'), 'utf8'), /## Where our extra CPU goes, feature by feature/);
   } finally {
     fs.rmSync(out, { recursive: true, force: true });
   }

@@ -25,6 +25,7 @@ import { closedFlowOutcome, EXECUTION_OF_STATUS } from '../../workflows/closed-f
 import type { FlowKind } from '../../workflows/flow-ids';
 import { InputError } from './errors';
 import { isDeadlineExceeded } from './temporal-errors';
+import { keywordOf } from './timeline';
 
 export const LIST_MAX_LIMIT = 100;
 export const LIST_DEFAULT_LIMIT = 20;
@@ -227,14 +228,7 @@ export function isUnknownSearchAttribute(err: unknown, name: string): boolean {
 const TOKEN_CALL_MS = 5_000;
 
 function keyword(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): string | undefined {
-  const p = info.searchAttributes?.indexedFields?.[name];
-  if (!p?.data) return undefined;
-  try {
-    const v = JSON.parse(Buffer.from(p.data).toString('utf8')) as unknown;
-    return typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : undefined;
-  } catch {
-    return undefined;
-  }
+  return keywordOf(info.searchAttributes?.indexedFields?.[name]);
 }
 
 function isoOf(ts: temporal.api.workflow.v1.IWorkflowExecutionInfo['startTime']): string | undefined {

@@ -51,12 +51,12 @@ function iso(ts: Ts): string | undefined {
   return new Date(Number(ts.seconds ?? 0) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6)).toISOString();
 }
 
-/** A keyword search attribute's value from its (plaintext JSON) payload. */
+/** A keyword search attribute's value from its (plaintext JSON) payload (of a keyword list, its first). */
 export function keywordOf(p: temporal.api.common.v1.IPayload | null | undefined): string | undefined {
   if (!p?.data) return undefined;
   try {
     const v = JSON.parse(Buffer.from(p.data).toString('utf8')) as unknown;
-    return typeof v === 'string' ? v : undefined;
+    return typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : undefined;
   } catch {
     return undefined;
   }

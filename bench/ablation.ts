@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { FAILURE_CONVERTER_PATH } from '../src/codec/data-converter';
 import { ProviderClient } from '../src/provider/client';
 import { SIMULATOR_DEFAULT_CREDENTIALS } from '../src/simulator/options';
@@ -65,7 +65,7 @@ async function ablatedBundle(off: readonly Ablation[]): Promise<Awaited<ReturnTy
 }
 
 /** A worker of our code with `off` taken out, on a task queue of its own, and our typed client for it. */
-async function startVariant(stack: BenchStack, name: string, off: readonly Ablation[], cleanups: (() => Promise<void>)[]): Promise<MpfClient> {
+async function startVariant(stack: BenchStack, name: string, off: readonly Ablation[], cleanups: (() => Promise<void>)[], tuning?: Partial<WorkerOptions>): Promise<MpfClient> {
   const taskQueue = `bench-ablate${name}-${process.pid}-${Date.now().toString(36)}`;
   const provider = new ProviderClient({ baseUrl: stack.simUrl, ...SIMULATOR_DEFAULT_CREDENTIALS });
   cleanups.push(() => provider.close());
@@ -77,6 +77,7 @@ async function startVariant(stack: BenchStack, name: string, off: readonly Ablat
     provider,
     workflowBundle: await ablatedBundle(off),
     versioning: { deploymentName: `mpf-bench-ablate${name}`, buildId: 'ablated', promote: 'always' },
+    tuning,
   });
   const running = worker.run();
   cleanups.push(async () => {
@@ -113,7 +114,7 @@ const median = (xs: number[]): number => {
  */
 export async function benchAblation(
   stack: BenchStack,
-  o: { family: Family; concurrency: number; reps: number; bounds: StepBounds; variants?: Variant[]; cpu: CpuProbe; say?: (what: string) => void },
+  o: { family: Family; concurrency: number; reps: number; bounds: StepBounds; variants?: Variant[]; cpu: CpuProbe; say?: (what: string) => void; /** The worker options ours was given (run.ts --tuning). */ tuning?: Partial<WorkerOptions> },
 ): Promise<AblationResult> {
   const variants = o.variants ?? VARIANTS;
   const cleanups: (() => Promise<void>)[] = [];
@@ -121,7 +122,7 @@ export async function benchAblation(
     const runners = new Map<Variant, ReturnType<typeof flowRunner>>();
     for (const v of variants) {
       if (v === 'ours' || v === 'equal') runners.set(v, flowRunner(stack, o.family, v));
-      else runners.set(v, flowRunner({ ...stack, mpf: await startVariant(stack, v, v === '-all' ? ABLATIONS : [v.slice(1) as Ablation], cleanups) }, o.family, 'ours'));
+      else runners.set(v, flowRunner({ ...stack, mpf: await startVariant(stack, v, v === '-all' ? ABLATIONS : [v.slice(1) as Ablation], cleanups, o.tuning) }, o.family, 'ours'));
     }
     // Warm every variant (JIT, connections, its guard's first reading); then one more flow each, whose history is counted.
     const rows = new Map<Variant, AblationRow>();

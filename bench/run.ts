@@ -237,7 +237,7 @@ async function benchFlows(m: Measured, step: Step, simProcess: boolean): Promise
     if (ONLY.has('ablation'))
       for (const [family, concurrency] of [['swap', ABLATION_SWAP_C], ['link', ABLATION_LINK_C]] as const) {
         step(`ablation: ${family} at c=${concurrency}, ours with one workflow feature taken out at a time, ${CURVE.reps} rep(s)`);
-        m.ablation.push(await benchAblation(stack, { family, concurrency, reps: CURVE.reps, bounds: CURVE, cpu, say: step }));
+        m.ablation.push(await benchAblation(stack, { family, concurrency, reps: CURVE.reps, bounds: CURVE, cpu, say: step, ...(tuning ? { tuning } : {}) }));
       }
     if (PARKED.length) await benchParkedSection(m, stack, step);
   } finally {

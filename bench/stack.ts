@@ -25,6 +25,7 @@ import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { ensureSearchAttributes } from '../src/temporal/search-attributes-admin';
 import { createMpfWorker, defaultVersioning, MPF_WORKER_TUNING, preloadWorkflowModules, WORKFLOWS_PATH } from '../src/worker';
 import { versionWorker } from '../src/temporal/deployment';
+import { mpfWorkflowInterceptorModules } from '../src/observability/worker-interceptors';
 import type { RenewingToken } from '../src/temporal/tokens';
 import * as controlActivities from './control/activities';
 import { createEqualWorkActivities } from './control/equal-work-activities';
@@ -191,7 +192,8 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     token?.onRenew((t) => native.setApiKey(t));
     cleanups.push(() => native.close());
     const [ourBundle, controlBundle] = await Promise.all([
-      bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, preloadModules: preloadWorkflowModules(), failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger }),
+      // As `mpf worker` runs it: with its workflow interceptor modules (request ids in log lines).
+      bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, preloadModules: preloadWorkflowModules(), failureConverterPath: FAILURE_CONVERTER_PATH, workflowInterceptorModules: mpfWorkflowInterceptorModules(), logger: quietLogger }),
       bundleWorkflowCode({
         workflowsPath: require.resolve('./control/workflows'),
         preloadModules: preloadWorkflowModules(require.resolve('./control/workflows')),

@@ -23,45 +23,39 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker, type WorkerOptions } from '@temporalio/worker';
-import { FAILURE_CONVERTER_PATH } from '../src/codec/data-converter';
+import { DefaultLogger, Runtime, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { ProviderClient } from '../src/provider/client';
 import { SIMULATOR_DEFAULT_CREDENTIALS } from '../src/simulator/options';
 import { MpfClient } from '../src/starter/client/mpf-client';
-import { createMpfWorker, preloadWorkflowModules, WORKFLOWS_PATH } from '../src/worker';
-import { mpfWorkflowInterceptorModules } from '../src/observability/worker-interceptors';
+import { createMpfWorker } from '../src/worker';
 import { ABLATIONS, type Ablation } from './ablation-sdk';
 import { type CpuProbe, runStep, type StepBounds, type StepResult } from './curve';
 import { type Family, flowRunner } from './flows';
 import { type HistoryCounts, historyCounts } from './history-counts';
 import { procCpuMs } from './proc';
-import { startBenchStack, type BenchStack } from './stack';
+import { type BenchStack, bundleOurWorkflows, startBenchStack } from './stack';
+import { medianOf } from './stats';
 
 export type Variant = 'ours' | `-${Ablation}` | '-all' | 'equal';
 export const VARIANTS: Variant[] = ['ours', ...ABLATIONS.map((a) => `-${a}` as const), '-all', 'equal'];
-
-const quietLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 /**
  * Our workflows bundled with `off` made no-ops: the bundle's `@temporalio/workflow` resolves to a
  * generated module that re-exports the SDK with those functions replaced (ablation-sdk.ts).
  */
-async function ablatedBundle(off: readonly Ablation[]): Promise<Awaited<ReturnType<typeof bundleWorkflowCode>>> {
+async function ablatedBundle(off: readonly Ablation[]): ReturnType<typeof bundleOurWorkflows> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpf-ablation-'));
   const wrapper = path.join(dir, 'workflow-sdk.js');
   const sdk = require.resolve('@temporalio/workflow/lib/index.js');
   fs.writeFileSync(wrapper, `module.exports = require(${JSON.stringify(require.resolve('./ablation-sdk'))}).ablate(require(${JSON.stringify(sdk)}), ${JSON.stringify(off)});\n`);
-  return bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    preloadModules: preloadWorkflowModules(),
-    failureConverterPath: FAILURE_CONVERTER_PATH,
-    workflowInterceptorModules: mpfWorkflowInterceptorModules(),
-    logger: quietLogger,
-    webpackConfigHook: (config) => ({
+  try {
+    return await bundleOurWorkflows((config) => ({
       ...config,
       resolve: { ...config.resolve, alias: { ...(config.resolve?.alias as Record<string, string> | undefined), '@temporalio/workflow$': wrapper } },
-    }),
-  });
+    }));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** A worker of our code with `off` taken out, on a task queue of its own, and our typed client for it. */
@@ -101,12 +95,6 @@ export interface AblationResult {
   reps: number;
   rows: AblationRow[];
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 /**
  * The variants of one family at one concurrency, steps interleaved (order rotating per
@@ -153,7 +141,7 @@ export function historyShape(h: HistoryCounts): string {
 
 /** The result as a markdown table: medians over repetitions, each variant ÷ ours and ÷ the equal-work control. */
 export function ablationTable(r: AblationResult): string {
-  const fig = (row: AblationRow, f: (s: StepResult) => number): number => median(row.steps.map(f));
+  const fig = (row: AblationRow, f: (s: StepResult) => number): number => medianOf(row.steps.map(f));
   const cpuOf = (s: StepResult, k: string): number => s.cpuMsPerFlow?.[k] ?? Number.NaN;
   const ours = r.rows.find((x) => x.variant === 'ours');
   const equal = r.rows.find((x) => x.variant === 'equal');
@@ -219,11 +207,12 @@ async function main(): Promise<void> {
 }
 
 // Run as a script (the section's CLI); imported by bench/run.ts for `--only ablation`.
-if (require.main === module)
+if (require.main === module) {
   main().then(
-  () => setTimeout(() => process.exit(0), 1_000).unref(),
-  (err: unknown) => {
-    console.error('ablation failed:', err);
-    process.exit(1);
-  },
-);
+    () => setTimeout(() => process.exit(0), 1_000).unref(),
+    (err: unknown) => {
+      console.error('ablation failed:', err);
+      process.exit(1);
+    },
+  );
+}

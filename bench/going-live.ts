@@ -30,6 +30,7 @@ import { MpfClient } from '../src/starter/client/mpf-client';
 import { startGateway } from '../src/starter/gateway/main';
 import { swapBody } from '../test/helpers/fixtures';
 import { type CpuProbe, runStep, type StepResult } from './curve';
+import { medianOf } from './stats';
 import { BENCH_API_KEY, type BenchStack } from './stack';
 
 export const VARIANTS = ['a', 'b', 'c', 'd', 'e', 'f'] as const;
@@ -77,13 +78,6 @@ export interface GoingLiveResult {
   points: GoingLivePoint[];
   steps: (StepResult & { variant: Variant; rep: number })[];
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-  if (!s.length) return Number.NaN;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 export async function benchGoingLive(
   stack: BenchStack,
@@ -142,13 +136,13 @@ export async function benchGoingLive(
         points.push({
           variant: v,
           concurrency: c,
-          startsPerSec: median(mine.map((s) => s.flowsPerSec)),
-          p50: median(mine.map((s) => s.toWaiting.median)),
-          p99: median(mine.map((s) => s.toWaiting.p99)),
+          startsPerSec: medianOf(mine.map((s) => s.flowsPerSec)),
+          p50: medianOf(mine.map((s) => s.toWaiting.median)),
+          p99: medianOf(mine.map((s) => s.toWaiting.p99)),
           n: mine.reduce((a, s) => a + s.toWaiting.n, 0),
           errors: mine.reduce((a, s) => a + s.errors, 0),
           ...(mine.find((s) => s.firstError) ? { firstError: mine.find((s) => s.firstError)!.firstError } : {}),
-          ...(cpuKeys.length ? { cpuMsPerStart: Object.fromEntries(cpuKeys.map((k) => [k, median(mine.map((s) => s.cpuMsPerFlow?.[k] ?? Number.NaN))])) } : {}),
+          ...(cpuKeys.length ? { cpuMsPerStart: Object.fromEntries(cpuKeys.map((k) => [k, medianOf(mine.map((s) => s.cpuMsPerFlow?.[k] ?? Number.NaN))])) } : {}),
         });
       }
     return { levels: opts.levels, reps: opts.reps, points, steps };

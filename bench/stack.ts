@@ -12,7 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { type BundleOptions, bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { clientDataConverter, FAILURE_CONVERTER_PATH, workerDataConverter } from '../src/codec/data-converter';
 import { generateDevKeys } from '../src/codec/keys';
 import { ProviderClient } from '../src/provider/client';
@@ -74,6 +74,21 @@ export interface BenchStack {
 }
 
 const quietLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * Our workflows bundled as `mpf worker` runs them (with its workflow interceptor modules: request
+ * ids in log lines); `webpackConfigHook` for a bench variant of them (bench/ablation.ts).
+ */
+export function bundleOurWorkflows(webpackConfigHook?: BundleOptions['webpackConfigHook']): ReturnType<typeof bundleWorkflowCode> {
+  return bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    preloadModules: preloadWorkflowModules(),
+    failureConverterPath: FAILURE_CONVERTER_PATH,
+    workflowInterceptorModules: mpfWorkflowInterceptorModules(),
+    logger: quietLogger,
+    ...(webpackConfigHook ? { webpackConfigHook } : {}),
+  });
+}
 
 const uniq = (p: string): string => `${p}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
 
@@ -192,8 +207,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     token?.onRenew((t) => native.setApiKey(t));
     cleanups.push(() => native.close());
     const [ourBundle, controlBundle] = await Promise.all([
-      // As `mpf worker` runs it: with its workflow interceptor modules (request ids in log lines).
-      bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, preloadModules: preloadWorkflowModules(), failureConverterPath: FAILURE_CONVERTER_PATH, workflowInterceptorModules: mpfWorkflowInterceptorModules(), logger: quietLogger }),
+      bundleOurWorkflows(),
       bundleWorkflowCode({
         workflowsPath: require.resolve('./control/workflows'),
         preloadModules: preloadWorkflowModules(require.resolve('./control/workflows')),

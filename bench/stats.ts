@@ -29,6 +29,14 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
 }
 
+/** The median of repetitions' figures, a missing (NaN) one left out; the mean of the middle two for an even count. */
+export function medianOf(xs: readonly number[]): number {
+  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  if (!s.length) return Number.NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
 export function summarize(samples: readonly number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b);
   const sum = sorted.reduce((s, x) => s + x, 0);
